@@ -1,0 +1,47 @@
+import type { Clock } from '../clock.ts';
+import { newId } from '../ids.ts';
+import type { Database } from '../store/db.ts';
+import { holdEndpoint } from '../store/queries/endpoint-status.ts';
+import type { StreakAlarm } from '../store/queries/complete.ts';
+import { type OperationalEvent, recordOperationalEvent } from '../store/queries/operational-events.ts';
+import { getEndpointById } from '../store/repos/endpoints.ts';
+
+/** Receives operational events once they are recorded (the server forwards them to the operator webhook). */
+export type OperationalEventSink = (event: OperationalEvent) => void | Promise<void>;
+
+/**
+ * A streak of permanent failures means the URL is most likely dead: pause the endpoint (its
+ * deliveries are held, not lost), record `endpoint.paused`, and tell the operator.
+ */
+export async function pauseForStreak(
+  db: Database,
+  alarm: StreakAlarm,
+  clock: Clock,
+  sink?: OperationalEventSink,
+): Promise<OperationalEvent | null> {
+  const now = clock.now();
+  const reason = `paused after ${alarm.failureStreak} consecutive permanent failures`;
+  const event = await db.transaction(async (tx) => {
+    if (!(await holdEndpoint(tx, alarm.endpointId, 'paused', reason, now))) return null;
+    const endpoint = await getEndpointById(tx, alarm.endpointId);
+    const recorded: OperationalEvent = {
+      id: newId('opev', now),
+      type: 'endpoint.paused',
+      appId: endpoint?.appId ?? null,
+      endpointId: alarm.endpointId,
+      data: {
+        appId: endpoint?.appId,
+        endpointId: alarm.endpointId,
+        endpointUid: endpoint?.uid,
+        url: endpoint?.url,
+        failureStreak: alarm.failureStreak,
+        reason,
+      },
+      createdAt: now,
+    };
+    await recordOperationalEvent(tx, recorded);
+    return recorded;
+  });
+  if (event && sink) await sink(event);
+  return event;
+}

@@ -1,0 +1,77 @@
+import type { Logger } from '../logger.ts';
+import type { Database } from '../store/db.ts';
+
+/**
+ * What wakes an idle worker: a NOTIFY for new work, the timer for the next due delivery, or
+ * its own requests finishing. No busy polling: an idle Courier sleeps until one of them fires.
+ */
+export class Wakeups {
+  private signalled = false;
+  private waiter: (() => void) | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly log: Logger,
+    private readonly maxIdleMs: number,
+  ) {}
+
+  async start(): Promise<void> {
+    try {
+      const { rows } = await this.db.query<{ channel: string }>('select courier_channel() as channel');
+      this.unlisten = await this.db.listen(rows[0]!.channel, () => this.signal());
+    } catch (error) {
+      // Without LISTEN the worker still wakes on its timer; it keeps working, just less promptly.
+      this.log.error({ err: error }, 'could not LISTEN for new work; falling back to the idle timer');
+    }
+  }
+
+  signal(): void {
+    this.signalled = true;
+    const waiter = this.waiter;
+    this.waiter = null;
+    waiter?.();
+  }
+
+  /** Forget earlier signals: whatever they announced, the next claim will see. */
+  clear(): void {
+    this.signalled = false;
+  }
+
+  /** Waits for a signal, or at most timeoutMs (capped at the idle maximum). */
+  wait(timeoutMs?: number): Promise<void> {
+    if (this.signalled || this.stopped) {
+      this.signalled = false;
+      return Promise.resolve();
+    }
+    const ms = Math.min(timeoutMs ?? this.maxIdleMs, this.maxIdleMs);
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        if (self.waiter === done) self.waiter = null;
+        self.signalled = false;
+        resolve();
+      }
+      this.waiter = done;
+    });
+  }
+
+  /** Sleeps ms regardless of signals (backing off after failures); only stop() cuts it short. */
+  async sleep(ms: number): Promise<void> {
+    const started = Date.now();
+    while (!this.stopped && Date.now() - started < ms) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, ms)));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.signal();
+    await this.unlisten?.().catch(() => {});
+    this.unlisten = null;
+  }
+}

@@ -1,0 +1,258 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Clock } from '../clock.ts';
+import { type Logger, silentLogger } from '../logger.ts';
+import type { Random } from '../random.ts';
+import type { Database } from '../store/db.ts';
+import { type ClaimedDelivery, claim } from '../store/queries/claim.ts';
+import { type Completion, complete } from '../store/queries/complete.ts';
+import { nextDueAt } from '../store/queries/next-due.ts';
+import { reapExpiredLeases, release } from '../store/queries/unclaim.ts';
+import { buildRequest, completionFor, type SenderLike } from './attempt.ts';
+import { type OperationalEventSink, pauseForStreak } from './auto-pause.ts';
+import type { PolicyResolver } from './policy-resolver.ts';
+import { Wakeups } from './wakeups.ts';
+
+export interface WorkerOptions {
+  db: Database;
+  sender: SenderLike;
+  clock: Clock;
+  random: Random;
+  policies: PolicyResolver;
+  logger?: Logger;
+  /** Unique per process; leases carry it. */
+  owner?: string;
+  /** Deliveries claimed per round trip. */
+  batchSize?: number;
+  /** Requests this process keeps in flight at once (across all endpoints). */
+  concurrency?: number;
+  /** How long a claim stays ours; must exceed the request timeout so a live worker never loses one. */
+  leaseMs?: number;
+  /** Permanent-failure streak after which an endpoint is paused. */
+  pauseAfter?: number;
+  /** How often this worker takes over deliveries whose lease expired. */
+  reapIntervalMs?: number;
+  /** Longest idle sleep without a wake-up (a safety net under LISTEN/NOTIFY and the due timer). */
+  maxIdleMs?: number;
+  onOperationalEvent?: OperationalEventSink;
+}
+
+const COMPLETION_BATCH = 500;
+
+export function workerOwnerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * Claims due deliveries, sends them, and records what the policy decided. No retry logic lives
+ * here: decide() chooses, the store applies. The worker's own failures (exceptions, database
+ * errors, shutdown) give deliveries back untouched instead of counting an attempt.
+ */
+export class Worker {
+  readonly owner: string;
+  private readonly db: Database;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly batchSize: number;
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly pauseAfter: number;
+  private readonly wakeups: Wakeups;
+
+  private running = false;
+  private stopped = false;
+  private loopDone: Promise<void> = Promise.resolve();
+  private reapTimer: NodeJS.Timeout | undefined;
+  private readonly sending = new Set<number>();
+  private completions: Completion[] = [];
+  private releases: number[] = [];
+  private flushing: Promise<void> | null = null;
+  /** Consecutive failures of this worker itself; it slows its claiming while they last. */
+  private ownFailures = 0;
+
+  constructor(private readonly options: WorkerOptions) {
+    this.db = options.db;
+    this.clock = options.clock;
+    this.log = options.logger ?? silentLogger;
+    this.owner = options.owner ?? workerOwnerId();
+    this.batchSize = options.batchSize ?? 100;
+    this.concurrency = options.concurrency ?? 256;
+    this.leaseMs = options.leaseMs ?? 60_000;
+    this.pauseAfter = options.pauseAfter ?? 100;
+    this.wakeups = new Wakeups(this.db, this.log, options.maxIdleMs ?? 30_000);
+  }
+
+  get inFlight(): number {
+    return this.sending.size;
+  }
+
+  /** One claim → send → complete round; for tests on virtual time and for simulations. */
+  async runOnce(limit = this.batchSize): Promise<number> {
+    const batch = await this.claim(limit);
+    await Promise.all(batch.map((d) => this.dispatch(d)));
+    await this.drain();
+    return batch.length;
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    await this.wakeups.start();
+    this.reapTimer = setInterval(() => void this.reap(), this.options.reapIntervalMs ?? 10_000);
+    this.reapTimer.unref();
+    this.loopDone = this.loop();
+  }
+
+  /**
+   * Graceful stop: claim nothing more, let requests in flight finish until graceMs, then give the
+   * rest back without counting an attempt, and write every completion.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.running = false;
+    clearInterval(this.reapTimer);
+    this.wakeups.signal();
+    await this.loopDone;
+    const deadline = Date.now() + graceMs;
+    while (this.sending.size > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    if (this.sending.size > 0) {
+      this.log.warn({ deliveries: this.sending.size }, 'shutdown deadline reached; releasing unfinished deliveries');
+      this.releases.push(...this.sending);
+      this.sending.clear();
+    }
+    this.stopped = true;
+    await this.drain();
+    await this.wakeups.stop();
+  }
+
+  private async loop(): Promise<void> {
+    let claimFailures = 0;
+    while (this.running) {
+      const room = this.concurrency - this.sending.size;
+      if (room < Math.min(this.batchSize, Math.ceil(this.concurrency / 4))) {
+        await this.wakeups.wait();
+        continue;
+      }
+      if (this.ownFailures > 0) {
+        await this.wakeups.sleep(Math.min(5_000, 50 * 2 ** Math.min(this.ownFailures, 7)));
+        if (!this.running) break;
+      }
+      this.wakeups.clear();
+      let batch: ClaimedDelivery[];
+      try {
+        batch = await this.claim(Math.min(room, this.batchSize));
+        claimFailures = 0;
+      } catch (error) {
+        claimFailures++;
+        const delay = Math.min(30_000, 100 * 2 ** Math.min(claimFailures, 9));
+        // Power-of-two failure counts only: an outage of hours logs a few dozen lines, not millions.
+        if ((claimFailures & (claimFailures - 1)) === 0) {
+          this.log.error({ err: error, failures: claimFailures, retryInMs: delay }, 'claim failed');
+        }
+        await this.wakeups.sleep(delay);
+        continue;
+      }
+      if (batch.length > 0) {
+        for (const delivery of batch) void this.dispatch(delivery);
+        continue;
+      }
+      if (this.sending.size > 0 || this.flushing) {
+        await this.wakeups.wait();
+        continue;
+      }
+      const due = await nextDueAt(this.db).catch(() => null);
+      await this.wakeups.wait(due === null ? undefined : due - this.clock.now());
+    }
+  }
+
+  private claim(limit: number): Promise<ClaimedDelivery[]> {
+    return claim(this.db, { owner: this.owner, now: this.clock.now(), leaseMs: this.leaseMs, limit });
+  }
+
+  private async dispatch(delivery: ClaimedDelivery): Promise<void> {
+    this.sending.add(delivery.id);
+    try {
+      const policy = this.options.policies.resolve(delivery.appPolicy, delivery.endpointPolicy);
+      const request = buildRequest(delivery, this.clock.now());
+      const result = await this.options.sender.send(request);
+      if (!this.sending.has(delivery.id)) return; // released at shutdown: no longer ours to record
+      this.enqueueCompletion(completionFor(delivery, result, policy, this.clock, this.options.random));
+      this.ownFailures = 0;
+    } catch (error) {
+      this.ownFailures++;
+      this.log.error({ err: error, deliveryId: delivery.id }, 'worker failed on a delivery; giving it back');
+      this.releases.push(delivery.id);
+      this.flushSoon();
+    } finally {
+      this.sending.delete(delivery.id);
+      this.wakeups.signal();
+    }
+  }
+
+  private enqueueCompletion(completion: Completion): void {
+    this.completions.push(completion);
+    this.flushSoon();
+  }
+
+  private flushSoon(): void {
+    this.flushing ??= this.flush().finally(() => {
+      this.flushing = null;
+      this.wakeups.signal();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.flushing || this.completions.length > 0 || this.releases.length > 0) {
+      this.flushSoon();
+      await this.flushing;
+    }
+  }
+
+  /** Writes completions and releases in batches; retried until the database takes them. */
+  private async flush(): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve)); // let concurrent completions join the batch
+    let failures = 0;
+    while (this.completions.length > 0 || this.releases.length > 0) {
+      const batch = this.completions.slice(0, COMPLETION_BATCH);
+      const releasing = this.releases.slice();
+      try {
+        if (releasing.length > 0) {
+          await release(this.db, this.owner, releasing);
+          this.releases.splice(0, releasing.length);
+        }
+        if (batch.length > 0) {
+          const alarms = await complete(this.db, this.owner, this.clock.now(), batch, this.pauseAfter);
+          this.completions.splice(0, batch.length);
+          for (const alarm of alarms) {
+            await pauseForStreak(this.db, alarm, this.clock, this.options.onOperationalEvent).catch((error) =>
+              this.log.error({ err: error, endpointId: alarm.endpointId }, 'auto-pause failed'),
+            );
+          }
+        }
+        failures = 0;
+      } catch (error) {
+        failures++;
+        if (this.stopped && failures > 5) {
+          this.log.error({ err: error, lost: this.completions.length }, 'giving up writing completions at shutdown');
+          this.completions = [];
+          this.releases = [];
+          return;
+        }
+        if ((failures & (failures - 1)) === 0) {
+          this.log.error({ err: error, failures }, 'writing completions failed; retrying');
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 50 * 2 ** Math.min(failures, 8))));
+      }
+    }
+  }
+
+  private async reap(): Promise<void> {
+    try {
+      const taken = await reapExpiredLeases(this.db, this.clock.now());
+      if (taken > 0) this.log.warn({ deliveries: taken }, 'took over deliveries whose lease expired');
+    } catch (error) {
+      this.log.debug({ err: error }, 'lease reaper failed');
+    }
+  }
+}

@@ -1,0 +1,39 @@
+import { decodeTime, isValid, monotonicFactory } from 'ulid';
+
+/**
+ * Svix-style ids: a type prefix, `_`, and a ULID. The ULID starts with the creation time, so ids
+ * sort by creation and pagination can use the id itself as the iterator.
+ */
+export const ID_PREFIXES = ['app', 'ep', 'msg', 'atmpt', 'msgep', 'evtype', 'qtask', 'opev'] as const;
+export type IdPrefix = (typeof ID_PREFIXES)[number];
+
+// One process-wide factory: ids made in the same millisecond still sort in creation order, and
+// if `now` goes backwards the factory keeps the last time, so ids never sort before earlier ones.
+const nextUlid = monotonicFactory();
+
+/** `now` is the injected clock's time in ms (ulid would fall back to Date.now for 0, so it is refused). */
+export function newId(prefix: IdPrefix, now: number): string {
+  if (!Number.isSafeInteger(now) || now <= 0) {
+    throw new RangeError('now must be a positive integer number of milliseconds');
+  }
+  return `${prefix}_${nextUlid(now)}`;
+}
+
+export function hasIdPrefix(value: string, prefix: IdPrefix): boolean {
+  return value.startsWith(`${prefix}_`);
+}
+
+const UID = /^[a-zA-Z0-9\-_.]{1,256}$/;
+
+/** A user-chosen uid. It may not look like an id, so a path segment is never ambiguous. */
+export function isValidUid(value: string): boolean {
+  return UID.test(value) && !ID_PREFIXES.some((prefix) => hasIdPrefix(value, prefix));
+}
+
+/** The creation time (ms) encoded in an id made by newId. */
+export function idTime(id: string): number {
+  const separator = id.indexOf('_');
+  const ulid = id.slice(separator + 1);
+  if (separator < 1 || !isValid(ulid)) throw new RangeError(`not a prefixed ULID id: ${id}`);
+  return decodeTime(ulid);
+}

@@ -1,0 +1,36 @@
+/**
+ * The small database port the rest of Courier talks to. Two adapters implement it:
+ * node-postgres (production, many processes) and PGlite (embedded, one process).
+ * Both speak the same PostgreSQL dialect; nothing above this port knows which is in use.
+ */
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
+}
+
+export interface Transaction extends Queryable {
+  /** Runs a script of several statements (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'pg' | 'pglite';
+  /** Runs fn inside BEGIN … COMMIT; rolls back when fn throws. Never hold one across an HTTP call. */
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /** Subscribes to NOTIFY on a channel; survives reconnects. Returns an unsubscribe function. */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/** Raised for failures of the database itself (connection lost, server down), as opposed to bad input. */
+export class DatabaseUnavailableError extends Error {
+  readonly code = 'DATABASE_UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DatabaseUnavailableError';
+  }
+}

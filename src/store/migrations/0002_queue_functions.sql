@@ -1,0 +1,322 @@
+-- The queue's hot paths as functions: one round trip each, and callable by an application
+-- sharing the database (courier_publish inside its own transaction is the transactional outbox).
+-- Lock order everywhere: delivery rows first, then endpoint queue rows in endpoint_id order.
+
+-- The NOTIFY channel for new work, per schema so several installations can share a database.
+create or replace function courier_channel() returns text language sql stable as $$
+  select case current_schema() when 'public' then 'courier_work' else 'courier_work_' || current_schema() end
+$$;
+
+-- A prefixed, time-sortable id (ULID body) for rows made inside SQL.
+create or replace function courier_new_id(p_prefix text, p_at timestamptz) returns text
+language plpgsql volatile as $$
+declare
+  alphabet constant text := '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  ms bigint := floor(extract(epoch from p_at) * 1000);
+  rnd bytea := decode(md5(gen_random_uuid()::text), 'hex');
+  body text := '';
+begin
+  for i in 1..10 loop
+    body := substr(alphabet, (ms % 32)::int + 1, 1) || body;
+    ms := ms / 32;
+  end loop;
+  for i in 0..15 loop
+    body := body || substr(alphabet, (get_byte(rnd, i) % 32) + 1, 1);
+  end loop;
+  return p_prefix || '_' || body;
+end $$;
+
+-- Locks the queue rows of these endpoints in a fixed order (no deadlocks between writers),
+-- then gives back in-flight slots and lowers next_due_at to the earliest newly pending time.
+create or replace function courier_queue_return(p_endpoints text[], p_pending_at timestamptz[])
+returns void language plpgsql as $$
+begin
+  perform 1 from courier_endpoint_queues
+    where endpoint_id = any(p_endpoints) order by endpoint_id for update;
+  update courier_endpoint_queues q
+    set in_flight = greatest(0, q.in_flight - r.n), next_due_at = least(q.next_due_at, r.next)
+  from (
+    select e as endpoint_id, count(*)::int as n, min(t) as next
+    from unnest(p_endpoints, p_pending_at) as u(e, t) group by e
+  ) r
+  where q.endpoint_id = r.endpoint_id;
+end $$;
+
+-- Publish: the message and one delivery per matching endpoint, in the caller's transaction.
+-- A repeated (app, event_id) returns the existing message with created = false.
+create or replace function courier_publish(
+  p_app_id text,
+  p_event_type text,
+  p_payload bytea,
+  p_event_id text default null,
+  p_channels text[] default null,
+  p_tags text[] default null,
+  p_now timestamptz default now(),
+  p_message_id text default null
+) returns table (message_id text, created boolean, deliveries integer)
+language plpgsql as $$
+declare
+  v_id text := coalesce(p_message_id, courier_new_id('msg', p_now));
+  v_woken text[];
+  v_count integer;
+begin
+  insert into courier_messages as m (id, app_id, event_type, event_id, payload, channels, tags, created_at)
+  values (v_id, p_app_id, p_event_type, p_event_id, p_payload, p_channels, p_tags, p_now)
+  on conflict (app_id, event_id) where event_id is not null do nothing;
+  if not found then
+    return query select m.id, false, 0 from courier_messages m
+      where m.app_id = p_app_id and m.event_id = p_event_id;
+    return;
+  end if;
+
+  with targets as (
+    select e.id, e.status from courier_endpoints e
+    where e.app_id = p_app_id and e.deleted_at is null and e.status <> 'disabled'
+      and (e.event_types is null or cardinality(e.event_types) = 0 or p_event_type = any(e.event_types))
+      and (e.channels is null or cardinality(e.channels) = 0 or e.channels && p_channels)
+  ), ins as (
+    insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, created_at, updated_at)
+    select v_id, t.id, case t.status when 'enabled' then 'pending' else 'held' end, p_now, p_now, p_now
+    from targets t
+    returning endpoint_id, state
+  )
+  select count(*)::int, coalesce(array_agg(endpoint_id order by endpoint_id) filter (where state = 'pending'), '{}')
+    into v_count, v_woken from ins;
+
+  if cardinality(v_woken) > 0 then
+    perform 1 from courier_endpoint_queues
+      where endpoint_id = any(v_woken) and (next_due_at is null or next_due_at > p_now)
+      order by endpoint_id for update;
+    update courier_endpoint_queues set next_due_at = p_now
+      where endpoint_id = any(v_woken) and (next_due_at is null or next_due_at > p_now);
+    perform pg_notify(courier_channel(), '');
+  end if;
+  return query select v_id, true, v_count;
+end $$;
+
+-- Claim: up to p_limit due deliveries, endpoint by endpoint, within each endpoint's in-flight cap
+-- and rate limit. The endpoint's queue row is locked (SKIP LOCKED) while its budget is computed,
+-- so the cap and the rate limit hold across every worker process sharing the database.
+-- Rate limit: claims are counted in 100 ms slots; at most rate_limit claims in any 12 slots (1.2 s),
+-- so a receiver sees at most rate_limit requests in any second even with 100 ms of send jitter.
+create or replace function courier_claim(p_owner text, p_now timestamptz, p_lease_ms integer, p_limit integer)
+returns table (
+  delivery_id bigint,
+  message_id text,
+  endpoint_id text,
+  attempts integer,
+  give_up_at timestamptz,
+  trigger smallint,
+  event_type text,
+  payload bytea,
+  url text,
+  headers jsonb,
+  endpoint_policy jsonb,
+  app_policy jsonb,
+  secrets text[]
+)
+language plpgsql as $$
+declare
+  q record;
+  v_slot bigint := floor(extract(epoch from p_now) * 10);
+  v_newest bigint;
+  v_counts integer[];
+  v_shift bigint;
+  v_used integer;
+  v_take integer;
+  v_left integer := p_limit;
+  v_n integer;
+  v_next timestamptz;
+  v_blocked timestamptz;
+  v_claimed bigint[];
+  v_ids bigint[] := '{}';
+begin
+  for q in
+    select * from courier_endpoint_queues cq
+    where cq.active and cq.next_due_at <= p_now and cq.in_flight < cq.max_in_flight
+      and (cq.blocked_until is null or cq.blocked_until <= p_now)
+    order by cq.next_due_at
+    limit p_limit
+    for update skip locked
+  loop
+    exit when v_left <= 0;
+    -- Age the rate window to the current slot (a clock behind the window counts into its newest slot).
+    v_newest := greatest(v_slot, q.rl_slot);
+    v_shift := v_newest - q.rl_slot;
+    if v_shift >= 12 then
+      v_counts := array_fill(0, array[12]);
+    elsif v_shift > 0 then
+      v_counts := q.rl_counts[v_shift + 1 : 12] || array_fill(0, array[v_shift::int]);
+    else
+      v_counts := q.rl_counts;
+    end if;
+    select coalesce(sum(c), 0)::int into v_used from unnest(v_counts) c;
+
+    v_take := least(v_left, q.max_in_flight - q.in_flight, q.rate_limit - v_used);
+    v_n := 0;
+    if v_take > 0 then
+      with picked as (
+        select d.id from courier_deliveries d
+        where d.endpoint_id = q.endpoint_id and d.state = 'pending' and d.next_attempt_at <= p_now
+        order by d.next_attempt_at
+        limit v_take
+        for update skip locked
+      ), upd as (
+        update courier_deliveries d
+          set state = 'in_flight', lease_owner = p_owner, updated_at = p_now,
+              lease_expires_at = p_now + make_interval(secs => p_lease_ms / 1000.0)
+        from picked where d.id = picked.id
+        returning d.id
+      )
+      select coalesce(array_agg(upd.id), '{}'), count(*)::int into v_claimed, v_n from upd;
+      v_ids := v_ids || v_claimed;
+      v_left := v_left - v_n;
+      v_counts[12] := v_counts[12] + v_n;
+      v_used := v_used + v_n;
+    end if;
+
+    -- Window full: the endpoint sleeps until enough old slots age out.
+    v_blocked := null;
+    if v_used >= q.rate_limit then
+      for j in 1..12 loop
+        v_used := v_used - v_counts[j];
+        if v_used < q.rate_limit then
+          v_blocked := to_timestamp((v_newest + j) / 10.0);
+          exit;
+        end if;
+      end loop;
+    end if;
+
+    select d.next_attempt_at into v_next from courier_deliveries d
+      where d.endpoint_id = q.endpoint_id and d.state = 'pending'
+      order by d.next_attempt_at limit 1;
+
+    update courier_endpoint_queues cq
+      set in_flight = cq.in_flight + v_n, next_due_at = v_next, blocked_until = v_blocked,
+          rl_slot = v_newest, rl_counts = v_counts
+      where cq.endpoint_id = q.endpoint_id;
+  end loop;
+
+  return query
+    select d.id, d.message_id, d.endpoint_id, d.attempts, d.give_up_at, d.trigger,
+           m.event_type, m.payload, e.url, e.headers, e.retry_policy, a.retry_policy,
+           array(select s.key from courier_endpoint_secrets s
+                 where s.endpoint_id = e.id and (s.expires_at is null or s.expires_at > p_now)
+                 order by s.expires_at is null desc, s.created_at desc)
+    from courier_deliveries d
+    join courier_messages m on m.id = d.message_id
+    join courier_endpoints e on e.id = d.endpoint_id
+    join courier_applications a on a.id = e.app_id
+    where d.id = any(v_ids)
+    order by d.id;
+end $$;
+
+-- Complete a batch of attempts: each delivery's transition and its attempt row, written together.
+-- Only rows still leased to p_owner change, so a completion that lost its lease counts nothing.
+-- Returns the endpoints whose permanent-failure streak reached p_pause_after (to be paused).
+create or replace function courier_complete(p_owner text, p_now timestamptz, p_items jsonb, p_pause_after integer)
+returns table (endpoint_id text, failure_streak integer)
+language plpgsql as $$
+declare
+  v_eps text[];
+  v_states text[];
+  v_next timestamptz[];
+  v_seq integer[];
+  v_streak text[];
+  v_locked text[];
+begin
+  with input as (
+    select * from jsonb_to_recordset(p_items) as x(
+      seq integer, delivery_id bigint, state text, attempts integer, next_attempt_at timestamptz,
+      give_up_at timestamptz, last_error text, streak text,
+      attempt_id text, number integer, trigger smallint, url text, started_at timestamptz,
+      duration_ms integer, status_code integer, failure_kind text, response_headers jsonb,
+      response_body text, decision text, delay_ms bigint, reason text, detail text)
+  ), upd as (
+    update courier_deliveries d
+      set state = x.state, attempts = x.attempts,
+          next_attempt_at = coalesce(x.next_attempt_at, d.next_attempt_at),
+          give_up_at = x.give_up_at, last_error = x.last_error,
+          lease_owner = null, lease_expires_at = null, updated_at = p_now
+    from input x
+    where d.id = x.delivery_id and d.state = 'in_flight' and d.lease_owner = p_owner
+    returning d.id, d.endpoint_id, d.message_id, d.state, d.next_attempt_at
+  ), att as (
+    insert into courier_attempts (id, delivery_id, message_id, endpoint_id, number, trigger, url, started_at,
+      duration_ms, status_code, failure_kind, response_headers, response_body, decision, delay_ms, reason, detail)
+    select x.attempt_id, upd.id, upd.message_id, upd.endpoint_id, x.number, x.trigger, x.url, x.started_at,
+      x.duration_ms, x.status_code, x.failure_kind, x.response_headers, x.response_body, x.decision,
+      x.delay_ms, x.reason, x.detail
+    from upd join input x on x.delivery_id = upd.id
+  )
+  select coalesce(array_agg(upd.endpoint_id), '{}'), coalesce(array_agg(upd.state), '{}'),
+         coalesce(array_agg(upd.next_attempt_at), '{}'), coalesce(array_agg(x.seq), '{}'),
+         coalesce(array_agg(x.streak), '{}')
+    into v_eps, v_states, v_next, v_seq, v_streak
+    from upd join input x on x.delivery_id = upd.id;
+
+  if cardinality(v_eps) = 0 then
+    return;
+  end if;
+  select array_agg(l.endpoint_id) into v_locked from (
+    select q.endpoint_id from courier_endpoint_queues q
+    where q.endpoint_id = any(v_eps) order by q.endpoint_id for update
+  ) l;
+
+  return query
+  with done as (
+    select * from unnest(v_eps, v_states, v_next, v_seq, v_streak) as c(endpoint_id, state, next_attempt_at, seq, streak)
+  ), per_ep as (
+    select c.endpoint_id,
+           count(*)::int as n,
+           min(c.next_attempt_at) filter (where c.state = 'pending') as next,
+           max(c.seq) filter (where c.streak = 'reset') as last_reset
+    from done c group by c.endpoint_id
+  ), streaks as (
+    select p.endpoint_id, p.n, p.next, p.last_reset,
+           (select count(*)::int from done c
+            where c.endpoint_id = p.endpoint_id and c.streak = 'increment'
+              and c.seq > coalesce(p.last_reset, -1)) as inc
+    from per_ep p
+  ), upd_q as (
+    update courier_endpoint_queues q
+      set in_flight = greatest(0, q.in_flight - s.n),
+          next_due_at = least(q.next_due_at, s.next),
+          failure_streak = case when s.last_reset is null then q.failure_streak + s.inc else s.inc end
+    from streaks s where q.endpoint_id = s.endpoint_id
+    returning q.endpoint_id, q.failure_streak, q.active
+  )
+  select u.endpoint_id, u.failure_streak from upd_q u where u.active and u.failure_streak >= p_pause_after;
+end $$;
+
+-- Give claimed deliveries back untouched (a worker's own failure is not a delivery failure):
+-- same attempt count, same next_attempt_at. p_owner null with p_expired_before takes over the
+-- deliveries of workers whose lease ran out (crashed or hung).
+create or replace function courier_unclaim(p_ids bigint[], p_owner text, p_expired_before timestamptz, p_limit integer)
+returns integer language plpgsql as $$
+declare
+  v_eps text[];
+  v_next timestamptz[];
+begin
+  with victims as (
+    select d.id from courier_deliveries d
+    where d.state = 'in_flight'
+      and (p_ids is null or d.id = any(p_ids))
+      and (p_owner is null or d.lease_owner = p_owner)
+      and (p_expired_before is null or d.lease_expires_at <= p_expired_before)
+    order by d.id
+    limit p_limit
+    for update skip locked
+  ), upd as (
+    update courier_deliveries d
+      set state = 'pending', lease_owner = null, lease_expires_at = null
+    from victims where d.id = victims.id
+    returning d.endpoint_id, d.next_attempt_at
+  )
+  select coalesce(array_agg(upd.endpoint_id), '{}'), coalesce(array_agg(upd.next_attempt_at), '{}')
+    into v_eps, v_next from upd;
+  if cardinality(v_eps) > 0 then
+    perform courier_queue_return(v_eps, v_next);
+  end if;
+  return cardinality(v_eps);
+end $$;

@@ -1,0 +1,188 @@
+import pg from 'pg';
+import type { Database, QueryResult, Transaction } from './db.ts';
+import { DatabaseUnavailableError } from './db.ts';
+
+// int8 (delivery ids, counts) as numbers: they stay far below 2^53 in practice.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export interface PgOptions {
+  connectionString: string;
+  /** Schema holding Courier's tables; tests use one schema per file. */
+  schema?: string;
+  poolSize?: number;
+  /** Called with reconnect errors of the LISTEN connection (for logs). */
+  onListenError?: (error: Error, retryInMs: number) => void;
+}
+
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08006', '08001', '08003', '08004']);
+
+export function isConnectionError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: string }).code;
+  if (code && CONNECTION_ERROR_CODES.has(code)) return true;
+  return /Connection terminated|connection.*(closed|ended)|Client has encountered a connection error|not queryable/i.test(
+    error.message,
+  );
+}
+
+function wrap(error: unknown): unknown {
+  if (isConnectionError(error)) {
+    return new DatabaseUnavailableError(`database unavailable: ${(error as Error).message}`, { cause: error });
+  }
+  return error;
+}
+
+function clientConfig(options: PgOptions): pg.ClientConfig {
+  return {
+    connectionString: options.connectionString,
+    options: options.schema ? `-c search_path=${options.schema}` : undefined,
+    application_name: 'courier',
+  };
+}
+
+export class PgDatabase implements Database {
+  readonly kind = 'pg';
+  private readonly pool: pg.Pool;
+  private listener: PgListener | undefined;
+
+  constructor(private readonly options: PgOptions) {
+    this.pool = new pg.Pool({
+      ...clientConfig(options),
+      max: options.poolSize ?? 10,
+      idleTimeoutMillis: 30_000,
+      connectionTimeoutMillis: 5_000,
+    });
+    // An idle client losing its connection must not crash the process; the next query reports it.
+    this.pool.on('error', () => {});
+  }
+
+  async query<T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
+    try {
+      const result = await this.pool.query(sql, params as unknown[] | undefined);
+      return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
+    } catch (error) {
+      throw wrap(error);
+    }
+  }
+
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw wrap(error);
+    }
+    const tx: Transaction = {
+      async query<R>(sql: string, params?: readonly unknown[]) {
+        const result = await client.query(sql, params as unknown[] | undefined);
+        return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+      },
+      async exec(sql: string) {
+        await client.query(sql);
+      },
+    };
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const value = await fn(tx);
+      await client.query('COMMIT');
+      return value;
+    } catch (error) {
+      broken = isConnectionError(error);
+      if (!broken) await client.query('ROLLBACK').catch(() => {});
+      throw wrap(error);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    this.listener ??= new PgListener(this.options);
+    return this.listener.subscribe(channel, onNotify);
+  }
+
+  async close(): Promise<void> {
+    await this.listener?.close();
+    await this.pool.end();
+  }
+}
+
+/** One dedicated LISTEN connection that reconnects with capped exponential backoff. */
+class PgListener {
+  private client: pg.Client | undefined;
+  private readonly handlers = new Map<string, Set<(payload: string) => void>>();
+  private closed = false;
+  private failures = 0;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private connecting: Promise<void> | undefined;
+
+  constructor(private readonly options: PgOptions) {}
+
+  async subscribe(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    let set = this.handlers.get(channel);
+    const isNew = !set;
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+    }
+    set.add(onNotify);
+    if (!this.client) await (this.connecting ??= this.connect());
+    else if (isNew) await this.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    return async () => {
+      set.delete(onNotify);
+      if (set.size === 0) {
+        this.handlers.delete(channel);
+        await this.client?.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
+      }
+    };
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client(clientConfig(this.options));
+    client.on('notification', (msg) => {
+      for (const handler of this.handlers.get(msg.channel) ?? []) handler(msg.payload ?? '');
+    });
+    client.on('error', (error) => this.lost(client, error));
+    client.on('end', () => this.lost(client, new Error('LISTEN connection ended')));
+    try {
+      await client.connect();
+      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      this.client = client;
+      this.failures = 0;
+      // Wake subscribers once: anything notified while we were disconnected was missed.
+      for (const [, set] of this.handlers) for (const handler of set) handler('');
+    } catch (error) {
+      client.end().catch(() => {});
+      this.scheduleReconnect(error as Error);
+    } finally {
+      this.connecting = undefined;
+    }
+  }
+
+  private lost(client: pg.Client, error: Error): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    client.end().catch(() => {});
+    this.scheduleReconnect(error);
+  }
+
+  private scheduleReconnect(error: Error): void {
+    if (this.closed || this.reconnectTimer) return;
+    this.failures++;
+    const delay = Math.min(30_000, 250 * 2 ** Math.min(this.failures - 1, 8));
+    this.options.onListenError?.(error, delay);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connecting ??= this.connect();
+    }, delay);
+    this.reconnectTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => {});
+  }
+}

@@ -1,0 +1,100 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import type { Database, QueryResult, Transaction } from './db.ts';
+
+export interface PgliteOptions {
+  /** Directory for the data files; absent means in memory (tests). */
+  dataDir?: string;
+}
+
+/**
+ * Embedded PostgreSQL (WASM) in this process. One process owns a data directory at a time,
+ * enforced by an exclusive lock file. PGlite does not fsync like a server does: the embedded
+ * store is for development and small installs, not safe against power loss.
+ */
+export class PgliteDatabase implements Database {
+  readonly kind = 'pglite';
+
+  private constructor(
+    private readonly db: PGlite,
+    private readonly releaseLock: () => void,
+  ) {}
+
+  static async open(options: PgliteOptions = {}): Promise<PgliteDatabase> {
+    let releaseLock = () => {};
+    if (options.dataDir) {
+      mkdirSync(options.dataDir, { recursive: true });
+      releaseLock = acquireLock(join(options.dataDir, 'courier.lock'));
+    }
+    try {
+      const db = await PGlite.create(options.dataDir ? join(options.dataDir, 'pgdata') : undefined);
+      return new PgliteDatabase(db, releaseLock);
+    } catch (error) {
+      releaseLock();
+      throw error;
+    }
+  }
+
+  async query<T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
+    const result = await this.db.query<T>(sql, params as unknown[] | undefined);
+    return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+  }
+
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.db.transaction((t) =>
+      fn({
+        async query<R>(sql: string, params?: readonly unknown[]) {
+          const result = await t.query<R>(sql, params as unknown[] | undefined);
+          return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+        },
+        async exec(sql: string) {
+          await t.exec(sql);
+        },
+      }),
+    );
+  }
+
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    return this.db.listen(channel, onNotify);
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.db.close();
+    } finally {
+      this.releaseLock();
+    }
+  }
+}
+
+/** An exclusive lock file holding our pid; a lock left by a dead process is taken over. */
+function acquireLock(path: string): () => void {
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(path, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(readFileSync(path, 'utf8').trim());
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && processAlive(owner)) {
+        throw new Error(
+          `the data directory is in use by process ${owner} (lock file ${path}); embedded storage serves one process — use COURIER_DATABASE_URL to run several`,
+        );
+      }
+      rmSync(path, { force: true });
+    }
+  }
+  throw new Error(`could not take the lock file ${path}`);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,69 @@
+import type { Queryable } from '../db.ts';
+import { toBuffer, toDate, toMs } from '../rows.ts';
+
+export interface ClaimedDelivery {
+  id: number;
+  messageId: string;
+  endpointId: string;
+  /** Attempts made before this one. */
+  attempts: number;
+  giveUpAt: number | null;
+  /** 0 scheduled, 1 manual (resend / replay). */
+  trigger: number;
+  eventType: string;
+  payload: Buffer;
+  url: string;
+  headers: Record<string, string>;
+  endpointPolicy: unknown;
+  appPolicy: unknown;
+  /** Active signing secrets, current first. */
+  secrets: string[];
+}
+
+interface ClaimRow {
+  delivery_id: number;
+  message_id: string;
+  endpoint_id: string;
+  attempts: number;
+  give_up_at: Date | null;
+  trigger: number;
+  event_type: string;
+  payload: Uint8Array;
+  url: string;
+  headers: Record<string, string> | null;
+  endpoint_policy: unknown;
+  app_policy: unknown;
+  secrets: string[];
+}
+
+export interface ClaimInput {
+  owner: string;
+  now: number;
+  leaseMs: number;
+  limit: number;
+}
+
+/** Claims due deliveries within every endpoint's in-flight cap and rate limit (courier_claim). */
+export async function claim(db: Queryable, input: ClaimInput): Promise<ClaimedDelivery[]> {
+  const { rows } = await db.query<ClaimRow>('select * from courier_claim($1, $2, $3, $4)', [
+    input.owner,
+    toDate(input.now),
+    input.leaseMs,
+    input.limit,
+  ]);
+  return rows.map((r) => ({
+    id: r.delivery_id,
+    messageId: r.message_id,
+    endpointId: r.endpoint_id,
+    attempts: r.attempts,
+    giveUpAt: toMs(r.give_up_at),
+    trigger: r.trigger,
+    eventType: r.event_type,
+    payload: toBuffer(r.payload),
+    url: r.url,
+    headers: r.headers ?? {},
+    endpointPolicy: r.endpoint_policy,
+    appPolicy: r.app_policy,
+    secrets: r.secrets,
+  }));
+}

@@ -1,0 +1,82 @@
+import type { Queryable } from '../db.ts';
+import { toDate } from '../rows.ts';
+
+export type DeliveryState = 'pending' | 'in_flight' | 'delivered' | 'failed' | 'expired' | 'held';
+
+/** One finished attempt: the delivery's transition and the attempt row, written together. */
+export interface Completion {
+  deliveryId: number;
+  state: 'pending' | 'delivered' | 'failed' | 'expired';
+  attempts: number;
+  nextAttemptAt: number | null;
+  giveUpAt: number;
+  lastError: string | null;
+  streak: 'reset' | 'increment' | 'unchanged';
+  attempt: {
+    id: string;
+    number: number;
+    trigger: number;
+    url: string;
+    startedAt: number;
+    durationMs: number;
+    statusCode: number | null;
+    failureKind: string | null;
+    responseHeaders: Record<string, string> | null;
+    responseBody: string | null;
+    decision: 'delivered' | 'retry' | 'failed' | 'expired';
+    delayMs: number | null;
+    reason: string | null;
+    detail: string;
+  };
+}
+
+export interface StreakAlarm {
+  endpointId: string;
+  failureStreak: number;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : toDate(ms).toISOString());
+
+/**
+ * Writes a batch of completions in one round trip (courier_complete). Deliveries whose lease
+ * this owner no longer holds are left alone. Returns endpoints whose streak reached pauseAfter.
+ */
+export async function complete(
+  db: Queryable,
+  owner: string,
+  now: number,
+  completions: readonly Completion[],
+  pauseAfter: number,
+): Promise<StreakAlarm[]> {
+  if (completions.length === 0) return [];
+  const items = completions.map((c, seq) => ({
+    seq,
+    delivery_id: c.deliveryId,
+    state: c.state,
+    attempts: c.attempts,
+    next_attempt_at: iso(c.nextAttemptAt),
+    give_up_at: iso(c.giveUpAt),
+    last_error: c.lastError,
+    streak: c.streak,
+    attempt_id: c.attempt.id,
+    number: c.attempt.number,
+    trigger: c.attempt.trigger,
+    url: c.attempt.url,
+    started_at: iso(c.attempt.startedAt),
+    duration_ms: Math.round(c.attempt.durationMs),
+    status_code: c.attempt.statusCode,
+    failure_kind: c.attempt.failureKind,
+    response_headers: c.attempt.responseHeaders,
+    // PostgreSQL text cannot hold NUL characters.
+    response_body: c.attempt.responseBody?.replaceAll('\u0000', '\uFFFD') ?? null,
+    decision: c.attempt.decision,
+    delay_ms: c.attempt.delayMs,
+    reason: c.attempt.reason,
+    detail: c.attempt.detail,
+  }));
+  const { rows } = await db.query<{ endpoint_id: string; failure_streak: number }>(
+    'select * from courier_complete($1, $2, $3, $4)',
+    [owner, toDate(now), JSON.stringify(items), pauseAfter],
+  );
+  return rows.map((r) => ({ endpointId: r.endpoint_id, failureStreak: r.failure_streak }));
+}

@@ -1,0 +1,102 @@
+import type { Queryable } from '../db.ts';
+import { toDate, toMs } from '../rows.ts';
+
+export interface DeadLetter {
+  deliveryId: number;
+  messageId: string;
+  endpointId: string;
+  state: 'failed' | 'expired';
+  attempts: number;
+  lastError: string | null;
+  updatedAt: number;
+}
+
+interface DeadRow {
+  id: number;
+  message_id: string;
+  endpoint_id: string;
+  state: 'failed' | 'expired';
+  attempts: number;
+  last_error: string | null;
+  updated_at: Date;
+}
+
+export interface DeadLetterFilter {
+  endpointId: string;
+  since?: number;
+  until?: number;
+}
+
+/** Failed and expired deliveries of an endpoint, oldest first, kept until replayed. */
+export async function listDeadLetters(
+  db: Queryable,
+  filter: DeadLetterFilter & { limit: number; afterId?: number },
+): Promise<DeadLetter[]> {
+  const { rows } = await db.query<DeadRow>(
+    `select id, message_id, endpoint_id, state, attempts, last_error, updated_at from courier_deliveries
+      where endpoint_id = $1 and state in ('failed', 'expired')
+        and ($2::timestamptz is null or updated_at >= $2) and ($3::timestamptz is null or updated_at < $3)
+        and ($4::bigint is null or id > $4)
+      order by id limit $5`,
+    [
+      filter.endpointId,
+      filter.since === undefined ? null : toDate(filter.since),
+      filter.until === undefined ? null : toDate(filter.until),
+      filter.afterId ?? null,
+      filter.limit,
+    ],
+  );
+  return rows.map((r) => ({
+    deliveryId: r.id,
+    messageId: r.message_id,
+    endpointId: r.endpoint_id,
+    state: r.state,
+    attempts: r.attempts,
+    lastError: r.last_error,
+    updatedAt: toMs(r.updated_at)!,
+  }));
+}
+
+/**
+ * Replays dead deliveries with a fresh attempt budget: the same message id and bytes, due now,
+ * triggered manually. Held instead of pending when the endpoint is not enabled.
+ * With deliveryIds, replays exactly those; otherwise all of the endpoint's within [since, until).
+ */
+export async function replayDeadLetters(
+  db: Queryable,
+  filter: DeadLetterFilter & { deliveryIds?: readonly number[]; limit?: number },
+  now: number,
+): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `with target as (
+       select d.id from courier_deliveries d
+        where d.endpoint_id = $1 and d.state in ('failed', 'expired')
+          and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
+          and ($4::bigint[] is null or d.id = any($4))
+        order by d.id limit $6
+        for update skip locked
+     ), upd as (
+       update courier_deliveries d
+          set state = case when q.active then 'pending' else 'held' end, attempts = 0, give_up_at = null,
+              next_attempt_at = $5, trigger = 1, last_error = null, updated_at = $5
+         from target, courier_endpoint_queues q
+        where d.id = target.id and q.endpoint_id = d.endpoint_id
+        returning d.state
+     ), woke as (
+       update courier_endpoint_queues q set next_due_at = $5
+        where q.endpoint_id = $1 and q.active and (q.next_due_at is null or q.next_due_at > $5)
+          and exists (select 1 from upd where upd.state = 'pending')
+     )
+     select count(*)::int as n from upd`,
+    [
+      filter.endpointId,
+      filter.since === undefined ? null : toDate(filter.since),
+      filter.until === undefined ? null : toDate(filter.until),
+      filter.deliveryIds ?? null,
+      toDate(now),
+      filter.limit ?? 1000,
+    ],
+  );
+  if (rows[0]!.n > 0) await db.query('select pg_notify(courier_channel(), $1)', ['']);
+  return rows[0]!.n;
+}

@@ -1,0 +1,79 @@
+import type { Queryable } from '../db.ts';
+import { toDate } from '../rows.ts';
+
+/**
+ * Stops deliveries to an endpoint without losing any: its pending deliveries become held,
+ * new messages for it are stored as held, and nothing is claimed until it is resumed.
+ * `paused` is Courier's own doing (a streak of permanent failures); `disabled` is its owner's.
+ * Returns false when the endpoint was not enabled.
+ */
+export async function holdEndpoint(
+  db: Queryable,
+  endpointId: string,
+  status: 'paused' | 'disabled',
+  reason: string | null,
+  now: number,
+): Promise<boolean> {
+  // The queue row first: claims for this endpoint wait for us instead of racing the hold.
+  await db.query('select 1 from courier_endpoint_queues where endpoint_id = $1 for update', [endpointId]);
+  const { rowCount } = await db.query(
+    `update courier_endpoints set status = $2, status_reason = $3, updated_at = $4
+      where id = $1 and status = 'enabled'`,
+    [endpointId, status, reason, toDate(now)],
+  );
+  if (rowCount === 0) return false;
+  await db.query('update courier_endpoint_queues set active = false where endpoint_id = $1', [endpointId]);
+  await db.query(
+    `update courier_deliveries set state = 'held', updated_at = $2 where endpoint_id = $1 and state = 'pending'`,
+    [endpointId, toDate(now)],
+  );
+  return true;
+}
+
+/**
+ * Resumes an endpoint: held deliveries become pending again, spread over spreadMs so they do not
+ * hit the receiver as one wave. The spread is a hash of each delivery id with the given seed
+ * (from the injected random source), so it is reproducible under test.
+ * Returns the number of deliveries released, or null when the endpoint was already enabled.
+ */
+export async function resumeEndpoint(
+  db: Queryable,
+  endpointId: string,
+  now: number,
+  spreadMs: number,
+  seed: number,
+): Promise<number | null> {
+  await db.query('select 1 from courier_endpoint_queues where endpoint_id = $1 for update', [endpointId]);
+  const { rowCount } = await db.query(
+    `update courier_endpoints set status = 'enabled', status_reason = null, updated_at = $2
+      where id = $1 and status <> 'enabled' and deleted_at is null`,
+    [endpointId, toDate(now)],
+  );
+  if (rowCount === 0) return null;
+  const released = await db.query(
+    `update courier_deliveries
+        set state = 'pending', updated_at = $2,
+            next_attempt_at = greatest(next_attempt_at, $2::timestamptz + make_interval(
+              secs => (abs(hashtext(id::text || ':' || $4::text)) % 1000000) / 1000000.0 * $3 / 1000.0))
+      where endpoint_id = $1 and state = 'held'`,
+    [endpointId, toDate(now), spreadMs, seed],
+  );
+  await db.query(
+    `update courier_endpoint_queues
+        set active = true, failure_streak = 0,
+            next_due_at = (select min(next_attempt_at) from courier_deliveries
+                            where endpoint_id = $1 and state = 'pending')
+      where endpoint_id = $1`,
+    [endpointId],
+  );
+  await db.query('select pg_notify(courier_channel(), $1)', ['']);
+  return released.rowCount;
+}
+
+export async function heldCount(db: Queryable, endpointId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `select count(*)::int as n from courier_deliveries where endpoint_id = $1 and state = 'held'`,
+    [endpointId],
+  );
+  return rows[0]!.n;
+}

@@ -1,0 +1,135 @@
+import type { Queryable } from '../db.ts';
+import { toDate, toMs } from '../rows.ts';
+
+export interface Application {
+  id: string;
+  uid: string | null;
+  name: string;
+  rateLimit: number | null;
+  retryPolicy: unknown;
+  metadata: Record<string, string>;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface AppRow {
+  id: string;
+  uid: string | null;
+  name: string;
+  rate_limit: number | null;
+  retry_policy: unknown;
+  metadata: Record<string, string>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const fromRow = (r: AppRow): Application => ({
+  id: r.id,
+  uid: r.uid,
+  name: r.name,
+  rateLimit: r.rate_limit,
+  retryPolicy: r.retry_policy,
+  metadata: r.metadata,
+  createdAt: toMs(r.created_at)!,
+  updatedAt: toMs(r.updated_at)!,
+});
+
+export interface ApplicationFields {
+  name: string;
+  uid?: string | null;
+  rateLimit?: number | null;
+  retryPolicy?: unknown;
+  metadata?: Record<string, string>;
+}
+
+export async function createApplication(
+  db: Queryable,
+  id: string,
+  fields: ApplicationFields,
+  now: number,
+): Promise<Application> {
+  const { rows } = await db.query<AppRow>(
+    `insert into courier_applications (id, uid, name, rate_limit, retry_policy, metadata, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $7) returning *`,
+    [
+      id,
+      fields.uid ?? null,
+      fields.name,
+      fields.rateLimit ?? null,
+      fields.retryPolicy === undefined ? null : JSON.stringify(fields.retryPolicy),
+      JSON.stringify(fields.metadata ?? {}),
+      toDate(now),
+    ],
+  );
+  return fromRow(rows[0]!);
+}
+
+/** Looks an application up by id or uid. */
+export async function findApplication(db: Queryable, idOrUid: string): Promise<Application | null> {
+  const { rows } = await db.query<AppRow>(
+    'select * from courier_applications where (id = $1 or uid = $1) and deleted_at is null limit 1',
+    [idOrUid],
+  );
+  return rows[0] ? fromRow(rows[0]) : null;
+}
+
+export async function updateApplication(
+  db: Queryable,
+  id: string,
+  fields: ApplicationFields,
+  now: number,
+): Promise<Application> {
+  const { rows } = await db.query<AppRow>(
+    `update courier_applications set uid = $2, name = $3, rate_limit = $4, retry_policy = $5, metadata = $6, updated_at = $7
+     where id = $1 and deleted_at is null returning *`,
+    [
+      id,
+      fields.uid ?? null,
+      fields.name,
+      fields.rateLimit ?? null,
+      fields.retryPolicy === undefined || fields.retryPolicy === null ? null : JSON.stringify(fields.retryPolicy),
+      JSON.stringify(fields.metadata ?? {}),
+      toDate(now),
+    ],
+  );
+  if (!rows[0]) throw new Error(`application ${id} not found`);
+  return fromRow(rows[0]);
+}
+
+export interface Page<T> {
+  data: T[];
+  done: boolean;
+}
+
+export async function listApplications(
+  db: Queryable,
+  opts: { limit: number; after?: string; before?: string; descending?: boolean },
+): Promise<Page<Application>> {
+  const { rows } = await db.query<AppRow>(
+    `select * from courier_applications
+      where deleted_at is null and ($1::text is null or id > $1) and ($2::text is null or id < $2)
+      order by id ${opts.descending ? 'desc' : 'asc'} limit $3`,
+    [opts.after ?? null, opts.before ?? null, opts.limit + 1],
+  );
+  return { data: rows.slice(0, opts.limit).map(fromRow), done: rows.length <= opts.limit };
+}
+
+/** Soft delete: the application's endpoints stop receiving; history stays for audit. */
+export async function deleteApplication(db: Queryable, id: string, now: number): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'update courier_applications set deleted_at = $2, uid = null where id = $1 and deleted_at is null',
+    [id, toDate(now)],
+  );
+  if (rowCount > 0) {
+    await db.query(
+      `update courier_endpoint_queues set active = false
+        where endpoint_id in (select id from courier_endpoints where app_id = $1)`,
+      [id],
+    );
+    await db.query('update courier_endpoints set deleted_at = $2, uid = null where app_id = $1 and deleted_at is null', [
+      id,
+      toDate(now),
+    ]);
+  }
+  return rowCount > 0;
+}

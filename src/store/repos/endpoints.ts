@@ -1,0 +1,224 @@
+import type { Queryable } from '../db.ts';
+import { toDate, toMs } from '../rows.ts';
+import type { Page } from './applications.ts';
+
+export type EndpointStatus = 'enabled' | 'disabled' | 'paused';
+
+export interface Endpoint {
+  id: string;
+  appId: string;
+  uid: string | null;
+  url: string;
+  description: string;
+  status: EndpointStatus;
+  statusReason: string | null;
+  eventTypes: string[] | null;
+  channels: string[] | null;
+  rateLimit: number;
+  maxInFlight: number;
+  retryPolicy: unknown;
+  headers: Record<string, string>;
+  metadata: Record<string, string>;
+  version: number;
+  failureStreak: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What a caller may set on an endpoint; status changes go through endpoint-status.ts. */
+export interface EndpointFields {
+  url: string;
+  uid?: string | null;
+  description?: string;
+  eventTypes?: string[] | null;
+  channels?: string[] | null;
+  rateLimit: number;
+  maxInFlight: number;
+  retryPolicy?: unknown;
+  headers?: Record<string, string>;
+  metadata?: Record<string, string>;
+  version?: number;
+}
+
+interface EndpointRow {
+  id: string;
+  app_id: string;
+  uid: string | null;
+  url: string;
+  description: string;
+  status: EndpointStatus;
+  status_reason: string | null;
+  event_types: string[] | null;
+  channels: string[] | null;
+  rate_limit: number;
+  max_in_flight: number;
+  retry_policy: unknown;
+  headers: Record<string, string>;
+  metadata: Record<string, string>;
+  version: number;
+  failure_streak: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const SELECT = `select e.*, q.failure_streak from courier_endpoints e
+  join courier_endpoint_queues q on q.endpoint_id = e.id`;
+
+const fromRow = (r: EndpointRow): Endpoint => ({
+  id: r.id,
+  appId: r.app_id,
+  uid: r.uid,
+  url: r.url,
+  description: r.description,
+  status: r.status,
+  statusReason: r.status_reason,
+  eventTypes: r.event_types,
+  channels: r.channels,
+  rateLimit: r.rate_limit,
+  maxInFlight: r.max_in_flight,
+  retryPolicy: r.retry_policy,
+  headers: r.headers,
+  metadata: r.metadata,
+  version: r.version,
+  failureStreak: r.failure_streak,
+  createdAt: toMs(r.created_at)!,
+  updatedAt: toMs(r.updated_at)!,
+});
+
+const jsonOrNull = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+
+/** Creates the endpoint, its first signing secret and its queue row. Call inside a transaction. */
+export async function createEndpoint(
+  db: Queryable,
+  input: { id: string; appId: string; fields: EndpointFields; secret: string; disabled?: boolean; now: number },
+): Promise<Endpoint> {
+  const { id, appId, fields, now } = input;
+  const status: EndpointStatus = input.disabled ? 'disabled' : 'enabled';
+  await db.query(
+    `insert into courier_endpoints (id, app_id, uid, url, description, status, event_types, channels, rate_limit,
+       max_in_flight, retry_policy, headers, metadata, version, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
+    [
+      id,
+      appId,
+      fields.uid ?? null,
+      fields.url,
+      fields.description ?? '',
+      status,
+      fields.eventTypes ?? null,
+      fields.channels ?? null,
+      fields.rateLimit,
+      fields.maxInFlight,
+      jsonOrNull(fields.retryPolicy),
+      JSON.stringify(fields.headers ?? {}),
+      JSON.stringify(fields.metadata ?? {}),
+      fields.version ?? 1,
+      toDate(now),
+    ],
+  );
+  await db.query('insert into courier_endpoint_secrets (endpoint_id, key, created_at) values ($1, $2, $3)', [
+    id,
+    input.secret,
+    toDate(now),
+  ]);
+  await db.query(
+    `insert into courier_endpoint_queues (endpoint_id, active, max_in_flight, rate_limit) values ($1, $2, $3, $4)`,
+    [id, status === 'enabled', fields.maxInFlight, fields.rateLimit],
+  );
+  return (await findEndpoint(db, appId, id))!;
+}
+
+/** Looks an endpoint of an application up by id or uid. */
+export async function findEndpoint(db: Queryable, appId: string, idOrUid: string): Promise<Endpoint | null> {
+  const { rows } = await db.query<EndpointRow>(
+    `${SELECT} where e.app_id = $1 and (e.id = $2 or e.uid = $2) and e.deleted_at is null limit 1`,
+    [appId, idOrUid],
+  );
+  return rows[0] ? fromRow(rows[0]) : null;
+}
+
+export async function getEndpointById(db: Queryable, id: string): Promise<Endpoint | null> {
+  const { rows } = await db.query<EndpointRow>(`${SELECT} where e.id = $1`, [id]);
+  return rows[0] ? fromRow(rows[0]) : null;
+}
+
+export async function listEndpoints(
+  db: Queryable,
+  appId: string,
+  opts: { limit: number; after?: string; before?: string; descending?: boolean },
+): Promise<Page<Endpoint>> {
+  const { rows } = await db.query<EndpointRow>(
+    `${SELECT} where e.app_id = $1 and e.deleted_at is null
+       and ($2::text is null or e.id > $2) and ($3::text is null or e.id < $3)
+     order by e.id ${opts.descending ? 'desc' : 'asc'} limit $4`,
+    [appId, opts.after ?? null, opts.before ?? null, opts.limit + 1],
+  );
+  return { data: rows.slice(0, opts.limit).map(fromRow), done: rows.length <= opts.limit };
+}
+
+/** Replaces an endpoint's settings and keeps its queue row's limits in step. */
+export async function updateEndpoint(db: Queryable, id: string, fields: EndpointFields, now: number): Promise<void> {
+  await db.query(
+    `update courier_endpoints set uid = $2, url = $3, description = $4, event_types = $5, channels = $6,
+       rate_limit = $7, max_in_flight = $8, retry_policy = $9, headers = $10, metadata = $11,
+       version = coalesce($12, version), updated_at = $13
+     where id = $1`,
+    [
+      id,
+      fields.uid ?? null,
+      fields.url,
+      fields.description ?? '',
+      fields.eventTypes ?? null,
+      fields.channels ?? null,
+      fields.rateLimit,
+      fields.maxInFlight,
+      jsonOrNull(fields.retryPolicy),
+      JSON.stringify(fields.headers ?? {}),
+      JSON.stringify(fields.metadata ?? {}),
+      fields.version ?? null,
+      toDate(now),
+    ],
+  );
+  await db.query('update courier_endpoint_queues set max_in_flight = $2, rate_limit = $3 where endpoint_id = $1', [
+    id,
+    fields.maxInFlight,
+    fields.rateLimit,
+  ]);
+}
+
+/** Soft delete: nothing more is claimed for it; its history stays. */
+export async function deleteEndpoint(db: Queryable, id: string, now: number): Promise<void> {
+  await db.query('update courier_endpoint_queues set active = false where endpoint_id = $1', [id]);
+  await db.query('update courier_endpoints set deleted_at = $2, uid = null where id = $1', [id, toDate(now)]);
+}
+
+/** Active secrets, current first (the signing order). */
+export async function activeSecrets(db: Queryable, endpointId: string, now: number): Promise<string[]> {
+  const { rows } = await db.query<{ key: string }>(
+    `select key from courier_endpoint_secrets
+      where endpoint_id = $1 and (expires_at is null or expires_at > $2)
+      order by expires_at is null desc, created_at desc`,
+    [endpointId, toDate(now)],
+  );
+  return rows.map((r) => r.key);
+}
+
+/** The current secret signs from now on; the previous one keeps signing for graceMs. */
+export async function rotateSecret(
+  db: Queryable,
+  endpointId: string,
+  newKey: string,
+  graceMs: number,
+  now: number,
+): Promise<void> {
+  await db.query(
+    `update courier_endpoint_secrets set expires_at = $2
+      where endpoint_id = $1 and (expires_at is null or expires_at > $2)`,
+    [endpointId, toDate(now + graceMs)],
+  );
+  await db.query('insert into courier_endpoint_secrets (endpoint_id, key, created_at) values ($1, $2, $3)', [
+    endpointId,
+    newKey,
+    toDate(now),
+  ]);
+}

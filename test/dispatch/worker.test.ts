@@ -1,0 +1,129 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { verify } from '../../src/signing/index.ts';
+import { generateSecret } from '../../src/signing/index.ts';
+import type { Database } from '../../src/store/db.ts';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+
+async function deliveryRows(db: Database) {
+  const { rows } = await db.query<{ state: string; attempts: number; next_attempt_at: Date; endpoint_id: string }>(
+    'select state, attempts, next_attempt_at, endpoint_id from courier_deliveries order by id',
+  );
+  return rows;
+}
+
+describe.each(BACKENDS)('worker on %s', (backend) => {
+  let t: TestDatabase;
+  let receiver: Receiver;
+  let status = 200;
+  let extraHeaders: Record<string, string> = {};
+
+  beforeEach(async () => {
+    t = await openTestDatabase(backend);
+    status = 200;
+    extraHeaders = {};
+    receiver = await startReceiver((_req, res) => {
+      res.writeHead(status, extraHeaders);
+      res.end('ok');
+    });
+  });
+  afterEach(async () => {
+    await receiver.close();
+    await t.drop();
+  });
+
+  it('delivers a published message once, signed, and records the attempt', async () => {
+    const { clock, worker, sender } = virtualWorker(t.db);
+    const secret = generateSecret();
+    const app = await makeApp(t.db, clock.now());
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/hook` }, secret);
+    const published = await publishJson(t.db, app.id, clock.now(), { hello: 'world' });
+    expect(published).toMatchObject({ created: true, deliveries: 1 });
+
+    expect(await worker.runOnce()).toBe(1);
+    expect(await worker.runOnce()).toBe(0);
+    await sender.close();
+
+    expect(receiver.requests).toHaveLength(1);
+    const req = receiver.requests[0]!;
+    expect(req.body.toString()).toBe('{"hello":"world"}');
+    expect(req.headers['webhook-id']).toBe(published.messageId);
+    expect(req.headers['user-agent']).toMatch(/Courier/);
+    verify(req.body, req.headers as Record<string, string>, secret, { now: () => clock.now() });
+
+    const rows = await deliveryRows(t.db);
+    expect(rows).toMatchObject([{ state: 'delivered', attempts: 1, endpoint_id: ep.id }]);
+    const { rows: attempts } = await t.db.query<{ status_code: number; decision: string; number: number }>(
+      'select status_code, decision, number from courier_attempts',
+    );
+    expect(attempts).toEqual([{ status_code: 200, decision: 'delivered', number: 1 }]);
+    const { rows: queues } = await t.db.query<{ in_flight: number; next_due_at: Date | null }>(
+      'select in_flight, next_due_at from courier_endpoint_queues',
+    );
+    expect(queues).toEqual([{ in_flight: 0, next_due_at: null }]);
+  });
+
+  it('retries a 500 on the backoff schedule with the same id and bytes, re-signed each time', async () => {
+    const { clock, worker, sender } = virtualWorker(t.db);
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    status = 500;
+
+    expect(await worker.runOnce()).toBe(1);
+    let [row] = await deliveryRows(t.db);
+    expect(row).toMatchObject({ state: 'pending', attempts: 1 });
+    const wait = row!.next_attempt_at.getTime() - clock.now();
+    expect(wait).toBeGreaterThanOrEqual(30_000); // equal jitter: [30 s, 60 s] for the first retry
+    expect(wait).toBeLessThanOrEqual(60_000);
+
+    expect(await worker.runOnce()).toBe(0); // not due yet: nothing is sent early
+    clock.advance(wait);
+    status = 200;
+    expect(await worker.runOnce()).toBe(1);
+    [row] = await deliveryRows(t.db);
+    expect(row).toMatchObject({ state: 'delivered', attempts: 2 });
+    await sender.close();
+
+    const [first, second] = receiver.requests;
+    expect(first!.body.equals(second!.body)).toBe(true);
+    expect(first!.headers['webhook-id']).toBe(second!.headers['webhook-id']);
+    expect(first!.headers['webhook-timestamp']).not.toBe(second!.headers['webhook-timestamp']);
+  });
+
+  it('fails permanently on 410 without retrying', async () => {
+    const { clock, worker, sender } = virtualWorker(t.db);
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    status = 410;
+    await worker.runOnce();
+    clock.advance(86_400_000);
+    expect(await worker.runOnce()).toBe(0);
+    await sender.close();
+    expect(await deliveryRows(t.db)).toMatchObject([{ state: 'failed', attempts: 1 }]);
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('honours Retry-After when it is longer than the backoff', async () => {
+    const { clock, worker, sender } = virtualWorker(t.db);
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    status = 429;
+    extraHeaders = { 'retry-after': '600' };
+    await worker.runOnce();
+    const [row] = await deliveryRows(t.db);
+    expect(row!.next_attempt_at.getTime() - clock.now()).toBe(600_000);
+    const { rows } = await t.db.query<{ reason: string; delay_ms: number }>('select reason, delay_ms from courier_attempts');
+    expect(rows).toEqual([{ reason: 'retry_after', delay_ms: 600_000 }]);
+    clock.advance(599_000);
+    expect(await worker.runOnce()).toBe(0);
+    clock.advance(1_000);
+    status = 200;
+    expect(await worker.runOnce()).toBe(1);
+    await sender.close();
+  });
+});

@@ -1,0 +1,46 @@
+import type { Database } from '../../src/store/db.ts';
+import { newId } from '../../src/ids.ts';
+import { generateSecret } from '../../src/signing/index.ts';
+import { publish } from '../../src/store/queries/publish.ts';
+import { createApplication } from '../../src/store/repos/applications.ts';
+import { createEndpoint, type Endpoint, type EndpointFields } from '../../src/store/repos/endpoints.ts';
+
+export async function makeApp(db: Database, now: number, retryPolicy?: unknown) {
+  return createApplication(db, newId('app', now), { name: 'Test app', retryPolicy }, now);
+}
+
+export async function makeEndpoint(
+  db: Database,
+  appId: string,
+  now: number,
+  fields: Partial<EndpointFields> & { url: string },
+  secret = generateSecret(),
+): Promise<Endpoint> {
+  return db.transaction((tx) =>
+    createEndpoint(tx, {
+      id: newId('ep', now),
+      appId,
+      fields: { rateLimit: 1000, maxInFlight: 10, ...fields },
+      secret,
+      now,
+    }),
+  );
+}
+
+export async function publishJson(
+  db: Database,
+  appId: string,
+  now: number,
+  payload: unknown,
+  extra: { eventType?: string; eventId?: string; channels?: string[] } = {},
+) {
+  return publish(db, {
+    appId,
+    messageId: newId('msg', now),
+    eventType: extra.eventType ?? 'invoice.paid',
+    eventId: extra.eventId ?? null,
+    channels: extra.channels ?? null,
+    payload: Buffer.from(JSON.stringify(payload)),
+    now,
+  });
+}
