@@ -95,7 +95,8 @@ export function completionFor(
       responseBody: result.responseBody ?? null,
       decision: decision.kind,
       delayMs: decision.kind === 'retry' ? decision.delayMs : null,
-      reason: decision.kind === 'retry' ? decision.reason : decision.kind === 'expired' ? decision.reason : null,
+      reason:
+        decision.kind === 'retry' ? decision.reason : decision.kind === 'expired' ? decision.reason : null,
       detail,
     },
   };

@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import type { Database } from '../store/db.ts';
-import { holdEndpoint } from '../store/queries/endpoint-status.ts';
 import type { StreakAlarm } from '../store/queries/complete.ts';
+import { holdEndpoint } from '../store/queries/endpoint-status.ts';
 import { type OperationalEvent, recordOperationalEvent } from '../store/queries/operational-events.ts';
 import { getEndpointById } from '../store/repos/endpoints.ts';
 

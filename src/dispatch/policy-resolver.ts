@@ -41,7 +41,11 @@ export class PolicyResolver {
     let policy = this.cache.get(key);
     if (!policy) {
       policy = definePolicy(
-        mergeOverrides(this.base, appPolicy as PolicyOverrides | null, endpointPolicy as PolicyOverrides | null),
+        mergeOverrides(
+          this.base,
+          appPolicy as PolicyOverrides | null,
+          endpointPolicy as PolicyOverrides | null,
+        ),
       );
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(key, policy);

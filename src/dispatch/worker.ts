@@ -98,7 +98,10 @@ export class Worker {
     if (this.running) return;
     this.running = true;
     await this.wakeups.start();
-    this.reapTimer = setInterval(() => void this.reap(), this.options.reapIntervalMs ?? 10_000);
+    this.reapTimer = setInterval(
+      () => void this.reap(),
+      this.options.reapIntervalMs ?? Math.max(1_000, this.leaseMs / 4),
+    );
     this.reapTimer.unref();
     this.loopDone = this.loop();
   }
@@ -117,7 +120,10 @@ export class Worker {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     if (this.sending.size > 0) {
-      this.log.warn({ deliveries: this.sending.size }, 'shutdown deadline reached; releasing unfinished deliveries');
+      this.log.warn(
+        { deliveries: this.sending.size },
+        'shutdown deadline reached; releasing unfinished deliveries',
+      );
       this.releases.push(...this.sending);
       this.sending.clear();
     }
@@ -234,7 +240,10 @@ export class Worker {
       } catch (error) {
         failures++;
         if (this.stopped && failures > 5) {
-          this.log.error({ err: error, lost: this.completions.length }, 'giving up writing completions at shutdown');
+          this.log.error(
+            { err: error, lost: this.completions.length },
+            'giving up writing completions at shutdown',
+          );
           this.completions = [];
           this.releases = [];
           return;
@@ -242,7 +251,9 @@ export class Worker {
         if ((failures & (failures - 1)) === 0) {
           this.log.error({ err: error, failures }, 'writing completions failed; retrying');
         }
-        await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 50 * 2 ** Math.min(failures, 8))));
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.min(10_000, 50 * 2 ** Math.min(failures, 8))),
+        );
       }
     }
   }

@@ -14,7 +14,19 @@ export interface PgOptions {
   onListenError?: (error: Error, retryInMs: number) => void;
 }
 
-const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08006', '08001', '08003', '08004']);
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08006',
+  '08001',
+  '08003',
+  '08004',
+]);
 
 export function isConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -27,7 +39,9 @@ export function isConnectionError(error: unknown): boolean {
 
 function wrap(error: unknown): unknown {
   if (isConnectionError(error)) {
-    return new DatabaseUnavailableError(`database unavailable: ${(error as Error).message}`, { cause: error });
+    return new DatabaseUnavailableError(`database unavailable: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   return error;
 }
@@ -126,8 +140,10 @@ class PgListener {
       this.handlers.set(channel, set);
     }
     set.add(onNotify);
-    if (!this.client) await (this.connecting ??= this.connect());
-    else if (isNew) await this.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    if (!this.client) {
+      this.connecting ??= this.connect();
+      await this.connecting;
+    } else if (isNew) await this.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
     return async () => {
       set.delete(onNotify);
       if (set.size === 0) {
@@ -146,7 +162,8 @@ class PgListener {
     client.on('end', () => this.lost(client, new Error('LISTEN connection ended')));
     try {
       await client.connect();
-      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      for (const channel of this.handlers.keys())
+        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
       this.client = client;
       this.failures = 0;
       // Wake subscribers once: anything notified while we were disconnected was missed.

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { verify } from '../../src/signing/index.ts';
-import { generateSecret } from '../../src/signing/index.ts';
+import { generateSecret, verify } from '../../src/signing/index.ts';
 import type { Database } from '../../src/store/db.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -8,9 +7,12 @@ import { virtualWorker } from '../support/engine.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 
 async function deliveryRows(db: Database) {
-  const { rows } = await db.query<{ state: string; attempts: number; next_attempt_at: Date; endpoint_id: string }>(
-    'select state, attempts, next_attempt_at, endpoint_id from courier_deliveries order by id',
-  );
+  const { rows } = await db.query<{
+    state: string;
+    attempts: number;
+    next_attempt_at: Date;
+    endpoint_id: string;
+  }>('select state, attempts, next_attempt_at, endpoint_id from courier_deliveries order by id');
   return rows;
 }
 
@@ -117,7 +119,9 @@ describe.each(BACKENDS)('worker on %s', (backend) => {
     await worker.runOnce();
     const [row] = await deliveryRows(t.db);
     expect(row!.next_attempt_at.getTime() - clock.now()).toBe(600_000);
-    const { rows } = await t.db.query<{ reason: string; delay_ms: number }>('select reason, delay_ms from courier_attempts');
+    const { rows } = await t.db.query<{ reason: string; delay_ms: number }>(
+      'select reason, delay_ms from courier_attempts',
+    );
     expect(rows).toEqual([{ reason: 'retry_after', delay_ms: 600_000 }]);
     clock.advance(599_000);
     expect(await worker.runOnce()).toBe(0);

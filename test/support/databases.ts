@@ -5,7 +5,8 @@ import { migrate } from '../../src/store/migrate.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
 import { PgliteDatabase } from '../../src/store/pglite.ts';
 
-export const TEST_DATABASE_URL = process.env.COURIER_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const TEST_DATABASE_URL =
+  process.env.COURIER_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const BACKENDS = ['pg', 'pglite'] as const;
 export type Backend = (typeof BACKENDS)[number];
 

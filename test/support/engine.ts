@@ -10,7 +10,11 @@ import type { Database } from '../../src/store/db.ts';
 /** A worker on virtual time, delivering to loopback receivers only. */
 export function virtualWorker(
   db: Database,
-  options: Partial<WorkerOptions> & { clock?: ManualClock; policy?: PolicyOverrides; requestTimeoutMs?: number } = {},
+  options: Partial<WorkerOptions> & {
+    clock?: ManualClock;
+    policy?: PolicyOverrides;
+    requestTimeoutMs?: number;
+  } = {},
 ) {
   const clock = options.clock ?? new ManualClock(Date.UTC(2026, 0, 1, 12));
   const sender = new Sender({

@@ -1,6 +1,6 @@
-import type { Database } from '../../src/store/db.ts';
 import { newId } from '../../src/ids.ts';
 import { generateSecret } from '../../src/signing/index.ts';
+import type { Database } from '../../src/store/db.ts';
 import { publish } from '../../src/store/queries/publish.ts';
 import { createApplication } from '../../src/store/repos/applications.ts';
 import { createEndpoint, type Endpoint, type EndpointFields } from '../../src/store/repos/endpoints.ts';

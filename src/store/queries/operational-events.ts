@@ -14,7 +14,14 @@ export async function recordOperationalEvent(db: Queryable, event: OperationalEv
   await db.query(
     `insert into courier_operational_events (id, type, app_id, endpoint_id, data, created_at)
      values ($1, $2, $3, $4, $5, $6)`,
-    [event.id, event.type, event.appId, event.endpointId, JSON.stringify(event.data), toDate(event.createdAt)],
+    [
+      event.id,
+      event.type,
+      event.appId,
+      event.endpointId,
+      JSON.stringify(event.data),
+      toDate(event.createdAt),
+    ],
   );
 }
 

@@ -87,7 +87,9 @@ export async function updateApplication(
       fields.uid ?? null,
       fields.name,
       fields.rateLimit ?? null,
-      fields.retryPolicy === undefined || fields.retryPolicy === null ? null : JSON.stringify(fields.retryPolicy),
+      fields.retryPolicy === undefined || fields.retryPolicy === null
+        ? null
+        : JSON.stringify(fields.retryPolicy),
       JSON.stringify(fields.metadata ?? {}),
       toDate(now),
     ],
@@ -126,10 +128,10 @@ export async function deleteApplication(db: Queryable, id: string, now: number):
         where endpoint_id in (select id from courier_endpoints where app_id = $1)`,
       [id],
     );
-    await db.query('update courier_endpoints set deleted_at = $2, uid = null where app_id = $1 and deleted_at is null', [
-      id,
-      toDate(now),
-    ]);
+    await db.query(
+      'update courier_endpoints set deleted_at = $2, uid = null where app_id = $1 and deleted_at is null',
+      [id, toDate(now)],
+    );
   }
   return rowCount > 0;
 }

@@ -90,7 +90,14 @@ const jsonOrNull = (v: unknown) => (v === undefined || v === null ? null : JSON.
 /** Creates the endpoint, its first signing secret and its queue row. Call inside a transaction. */
 export async function createEndpoint(
   db: Queryable,
-  input: { id: string; appId: string; fields: EndpointFields; secret: string; disabled?: boolean; now: number },
+  input: {
+    id: string;
+    appId: string;
+    fields: EndpointFields;
+    secret: string;
+    disabled?: boolean;
+    now: number;
+  },
 ): Promise<Endpoint> {
   const { id, appId, fields, now } = input;
   const status: EndpointStatus = input.disabled ? 'disabled' : 'enabled';
@@ -157,7 +164,12 @@ export async function listEndpoints(
 }
 
 /** Replaces an endpoint's settings and keeps its queue row's limits in step. */
-export async function updateEndpoint(db: Queryable, id: string, fields: EndpointFields, now: number): Promise<void> {
+export async function updateEndpoint(
+  db: Queryable,
+  id: string,
+  fields: EndpointFields,
+  now: number,
+): Promise<void> {
   await db.query(
     `update courier_endpoints set uid = $2, url = $3, description = $4, event_types = $5, channels = $6,
        rate_limit = $7, max_in_flight = $8, retry_policy = $9, headers = $10, metadata = $11,
@@ -179,11 +191,10 @@ export async function updateEndpoint(db: Queryable, id: string, fields: Endpoint
       toDate(now),
     ],
   );
-  await db.query('update courier_endpoint_queues set max_in_flight = $2, rate_limit = $3 where endpoint_id = $1', [
-    id,
-    fields.maxInFlight,
-    fields.rateLimit,
-  ]);
+  await db.query(
+    'update courier_endpoint_queues set max_in_flight = $2, rate_limit = $3 where endpoint_id = $1',
+    [id, fields.maxInFlight, fields.rateLimit],
+  );
 }
 
 /** Soft delete: nothing more is claimed for it; its history stays. */

@@ -1,0 +1,33 @@
+import { ensureAdminToken } from '../../api/auth.ts';
+import { buildServer } from '../../api/server.ts';
+import { systemClock } from '../../clock.ts';
+import { systemRandom } from '../../random.ts';
+import { openMigratedDatabase } from '../../runtime.ts';
+import { configOrExit, loggerFor, onShutdown } from '../lifecycle.ts';
+import { startWorker } from './worker.ts';
+
+/** `courier serve`: the API and the delivery workers in one process. */
+export async function serve(): Promise<void> {
+  const config = configOrExit();
+  const logger = loggerFor(config);
+  const db = await openMigratedDatabase(config, logger);
+  const { created } = await ensureAdminToken(db, config, systemClock);
+  const server = await buildServer({ db, config, clock: systemClock, logger, random: systemRandom });
+  const address = await server.listen({ port: config.port, host: config.host });
+  const stopWorker = await startWorker(db, config, logger);
+
+  const storage = config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`;
+  process.stdout.write(`Courier is running at ${address} (storage: ${storage})\n`);
+  process.stdout.write(`API: ${address}/api/v1   reference: ${address}/docs\n`);
+  if (created) {
+    process.stdout.write(
+      `\nAdmin API token (shown once; store it now):\n\n    ${created}\n\n` +
+        'Set COURIER_ADMIN_TOKEN to choose your own instead.\n',
+    );
+  }
+  onShutdown(logger, async () => {
+    await server.close();
+    await stopWorker();
+    await db.close();
+  });
+}

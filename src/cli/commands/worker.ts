@@ -1,0 +1,50 @@
+import { systemClock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import { ensureOperatorEndpoint, operatorWebhookSink } from '../../dispatch/operator-webhook.ts';
+import type { Logger } from '../../logger.ts';
+import { systemRandom } from '../../random.ts';
+import { createWorker, openMigratedDatabase } from '../../runtime.ts';
+import type { Database } from '../../store/db.ts';
+import { configOrExit, loggerFor, onShutdown } from '../lifecycle.ts';
+
+/** Starts a delivery worker on an open database; returns its stop function. */
+export async function startWorker(
+  db: Database,
+  config: Config,
+  logger: Logger,
+): Promise<() => Promise<void>> {
+  const onOperationalEvent = config.operatorWebhookUrl
+    ? operatorWebhookSink(
+        db,
+        await ensureOperatorEndpoint(db, config.operatorWebhookUrl, systemClock),
+        systemClock,
+        logger,
+      )
+    : undefined;
+  const { worker, sender } = createWorker({
+    db,
+    config,
+    clock: systemClock,
+    random: systemRandom,
+    logger,
+    onOperationalEvent,
+  });
+  await worker.start();
+  logger.info({ owner: worker.owner }, 'worker started');
+  return async () => {
+    await worker.stop(config.requestTimeoutMs);
+    await sender.close();
+  };
+}
+
+/** `courier worker`: delivery workers only, to scale out against one PostgreSQL. */
+export async function worker(): Promise<void> {
+  const config = configOrExit();
+  const logger = loggerFor(config);
+  const db = await openMigratedDatabase(config, logger);
+  const stop = await startWorker(db, config, logger);
+  onShutdown(logger, async () => {
+    await stop();
+    await db.close();
+  });
+}

@@ -1,0 +1,301 @@
+import { readFileSync } from 'node:fs';
+import { SsrfGuard } from './delivery/ssrf-guard.ts';
+import { type PolicyOverrides, parseDuration } from './policy/index.ts';
+import type { ClassifierMode, JitterMode } from './policy/types.ts';
+
+/** Courier's settings, read from COURIER_* environment variables over an optional JSON file. */
+export interface Config {
+  databaseUrl: string | null;
+  dataDir: string;
+  schema: string;
+  port: number;
+  host: string;
+  adminToken: string | null;
+  retry: PolicyOverrides;
+  requestTimeoutMs: number;
+  leaseMs: number;
+  maxInFlight: number;
+  rateLimit: number;
+  pauseAfter: number;
+  operatorWebhookUrl: string | null;
+  allowPrivateNetworks: string[];
+  maxPayloadBytes: number;
+  workerConcurrency: number;
+  batchSize: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Source = Record<string, string | undefined>;
+
+interface OptionSpec {
+  name: string;
+  default: string;
+  description: string;
+}
+
+/** Every option, its default and meaning: the README's configuration table is generated from this. */
+export const OPTIONS: readonly OptionSpec[] = [
+  {
+    name: 'COURIER_CONFIG',
+    default: '',
+    description: 'Path of a JSON file of these same keys; environment variables override it.',
+  },
+  {
+    name: 'COURIER_DATABASE_URL',
+    default: '',
+    description: 'PostgreSQL connection URL. Absent: embedded PGlite in COURIER_DATA_DIR (one process only).',
+  },
+  {
+    name: 'COURIER_DATA_DIR',
+    default: './data',
+    description: 'Directory of the embedded database (and nothing else).',
+  },
+  { name: 'COURIER_SCHEMA', default: 'public', description: "PostgreSQL schema holding Courier's tables." },
+  { name: 'COURIER_PORT', default: '8080', description: 'HTTP port of the API.' },
+  {
+    name: 'COURIER_HOST',
+    default: '127.0.0.1',
+    description: 'Interface the API listens on (0.0.0.0 in a container).',
+  },
+  {
+    name: 'COURIER_ADMIN_TOKEN',
+    default: '',
+    description: 'API token. Absent: one is generated on first start, printed once, and stored hashed.',
+  },
+  { name: 'COURIER_RETRY_BASE', default: '1m', description: 'First retry delay; doubles each retry.' },
+  { name: 'COURIER_RETRY_CAP', default: '1h', description: 'Longest delay between two attempts.' },
+  {
+    name: 'COURIER_RETRY_JITTER',
+    default: 'equal',
+    description: 'equal (uniform in [d/2, d]), full ([0, d]) or none.',
+  },
+  {
+    name: 'COURIER_RETRY_SCHEDULE',
+    default: '',
+    description: 'Explicit delays instead of doubling, e.g. 5s,5m,30m,2h (the last one repeats).',
+  },
+  {
+    name: 'COURIER_MAX_ATTEMPTS',
+    default: '16',
+    description: 'Attempts (the first included) before a delivery expires.',
+  },
+  {
+    name: 'COURIER_RETRY_WINDOW',
+    default: '72h',
+    description: 'How long after its first attempt a delivery may still be retried.',
+  },
+  {
+    name: 'COURIER_RETRY_AFTER_CEILING',
+    default: '24h',
+    description: 'Longest wait a Retry-After header may impose.',
+  },
+  {
+    name: 'COURIER_CLASSIFIER',
+    default: 'strict',
+    description: 'strict (400/401/403/410/422 are permanent) or lenient (every 4xx is retried).',
+  },
+  {
+    name: 'COURIER_REQUEST_TIMEOUT',
+    default: '15s',
+    description: 'Total time allowed for one attempt (connect, response, body).',
+  },
+  {
+    name: 'COURIER_LEASE',
+    default: '60s',
+    description: 'How long a claimed delivery stays with its worker; must exceed the request timeout.',
+  },
+  {
+    name: 'COURIER_MAX_IN_FLIGHT',
+    default: '10',
+    description: 'Default cap of concurrent requests per endpoint, across all workers.',
+  },
+  {
+    name: 'COURIER_RATE_LIMIT',
+    default: '1000',
+    description: 'Default requests per second per endpoint, across all workers.',
+  },
+  {
+    name: 'COURIER_PAUSE_AFTER',
+    default: '100',
+    description: 'Consecutive permanent failures after which an endpoint is paused.',
+  },
+  {
+    name: 'COURIER_OPERATOR_WEBHOOK_URL',
+    default: '',
+    description: 'Where operational events (endpoint.paused) are sent, signed like any webhook.',
+  },
+  {
+    name: 'COURIER_ALLOW_PRIVATE_NETWORKS',
+    default: '',
+    description: 'Comma list of CIDRs deliveries may reach despite the SSRF guard, e.g. 127.0.0.0/8.',
+  },
+  {
+    name: 'COURIER_MAX_PAYLOAD',
+    default: '1048576',
+    description: 'Largest accepted request body in bytes (413 above).',
+  },
+  {
+    name: 'COURIER_WORKER_CONCURRENCY',
+    default: '256',
+    description: 'Requests one worker process keeps in flight at once.',
+  },
+  { name: 'COURIER_BATCH_SIZE', default: '100', description: 'Deliveries claimed per database round trip.' },
+  { name: 'COURIER_LOG_LEVEL', default: 'info', description: 'pino log level: debug, info, warn, error.' },
+];
+
+function readFile(path: string): Source {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError('COURIER_CONFIG', `cannot read ${path}: ${(error as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ConfigError('COURIER_CONFIG', `${path} must hold a JSON object of COURIER_* keys`);
+  }
+  const known = new Set(OPTIONS.map((o) => o.name));
+  const source: Source = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!known.has(key)) throw new ConfigError('COURIER_CONFIG', `unknown key ${key} in ${path}`);
+    source[key] = Array.isArray(value) ? value.join(',') : String(value);
+  }
+  return source;
+}
+
+class Reader {
+  constructor(private readonly source: Source) {}
+
+  raw(name: string): string {
+    const value = this.source[name]?.trim();
+    if (value !== undefined && value !== '') return value;
+    return OPTIONS.find((o) => o.name === name)!.default;
+  }
+
+  optional(name: string): string | null {
+    return this.raw(name) || null;
+  }
+
+  duration(name: string): number {
+    try {
+      return parseDuration(this.raw(name));
+    } catch (error) {
+      throw new ConfigError(name, `${(error as Error).message} (use e.g. 500ms, 30s, 5m, 2h, 3d)`);
+    }
+  }
+
+  int(name: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+    const text = this.raw(name);
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || value < min || value > max) {
+      throw new ConfigError(name, `expected a whole number from ${min} to ${max}, got "${text}"`);
+    }
+    return value;
+  }
+
+  oneOf<T extends string>(name: string, choices: readonly T[]): T {
+    const value = this.raw(name);
+    if (!choices.includes(value as T))
+      throw new ConfigError(name, `expected one of ${choices.join(', ')}, got "${value}"`);
+    return value as T;
+  }
+}
+
+function retryOverrides(r: Reader): PolicyOverrides {
+  const jitter = r.oneOf<JitterMode>('COURIER_RETRY_JITTER', ['equal', 'full', 'none']);
+  const schedule = r.optional('COURIER_RETRY_SCHEDULE');
+  let backoff: PolicyOverrides['backoff'];
+  if (schedule) {
+    const scheduleMs = schedule.split(',').map((part) => {
+      try {
+        return parseDuration(part.trim());
+      } catch (error) {
+        throw new ConfigError('COURIER_RETRY_SCHEDULE', `${(error as Error).message} (e.g. 5s,5m,30m,2h)`);
+      }
+    });
+    backoff = { kind: 'schedule', scheduleMs, jitter };
+  } else {
+    const baseMs = r.duration('COURIER_RETRY_BASE');
+    const capMs = r.duration('COURIER_RETRY_CAP');
+    if (baseMs <= 0) throw new ConfigError('COURIER_RETRY_BASE', 'must be greater than zero');
+    if (capMs < baseMs)
+      throw new ConfigError('COURIER_RETRY_CAP', 'must not be shorter than COURIER_RETRY_BASE');
+    backoff = { kind: 'exponential', baseMs, capMs, jitter };
+  }
+  return {
+    classifier: { mode: r.oneOf<ClassifierMode>('COURIER_CLASSIFIER', ['strict', 'lenient']) },
+    backoff,
+    retryAfter: { ceilingMs: r.duration('COURIER_RETRY_AFTER_CEILING') },
+    giveUp: {
+      maxAttempts: r.int('COURIER_MAX_ATTEMPTS', 1, 1000),
+      windowMs: r.duration('COURIER_RETRY_WINDOW'),
+    },
+  };
+}
+
+/** Reads and validates the configuration; a bad value throws a ConfigError naming its variable. */
+export function loadConfig(env: Source = process.env): Config {
+  const filePath = env.COURIER_CONFIG?.trim();
+  const r = new Reader({ ...(filePath ? readFile(filePath) : {}), ...env });
+
+  const requestTimeoutMs = r.duration('COURIER_REQUEST_TIMEOUT');
+  const leaseMs = r.duration('COURIER_LEASE');
+  if (requestTimeoutMs <= 0) throw new ConfigError('COURIER_REQUEST_TIMEOUT', 'must be greater than zero');
+  if (leaseMs <= requestTimeoutMs + 5_000) {
+    throw new ConfigError(
+      'COURIER_LEASE',
+      'must exceed COURIER_REQUEST_TIMEOUT by at least 5s, or live workers would lose deliveries',
+    );
+  }
+  const allowPrivateNetworks = (r.optional('COURIER_ALLOW_PRIVATE_NETWORKS') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  try {
+    new SsrfGuard(allowPrivateNetworks);
+  } catch (error) {
+    throw new ConfigError('COURIER_ALLOW_PRIVATE_NETWORKS', (error as Error).message);
+  }
+  const operatorWebhookUrl = r.optional('COURIER_OPERATOR_WEBHOOK_URL');
+  if (operatorWebhookUrl && !/^https?:\/\//.test(operatorWebhookUrl)) {
+    throw new ConfigError('COURIER_OPERATOR_WEBHOOK_URL', 'must be an http or https URL');
+  }
+  const schema = r.raw('COURIER_SCHEMA');
+  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) {
+    throw new ConfigError('COURIER_SCHEMA', 'must be a lower-case SQL identifier of at most 41 characters');
+  }
+  const adminToken = r.optional('COURIER_ADMIN_TOKEN');
+  if (adminToken && adminToken.length < 16) {
+    throw new ConfigError('COURIER_ADMIN_TOKEN', 'must be at least 16 characters');
+  }
+
+  return {
+    databaseUrl: r.optional('COURIER_DATABASE_URL'),
+    dataDir: r.raw('COURIER_DATA_DIR'),
+    schema,
+    port: r.int('COURIER_PORT', 0, 65535),
+    host: r.raw('COURIER_HOST'),
+    adminToken,
+    retry: retryOverrides(r),
+    requestTimeoutMs,
+    leaseMs,
+    maxInFlight: r.int('COURIER_MAX_IN_FLIGHT', 1, 10_000),
+    rateLimit: r.int('COURIER_RATE_LIMIT', 1, 1_000_000),
+    pauseAfter: r.int('COURIER_PAUSE_AFTER', 1),
+    operatorWebhookUrl,
+    allowPrivateNetworks,
+    maxPayloadBytes: r.int('COURIER_MAX_PAYLOAD', 1024, 64 * 1024 * 1024),
+    workerConcurrency: r.int('COURIER_WORKER_CONCURRENCY', 1, 100_000),
+    batchSize: r.int('COURIER_BATCH_SIZE', 1, 10_000),
+    logLevel: r.oneOf('COURIER_LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * decide(): the one place retry rules are applied. The worker reports what happened and does
+ * exactly what comes back; it has no retry logic of its own.
+ */
+import { applyJitter, nominalDelay } from './backoff.ts';
+import { classify } from './classify.ts';
+import { formatDuration } from './duration.ts';
+import { exhausted } from './give-up.ts';
+import { retryAfterFromHeaders } from './retry-after.ts';
+import type { Decision, DecisionInput, JitterMode } from './types.ts';
+
+interface Wait {
+  readonly delayMs: number;
+  readonly reason: 'backoff' | 'retry_after';
+  /** Why this long, for the detail sentence. */
+  readonly why: string;
+}
+
+const JITTER_LABELS: Readonly<Record<JitterMode, string>> = {
+  equal: 'equal jitter',
+  full: 'full jitter',
+  none: 'no jitter',
+};
+
+export function decide(input: DecisionInput): Decision {
+  assertInstants(input);
+  const { outcome, attempts, giveUpAt, policy, now } = input;
+  const classification = classify(outcome, policy.classifier);
+  if (classification.verdict === 'success') return { kind: 'delivered', classification };
+  if (classification.verdict === 'permanent') {
+    return { kind: 'failed', detail: classification.reason, classification };
+  }
+  const spent = exhausted(attempts, giveUpAt, now, policy.giveUp);
+  if (spent !== undefined) return { kind: 'expired', ...spent, classification };
+
+  const { delayMs, reason, why } = chooseWait(input);
+  const next = `attempt ${attempts + 1} of ${policy.giveUp.maxAttempts}`;
+  if (now + delayMs <= giveUpAt) {
+    const detail = `${next} in ${roughly(delayMs)} (${why})`;
+    return { kind: 'retry', at: now + delayMs, delayMs, reason, detail, classification };
+  }
+  if (reason === 'retry_after') {
+    // The receiver told us not to come back before then; retrying earlier would undercut it.
+    const detail =
+      `Retry-After ${roughly(delayMs)} reaches past the give-up time (${roughly(giveUpAt - now)} left); ` +
+      'giving up rather than returning before the receiver allows';
+    return { kind: 'expired', reason: 'deadline', detail, classification };
+  }
+  // exhausted() already ruled out giveUpAt <= now, so one last attempt fits at the deadline.
+  const lastDelay = giveUpAt - now;
+  const detail = `${next} in ${roughly(lastDelay)} (${why}; clamped to the give-up time: last attempt)`;
+  return { kind: 'retry', at: giveUpAt, delayMs: lastDelay, reason: 'backoff', detail, classification };
+}
+
+/** The jittered backoff, unless an honoured Retry-After asks for longer. */
+function chooseWait({ outcome, attempts, policy, now, random }: DecisionInput): Wait {
+  const nominal = nominalDelay(attempts, policy.backoff);
+  const backoff = applyJitter(nominal, policy.backoff.jitter, random);
+  const backoffWhy = `backoff ${formatDuration(nominal)}, ${JITTER_LABELS[policy.backoff.jitter]}`;
+  const asked =
+    outcome.kind === 'response' && policy.retryAfter.statuses.includes(outcome.status)
+      ? retryAfterFromHeaders(outcome.headers, now)
+      : undefined;
+  if (asked === undefined) return { delayMs: backoff, reason: 'backoff', why: backoffWhy };
+
+  const { ceilingMs } = policy.retryAfter;
+  const honoured = Math.min(asked, ceilingMs);
+  const clamp = asked > ceilingMs ? ` (clamped to the ${formatDuration(ceilingMs)} ceiling)` : '';
+  const stated = `Retry-After ${roughly(asked)}${clamp}`;
+  if (honoured > backoff) {
+    const why = `${stated} honoured, longer than backoff ${roughly(backoff)}`;
+    return { delayMs: honoured, reason: 'retry_after', why };
+  }
+  return { delayMs: backoff, reason: 'backoff', why: `${backoffWhy}; ${stated} is not longer` };
+}
+
+/** Jittered delays are odd milliseconds; to the second is what a person reading the log wants. */
+function roughly(ms: number): string {
+  return formatDuration(ms < 1000 ? ms : Math.round(ms / 1000) * 1000);
+}
+
+function assertInstants({ attempts, now, giveUpAt }: DecisionInput): void {
+  if (!Number.isSafeInteger(attempts) || attempts < 1) {
+    throw new RangeError(`attempts must be an integer ≥ 1 (this attempt included), got ${attempts}`);
+  }
+  if (!Number.isSafeInteger(now) || !Number.isSafeInteger(giveUpAt)) {
+    throw new RangeError(`now and giveUpAt must be whole-millisecond instants, got ${now} and ${giveUpAt}`);
+  }
+}

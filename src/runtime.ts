@@ -1,0 +1,84 @@
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import { Sender } from './delivery/sender.ts';
+import { SsrfGuard } from './delivery/ssrf-guard.ts';
+import type { OperationalEventSink } from './dispatch/auto-pause.ts';
+import { PolicyResolver } from './dispatch/policy-resolver.ts';
+import { Worker } from './dispatch/worker.ts';
+import type { Logger } from './logger.ts';
+import type { Random } from './random.ts';
+import type { Database } from './store/db.ts';
+import { migrate } from './store/migrate.ts';
+import { PgDatabase } from './store/pg.ts';
+import { PgliteDatabase } from './store/pglite.ts';
+
+/** PostgreSQL when COURIER_DATABASE_URL is set, else the embedded PGlite in the data directory. */
+export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
+  if (!config.databaseUrl) return PgliteDatabase.open({ dataDir: config.dataDir });
+  if (config.schema !== 'public') {
+    // The schema must exist before connections that put it on their search_path can use it.
+    const bootstrap = new PgDatabase({ connectionString: config.databaseUrl, poolSize: 1 });
+    try {
+      await bootstrap.query(`create schema if not exists ${config.schema}`);
+    } finally {
+      await bootstrap.close();
+    }
+  }
+  return new PgDatabase({
+    connectionString: config.databaseUrl,
+    schema: config.schema === 'public' ? undefined : config.schema,
+    onListenError: (error, retryInMs) =>
+      logger.warn({ err: error.message, retryInMs }, 'LISTEN connection lost; reconnecting'),
+  });
+}
+
+export async function openMigratedDatabase(config: Config, logger: Logger): Promise<Database> {
+  const db = await openDatabase(config, logger);
+  try {
+    const applied = await migrate(db);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    return db;
+  } catch (error) {
+    await db.close().catch(() => {});
+    throw error;
+  }
+}
+
+export interface WorkerDeps {
+  db: Database;
+  config: Config;
+  clock: Clock;
+  random: Random;
+  logger: Logger;
+  onOperationalEvent?: OperationalEventSink;
+}
+
+export function createSender(config: Config, clock: Clock): Sender {
+  return new Sender({
+    guard: new SsrfGuard(config.allowPrivateNetworks),
+    clock,
+    requestTimeoutMs: config.requestTimeoutMs,
+    // As many connections per origin as requests in flight: a request queued behind others to the
+    // same host would spend its timeout waiting on us, and be counted as the receiver's failure.
+    connections: config.workerConcurrency,
+  });
+}
+
+export function createWorker(deps: WorkerDeps): { worker: Worker; sender: Sender } {
+  const { config } = deps;
+  const sender = createSender(config, deps.clock);
+  const worker = new Worker({
+    db: deps.db,
+    sender,
+    clock: deps.clock,
+    random: deps.random,
+    logger: deps.logger,
+    policies: new PolicyResolver(config.retry),
+    batchSize: config.batchSize,
+    concurrency: config.workerConcurrency,
+    leaseMs: config.leaseMs,
+    pauseAfter: config.pauseAfter,
+    onOperationalEvent: deps.onOperationalEvent,
+  });
+  return { worker, sender };
+}

@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
+import { claim } from '../../src/store/queries/claim.ts';
+import { type Completion, complete } from '../../src/store/queries/complete.ts';
+import { nextDueAt } from '../../src/store/queries/next-due.ts';
+import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+
+function delivered(id: number, attempts: number, now: number): Completion {
+  return {
+    deliveryId: id,
+    state: 'delivered',
+    attempts,
+    nextAttemptAt: null,
+    giveUpAt: now + 72 * 3_600_000,
+    lastError: null,
+    streak: 'reset',
+    attempt: {
+      id: `atmpt_${id}_${attempts}_${now}`,
+      number: attempts,
+      trigger: 0,
+      url: 'http://127.0.0.1/',
+      startedAt: now,
+      durationMs: 1,
+      statusCode: 200,
+      failureKind: null,
+      responseHeaders: null,
+      responseBody: null,
+      decision: 'delivered',
+      delayMs: null,
+      reason: null,
+      detail: 'ok',
+    },
+  };
+}
+
+describe.each(BACKENDS)('claiming on %s', (backend) => {
+  let t: TestDatabase;
+  let clock: ManualClock;
+  let appId: string;
+
+  beforeAll(async () => {
+    t = await openTestDatabase(backend);
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+  beforeEach(async () => {
+    clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    await t.db.query(
+      'truncate courier_attempts, courier_deliveries, courier_messages, courier_endpoint_queues, courier_endpoint_secrets, courier_endpoints, courier_applications cascade',
+    );
+    appId = (await makeApp(t.db, clock.now())).id;
+  });
+
+  const claimAs = (owner: string, limit = 100) =>
+    claim(t.db, { owner, now: clock.now(), leaseMs: 60_000, limit });
+
+  it('never hands out more than an endpoint in-flight cap, whoever asks', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 3 });
+    for (let i = 0; i < 10; i++) await publishJson(t.db, appId, clock.now(), { i });
+
+    const first = await claimAs('worker-a');
+    expect(first).toHaveLength(3);
+    expect(await claimAs('worker-b')).toHaveLength(0);
+
+    // Completing one frees one slot, for any worker.
+    await complete(t.db, 'worker-a', clock.now(), [delivered(first[0]!.id, 1, clock.now())], 100);
+    const next = await claimAs('worker-b');
+    expect(next).toHaveLength(1);
+    expect(next[0]!.id).not.toBe(first[0]!.id);
+  });
+
+  it('keeps any 1.2 s window of claims within the rate limit', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), {
+      url: 'http://127.0.0.1:1/',
+      rateLimit: 5,
+      maxInFlight: 100,
+    });
+    for (let i = 0; i < 20; i++) await publishJson(t.db, appId, clock.now(), { i });
+
+    const claimedAt: number[] = [];
+    for (let step = 0; step < 60; step++) {
+      const batch = await claimAs('w');
+      for (const d of batch) claimedAt.push(clock.now());
+      await complete(
+        t.db,
+        'w',
+        clock.now(),
+        batch.map((d) => delivered(d.id, 1, clock.now())),
+        100,
+      );
+      clock.advance(100);
+    }
+    expect(claimedAt).toHaveLength(20);
+    for (const start of claimedAt) {
+      const inWindow = claimedAt.filter((at) => at >= start && at < start + 1_200).length;
+      expect(inWindow).toBeLessThanOrEqual(5);
+    }
+    // And it is a limit, not a stall: 20 deliveries at 5 per 1.2 s finish in under 6 s.
+    expect(claimedAt.at(-1)! - claimedAt[0]!).toBeLessThan(6_000);
+  });
+
+  it('claims nothing scheduled for later, and reports when it is due', async () => {
+    const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    const [d] = await claimAs('w');
+    const retryAt = clock.now() + 90_000;
+    await complete(
+      t.db,
+      'w',
+      clock.now(),
+      [{ ...delivered(d!.id, 1, clock.now()), state: 'pending', nextAttemptAt: retryAt }],
+      100,
+    );
+    expect(await claimAs('w')).toHaveLength(0);
+    expect(await nextDueAt(t.db)).toBe(retryAt);
+    clock.advance(90_000);
+    const [again] = await claimAs('w');
+    expect(again).toMatchObject({ id: d!.id, attempts: 1, endpointId: ep.id });
+  });
+
+  it('gives a released delivery back with the same attempt count and due time', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    const [d] = await claimAs('w');
+    const before = await t.db.query('select attempts, next_attempt_at from courier_deliveries');
+    expect(await release(t.db, 'w', [d!.id])).toBe(1);
+    const after = await t.db.query('select attempts, next_attempt_at, state from courier_deliveries');
+    expect(after.rows[0]).toMatchObject({ ...before.rows[0], state: 'pending' });
+    expect(await claimAs('other')).toHaveLength(1);
+  });
+
+  it('takes over deliveries of a worker whose lease expired, and ignores its late completion', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 1 });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    const [d] = await claimAs('dead-worker');
+    clock.advance(59_000);
+    expect(await reapExpiredLeases(t.db, clock.now())).toBe(0);
+    clock.advance(1_000);
+    expect(await reapExpiredLeases(t.db, clock.now())).toBe(1);
+    const [taken] = await claimAs('live-worker');
+    expect(taken).toMatchObject({ id: d!.id, attempts: 0 });
+    // The dead worker's completion arrives late: it no longer owns the lease, so nothing is counted.
+    await complete(t.db, 'dead-worker', clock.now(), [delivered(d!.id, 1, clock.now())], 100);
+    const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_attempts');
+    expect(rows[0]!.n).toBe(0);
+    await complete(t.db, 'live-worker', clock.now(), [delivered(d!.id, 1, clock.now())], 100);
+    const { rows: after } = await t.db.query('select state, attempts from courier_deliveries');
+    expect(after).toEqual([{ state: 'delivered', attempts: 1 }]);
+  });
+
+  it('serves a healthy endpoint while another has a deep backlog (no head-of-line blocking)', async () => {
+    const slow = await makeEndpoint(t.db, appId, clock.now(), {
+      url: 'http://127.0.0.1:1/',
+      maxInFlight: 2,
+      eventTypes: ['bulk'],
+    });
+    const fast = await makeEndpoint(t.db, appId, clock.now(), {
+      url: 'http://127.0.0.1:2/',
+      eventTypes: ['urgent'],
+    });
+    for (let i = 0; i < 300; i++) await publishJson(t.db, appId, clock.now(), { i }, { eventType: 'bulk' });
+    clock.advance(1);
+    await publishJson(t.db, appId, clock.now(), { urgent: true }, { eventType: 'urgent' });
+    const batch = await claimAs('w', 10);
+    expect(batch.filter((d) => d.endpointId === slow.id)).toHaveLength(2);
+    expect(batch.filter((d) => d.endpointId === fast.id)).toHaveLength(1);
+  });
+
+  it('counts a permanent-failure streak and reports the endpoint once it reaches the threshold', async () => {
+    const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    for (let i = 0; i < 3; i++) await publishJson(t.db, appId, clock.now(), { i });
+    const batch = await claimAs('w');
+    const failed = batch.map((d) => ({
+      ...delivered(d.id, 1, clock.now()),
+      state: 'failed' as const,
+      streak: 'increment' as const,
+    }));
+    const alarms = await complete(t.db, 'w', clock.now(), failed, 3);
+    expect(alarms).toEqual([{ endpointId: ep.id, failureStreak: 3 }]);
+  });
+});
