@@ -40,6 +40,8 @@ begin
     from unnest(p_endpoints, p_pending_at) as u(e, t) group by e
   ) r
   where q.endpoint_id = r.endpoint_id;
+  -- Capacity came back: idle workers (which skip capped endpoints) must look again.
+  perform pg_notify(courier_channel(), '');
 end $$;
 
 -- Publish: the message and one delivery per matching endpoint, in the caller's transaction.

@@ -1,0 +1,217 @@
+/**
+ * The delivery side of SSRF protection: which addresses a webhook may reach, checked once when an
+ * endpoint URL is saved (literal IPs) and again on every connection (the DNS lookup hook below pins
+ * the socket to the addresses that were checked, so rebinding cannot slip in between).
+ */
+import dns from 'node:dns';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+export const ALLOW_ENV = 'COURIER_ALLOW_PRIVATE_NETWORKS';
+export const SSRF_REFUSED = 'ERR_SSRF_REFUSED';
+
+export interface AddressClass {
+  readonly allowed: boolean;
+  /** ipaddr.js's range name ('unicast', 'loopback', 'private', ...), or 'invalid'/'ipv4Compatible'. */
+  readonly range: string;
+  /** For IPv4-mapped IPv6 addresses: the embedded IPv4 address that was classified. */
+  readonly embedded?: string;
+}
+
+export type CheckResult = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+
+type Addr = ipaddr.IPv4 | ipaddr.IPv6;
+
+const DESCRIPTIONS: Readonly<Record<string, string>> = {
+  loopback: 'a loopback address',
+  private: 'in a private network range (RFC 1918)',
+  linkLocal: 'a link-local address (this includes cloud metadata endpoints such as 169.254.169.254)',
+  carrierGradeNat: 'in the carrier-grade NAT range (RFC 6598)',
+  uniqueLocal: 'a unique-local IPv6 address (fc00::/7)',
+  multicast: 'a multicast address',
+  unspecified: 'the unspecified address',
+  broadcast: 'the broadcast address',
+  reserved: 'in a reserved or documentation range',
+  benchmarking: 'in a benchmarking range',
+  rfc6052: 'a NAT64 address (64:ff9b::/96)',
+  rfc6145: 'an IPv4-translated IPv6 address (RFC 6145)',
+  ipv4Compatible: 'an IPv4-compatible IPv6 address (deprecated ::/96)',
+  '6to4': 'a 6to4 relay address (2002::/16)',
+  teredo: 'a Teredo tunnel address (2001::/32)',
+  invalid: 'not a valid IP address',
+};
+
+function describe(range: string): string {
+  return DESCRIPTIONS[range] ?? `in the special-purpose range "${range}"`;
+}
+
+function parse(ip: string): Addr | undefined {
+  return ipaddr.isValid(ip) ? ipaddr.parse(ip) : undefined;
+}
+
+/** The IPv4 address an IPv6 address stands for when the OS would connect to it over IPv4. */
+function mappedIPv4(addr: Addr): ipaddr.IPv4 | undefined {
+  return addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (addr as ipaddr.IPv6).toIPv4Address()
+    : undefined;
+}
+
+function rangeOf(addr: Addr): string {
+  const range = addr.range();
+  // ipaddr.js calls ::a.b.c.d (other than :: and ::1) 'unicast'; it is never a public destination.
+  if (range === 'unicast' && addr.kind() === 'ipv6') {
+    const parts = (addr as ipaddr.IPv6).parts;
+    if (parts.slice(0, 6).every((part) => part === 0)) return 'ipv4Compatible';
+  }
+  return range;
+}
+
+function classifyParsed(addr: Addr): AddressClass {
+  const v4 = mappedIPv4(addr);
+  if (v4) {
+    const range = v4.range();
+    return { allowed: range === 'unicast', range, embedded: v4.toString() };
+  }
+  const range = rangeOf(addr);
+  return { allowed: range === 'unicast', range };
+}
+
+/** Default policy: only ipaddr.js's public 'unicast' range may be reached. */
+export function classifyAddress(ip: string): AddressClass {
+  const addr = parse(ip);
+  return addr ? classifyParsed(addr) : { allowed: false, range: 'invalid' };
+}
+
+function refusal(ip: string, cls: AddressClass, hostname?: string): string {
+  const subject = hostname === undefined ? ip : `${hostname} resolved to ${ip}, which`;
+  if (cls.range === 'invalid') return `refused: ${subject} is not a valid IP address`;
+  const what = cls.embedded
+    ? `${subject} is the IPv4-mapped form of ${cls.embedded}, which is ${describe(cls.range)}`
+    : `${subject} is ${describe(cls.range)}`;
+  return `refused: ${what}; allow it with ${ALLOW_ENV}`;
+}
+
+/** Raised through the connector when a resolved address is refused; maps to a 'refused' outcome. */
+export class SsrfRefusedError extends Error {
+  readonly code = SSRF_REFUSED;
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'SsrfRefusedError';
+  }
+}
+
+export class SsrfGuard {
+  readonly #allow: ReadonlyArray<[Addr, number]>;
+
+  /** @param allow CIDRs (or bare addresses) that may be reached although not public, e.g. `['127.0.0.0/8', '::1/128']`. */
+  constructor(allow: readonly string[] = []) {
+    this.#allow = allow.map(parseAllowEntry);
+  }
+
+  /** @param hostname the name `ip` was resolved from, for the refusal reason. */
+  checkAddress(ip: string, hostname?: string): CheckResult {
+    const addr = parse(ip);
+    if (!addr) return { ok: false, reason: refusal(ip, { allowed: false, range: 'invalid' }, hostname) };
+    if (this.#allowed(addr)) return { ok: true };
+    const cls = classifyParsed(addr);
+    return cls.allowed ? { ok: true } : { ok: false, reason: refusal(ip, cls, hostname) };
+  }
+
+  /**
+   * For saving endpoints and before each send: the URL must be http(s) without credentials; a literal
+   * IP host is checked now, a hostname only once it resolves (see guardedLookup).
+   */
+  checkUrl(url: string): CheckResult {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return { ok: false, reason: 'refused: the endpoint URL is not a valid absolute URL' };
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      return {
+        ok: false,
+        reason: `refused: scheme "${parsed.protocol.slice(0, -1)}" is not allowed; use http or https`,
+      };
+    }
+    // Never echo the URL here: it carries the credentials we refuse.
+    if (parsed.username !== '' || parsed.password !== '') {
+      return {
+        ok: false,
+        reason: 'refused: credentials in the endpoint URL are not allowed; use headers instead',
+      };
+    }
+    const host = literalHost(parsed.hostname);
+    if (host === '') return { ok: false, reason: 'refused: the endpoint URL has no host' };
+    return isIP(host) === 0 ? { ok: true } : this.checkAddress(host);
+  }
+
+  #allowed(addr: Addr): boolean {
+    const v4 = mappedIPv4(addr);
+    for (const cidr of this.#allow) {
+      const kind = cidr[0].kind();
+      if (kind === addr.kind() && addr.match(cidr)) return true;
+      if (v4 && kind === 'ipv4' && v4.match(cidr)) return true;
+    }
+    return false;
+  }
+}
+
+/** WHATWG keeps IPv6 literals bracketed in `hostname`. */
+function literalHost(hostname: string): string {
+  return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+}
+
+function parseAllowEntry(entry: string): [Addr, number] {
+  const text = entry.trim();
+  const [address = '', prefix] = text.split('/', 2);
+  // Strict here (no "10.1" or hex forms): a typo in this list widens what may be reached.
+  const strict = ipaddr.IPv4.isValidFourPartDecimal(address) || ipaddr.IPv6.isValid(address);
+  if (strict && prefix === undefined) {
+    const addr = ipaddr.parse(address);
+    return [addr, addr.kind() === 'ipv4' ? 32 : 128];
+  }
+  if (strict && ipaddr.isValidCIDR(text)) return ipaddr.parseCIDR(text);
+  throw new Error(
+    `${ALLOW_ENV}: "${entry}" is not a valid CIDR (expected e.g. 10.0.0.0/8, 127.0.0.1 or fd00::/8)`,
+  );
+}
+
+export type Resolver = (
+  hostname: string,
+  options: dns.LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+) => void;
+
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | dns.LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A `lookup` for net/tls.connect: resolves every address, refuses the whole name if any of them is
+ * refused, and hands back only checked addresses, so the socket connects to what was checked.
+ */
+export function guardedLookup(
+  guard: SsrfGuard,
+  resolver: Resolver = dns.lookup,
+): (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => void {
+  return (hostname, options, callback) => {
+    resolver(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, []);
+      if (addresses.length === 0) {
+        const empty: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+        empty.code = 'ENOTFOUND';
+        return callback(empty, []);
+      }
+      for (const { address } of addresses) {
+        const check = guard.checkAddress(address, hostname);
+        if (!check.ok) return callback(new SsrfRefusedError(check.reason), []);
+      }
+      if (options.all) return callback(null, addresses);
+      const first = addresses[0]!;
+      callback(null, first.address, first.family);
+    });
+  };
+}

@@ -1,0 +1,239 @@
+// Real HTTP against receivers on 127.0.0.1 only.
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
+import { DEFAULT_USER_AGENT, Sender, type SenderOptions } from '../../src/delivery/sender.ts';
+import { type Resolver, SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
+import { type Handle, type Receiver, startReceiver } from './receiver.ts';
+
+const LOOPBACK = ['127.0.0.0/8', '::1/128'];
+const body = Buffer.from('{"type":"invoice.paid"}');
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function receiver(handle: Handle): Promise<Receiver> {
+  const r = await startReceiver(handle);
+  cleanups.push(() => r.close());
+  return r;
+}
+
+function sender(opts: Partial<SenderOptions> & { allow?: string[] } = {}): Sender {
+  const s = new Sender({ guard: new SsrfGuard(opts.allow ?? LOOPBACK), clock: new ManualClock(), ...opts });
+  cleanups.push(() => s.close());
+  return s;
+}
+
+const reply =
+  (status: number, headers: Record<string, string> = {}, text = ''): Handle =>
+  (_req, res) =>
+    res.writeHead(status, headers).end(text);
+
+describe('Sender with the allow-list off', () => {
+  it('refuses a loopback literal without opening a connection', async () => {
+    const r = await receiver(reply(200));
+    const result = await sender({ allow: [] }).send({ url: `${r.url}/hook`, body, headers: {} });
+    expect(result.outcome).toEqual({
+      kind: 'refused',
+      reason: 'refused: 127.0.0.1 is a loopback address; allow it with COURIER_ALLOW_PRIVATE_NETWORKS',
+    });
+    expect(result.requestWentOut).toBe(false);
+    expect(r.requests).toHaveLength(0);
+    expect(r.sockets).toHaveLength(0);
+  });
+
+  it('refuses a hostname that resolves to loopback, at connect time, before any connection', async () => {
+    const r = await receiver(reply(200));
+    const result = await sender({ allow: [] }).send({
+      url: `http://localhost:${r.port}/`,
+      body,
+      headers: {},
+    });
+    expect(result.outcome.kind).toBe('refused');
+    if (result.outcome.kind === 'refused')
+      expect(result.outcome.reason).toMatch(/^refused: localhost resolved to /);
+    expect(result.requestWentOut).toBe(false);
+    expect(r.sockets).toHaveLength(0);
+  });
+
+  it('refuses odd spellings, other schemes, credentials and garbage without throwing', async () => {
+    const s = sender({ allow: [] });
+    for (const url of [
+      'http://0x7f.1/',
+      'http://2130706433/',
+      'ftp://example.com/',
+      'http://a:b@example.com/',
+      'nope',
+    ]) {
+      const result = await s.send({ url, body, headers: {} });
+      expect(result.outcome.kind, url).toBe('refused');
+      expect(result.requestWentOut).toBe(false);
+    }
+  });
+});
+
+describe('Sender with loopback allowed', () => {
+  it('delivers, and captures status, headers and body', async () => {
+    const r = await receiver(reply(200, { 'content-type': 'text/plain', 'x-trace': 'abc' }, 'thanks'));
+    const clock = new ManualClock(Date.UTC(2026, 1, 2));
+    const result = await sender({ clock }).send({ url: `${r.url}/hooks/in?x=1#frag`, body, headers: {} });
+    expect(result.outcome).toMatchObject({ kind: 'response', status: 200 });
+    expect(result.responseStatus).toBe(200);
+    expect(result.responseHeaders).toMatchObject({ 'content-type': 'text/plain', 'x-trace': 'abc' });
+    expect(result.responseBody).toBe('thanks');
+    expect(result.requestWentOut).toBe(true);
+    expect(result.startedAt).toBe(Date.UTC(2026, 1, 2));
+    expect(result.durationMs).toBeGreaterThan(0);
+    expect(r.requests.map((q) => [q.method, q.url])).toEqual([['POST', '/hooks/in?x=1']]);
+  });
+
+  it.each([500, 410, 404, 400])('returns %i as a response outcome', async (status) => {
+    const r = await receiver(reply(status, {}, 'nope'));
+    const result = await sender().send({ url: r.url, body, headers: {} });
+    expect(result.outcome).toMatchObject({ kind: 'response', status });
+    expect(result.responseBody).toBe('nope');
+  });
+
+  it('hands Retry-After of a 429 to the policy', async () => {
+    const r = await receiver(reply(429, { 'Retry-After': '120' }));
+    const result = await sender().send({ url: r.url, body, headers: {} });
+    expect(result.outcome).toMatchObject({
+      kind: 'response',
+      status: 429,
+      headers: { 'retry-after': '120' },
+    });
+    expect(result.responseHeaders?.['retry-after']).toBe('120');
+  });
+
+  it('never follows a redirect', async () => {
+    const r = await receiver((req, res) =>
+      req.url === '/moved' ? res.writeHead(302, { location: '/elsewhere' }).end() : res.writeHead(200).end(),
+    );
+    const result = await sender().send({ url: `${r.url}/moved`, body, headers: {} });
+    expect(result.outcome).toMatchObject({
+      kind: 'response',
+      status: 302,
+      headers: { location: '/elsewhere' },
+    });
+    expect(r.requests).toHaveLength(1);
+  });
+
+  it('sends the body bytes and headers exactly, adding user-agent and content-type', async () => {
+    const r = await receiver(reply(204));
+    const binary = randomBytes(70_000); // not valid UTF-8, larger than one socket write
+    await sender().send({
+      url: r.url,
+      body: binary,
+      headers: { 'webhook-id': 'msg_1', 'webhook-signature': 'v1,c2lnbmF0dXJl', 'x-custom': 'a, b' },
+    });
+    const [got] = r.requests;
+    expect(got?.body.equals(binary)).toBe(true);
+    expect(got?.headers).toMatchObject({
+      'webhook-id': 'msg_1',
+      'webhook-signature': 'v1,c2lnbmF0dXJl',
+      'x-custom': 'a, b',
+      'user-agent': DEFAULT_USER_AGENT,
+      'content-type': 'application/json',
+      'content-length': '70000',
+    });
+  });
+
+  it("keeps the caller's user-agent and content-type, whatever their case", async () => {
+    const r = await receiver(reply(204));
+    await sender({ userAgent: 'unused' }).send({
+      url: r.url,
+      body,
+      headers: { 'User-Agent': 'Mine/1', 'Content-Type': 'application/cloudevents+json' },
+    });
+    expect(r.requests[0]?.headers['user-agent']).toBe('Mine/1');
+    expect(r.requests[0]?.headers['content-type']).toBe('application/cloudevents+json');
+    expect(r.requests[0]?.headers['user-agent']?.split(',')).toHaveLength(1);
+  });
+
+  it('reuses keep-alive connections', async () => {
+    const r = await receiver(reply(200, {}, 'ok'));
+    const s = sender({ connections: 4 });
+    for (let i = 0; i < 30; i++) await s.send({ url: r.url, body, headers: {} });
+    // undici waits one event-loop turn before reusing a socket, so back-to-back sends may use two.
+    expect(r.sockets.length).toBeLessThanOrEqual(2);
+    const results = await Promise.all(
+      Array.from({ length: 60 }, () => s.send({ url: r.url, body, headers: {} })),
+    );
+    expect(results.every((x) => x.outcome.kind === 'response')).toBe(true);
+    expect(r.requests).toHaveLength(90);
+    expect(r.sockets.length).toBeLessThanOrEqual(4);
+  });
+
+  it('delivers to an allowed IPv6 literal', async (ctx) => {
+    const r = await startReceiver(reply(200, {}, 'v6'), '::1').catch(() => undefined);
+    if (!r) return ctx.skip('no IPv6 loopback here');
+    cleanups.push(() => r.close());
+    const result = await sender().send({ url: `http://[::1]:${r.port}/`, body, headers: {} });
+    expect(result.responseBody).toBe('v6');
+    const refused = await sender({ allow: ['127.0.0.0/8'] }).send({
+      url: `http://[::1]:${r.port}/`,
+      body,
+      headers: {},
+    });
+    expect(refused.outcome.kind).toBe('refused');
+    expect(r.requests).toHaveLength(1);
+  });
+
+  it('resolves localhost through the guard and delivers', async () => {
+    const r = await receiver(reply(200, {}, 'hi'));
+    const result = await sender().send({ url: `http://localhost:${r.port}/`, body, headers: {} });
+    expect(result.outcome).toMatchObject({ kind: 'response', status: 200 });
+    expect(r.requests).toHaveLength(1);
+  });
+
+  it('connects to the address it checked even if the name now resolves elsewhere (rebinding)', async () => {
+    // The same port on two loopback addresses; only 127.0.0.1 is allowed.
+    const allowed = await receiver(reply(200, {}, 'checked'));
+    const inside = await startReceiver(reply(200, {}, 'rebound'), '127.0.0.2', allowed.port).catch(
+      () => undefined,
+    );
+    if (inside) cleanups.push(() => inside.close());
+    let calls = 0;
+    const rebinding: Resolver = (_host, _options, callback) => {
+      calls += 1;
+      const address = calls === 1 ? '127.0.0.1' : '127.0.0.2';
+      queueMicrotask(() => callback(null, [{ address, family: 4 }]));
+    };
+    const s = sender({ allow: ['127.0.0.1/32'], lookup: rebinding });
+    const first = await s.send({ url: `http://rebind.test:${allowed.port}/`, body, headers: {} });
+    expect(first.responseBody).toBe('checked');
+    expect(calls).toBe(1);
+    expect(inside?.requests ?? []).toHaveLength(0);
+  });
+
+  it('refuses a name when one of its addresses is outside the allow-list', async () => {
+    const r = await receiver(reply(200));
+    // Loopback only, so even a broken guard could not send traffic off this machine.
+    const both: Resolver = (_host, _options, callback) =>
+      queueMicrotask(() =>
+        callback(null, [
+          { address: '127.0.0.1', family: 4 },
+          { address: '127.0.0.2', family: 4 },
+        ]),
+      );
+    const s = sender({ allow: ['127.0.0.1/32'], lookup: both });
+    const result = await s.send({ url: `http://mixed.test:${r.port}/`, body, headers: {} });
+    expect(result.outcome).toMatchObject({ kind: 'refused' });
+    expect(result.requestWentOut).toBe(false);
+    expect(r.sockets).toHaveLength(0);
+  });
+
+  it('throws for misuse: headers undici cannot send, or use after close', async () => {
+    const r = await receiver(reply(200));
+    const s = sender();
+    await expect(s.send({ url: r.url, body, headers: { 'transfer-encoding': 'chunked' } })).rejects.toThrow(
+      /transfer-encoding/,
+    );
+    await s.close();
+    await expect(s.send({ url: r.url, body, headers: {} })).rejects.toMatchObject({
+      code: expect.stringMatching(/^UND_ERR_(CLOSED|DESTROYED)$/),
+    });
+  });
+});

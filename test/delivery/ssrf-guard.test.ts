@@ -1,0 +1,308 @@
+// Strings only: nothing here opens a connection.
+import type dns from 'node:dns';
+import { describe, expect, it } from 'vitest';
+import { classifyAddress, guardedLookup, type Resolver, SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
+
+describe('classifyAddress', () => {
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['127.255.255.254', 'loopback'],
+    ['::1', 'loopback'],
+    ['10.0.0.5', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['192.168.1.1', 'private'],
+    ['169.254.169.254', 'linkLocal'],
+    ['169.254.0.1', 'linkLocal'],
+    ['fe80::1', 'linkLocal'],
+    ['fe80::1%eth0', 'linkLocal'],
+    ['100.64.0.1', 'carrierGradeNat'],
+    ['100.127.255.255', 'carrierGradeNat'],
+    ['fc00::1', 'uniqueLocal'],
+    ['fd12:3456::1', 'uniqueLocal'],
+    ['224.0.0.1', 'multicast'],
+    ['239.255.255.250', 'multicast'],
+    ['ff02::1', 'multicast'],
+    ['0.0.0.0', 'unspecified'],
+    ['0.1.2.3', 'unspecified'],
+    ['::', 'unspecified'],
+    ['255.255.255.255', 'broadcast'],
+    ['192.0.2.1', 'reserved'], // TEST-NET-1
+    ['198.51.100.7', 'reserved'], // TEST-NET-2
+    ['203.0.113.9', 'reserved'], // TEST-NET-3
+    ['198.18.0.1', 'reserved'], // benchmarking, as ipaddr.js names it for IPv4
+    ['240.0.0.1', 'reserved'],
+    ['2001:db8::1', 'reserved'],
+    ['2001:2::1', 'benchmarking'],
+    ['2002:7f00:1::', '6to4'],
+    ['2001:0:4136:e378::1', 'teredo'],
+    ['64:ff9b::7f00:1', 'rfc6052'], // NAT64 embedding 127.0.0.1
+    ['64:ff9b::808:808', 'rfc6052'], // NAT64 is never "public" by default, whatever it embeds
+    ['::ffff:0:7f00:1', 'rfc6145'],
+    ['::7f00:1', 'ipv4Compatible'], // deprecated ::a.b.c.d form
+    ['::a00:1', 'ipv4Compatible'],
+  ])('refuses %s (%s)', (ip, range) => {
+    expect(classifyAddress(ip)).toMatchObject({ allowed: false, range });
+  });
+
+  it.each([
+    ['::ffff:127.0.0.1', 'loopback', '127.0.0.1'],
+    ['::ffff:7f00:1', 'loopback', '127.0.0.1'],
+    ['::ffff:169.254.169.254', 'linkLocal', '169.254.169.254'],
+    ['::ffff:10.1.2.3', 'private', '10.1.2.3'],
+    ['0:0:0:0:0:ffff:c0a8:0101', 'private', '192.168.1.1'],
+  ])('checks the IPv4 inside the mapped address %s', (ip, range, embedded) => {
+    expect(classifyAddress(ip)).toEqual({ allowed: false, range, embedded });
+  });
+
+  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700::1111', '2a00:1450:4001:82b::200e'])(
+    'allows public %s',
+    (ip) => {
+      expect(classifyAddress(ip)).toEqual({ allowed: true, range: 'unicast' });
+    },
+  );
+
+  it('allows a mapped public IPv4 address, which the OS reaches over IPv4', () => {
+    expect(classifyAddress('::ffff:8.8.8.8')).toEqual({
+      allowed: true,
+      range: 'unicast',
+      embedded: '8.8.8.8',
+    });
+  });
+
+  it.each(['', 'localhost', '1.2.3.4.5', '999.1.1.1', '::g', 'example.com'])(
+    'refuses non-address %j',
+    (ip) => {
+      expect(classifyAddress(ip)).toEqual({ allowed: false, range: 'invalid' });
+    },
+  );
+});
+
+describe('SsrfGuard.checkAddress', () => {
+  it('explains a refusal in words a human acts on', () => {
+    expect(new SsrfGuard().checkAddress('10.0.0.5')).toEqual({
+      ok: false,
+      reason:
+        'refused: 10.0.0.5 is in a private network range (RFC 1918); allow it with COURIER_ALLOW_PRIVATE_NETWORKS',
+    });
+    const mapped = new SsrfGuard().checkAddress('::ffff:169.254.169.254');
+    expect(mapped.ok).toBe(false);
+    if (!mapped.ok) expect(mapped.reason).toMatch(/IPv4-mapped form of 169\.254\.169\.254.*link-local/);
+  });
+
+  it('opens only the chosen CIDRs', () => {
+    const guard = new SsrfGuard(['127.0.0.0/8', '::1/128']);
+    expect(guard.checkAddress('127.0.0.1')).toEqual({ ok: true });
+    expect(guard.checkAddress('127.9.9.9')).toEqual({ ok: true });
+    expect(guard.checkAddress('::1')).toEqual({ ok: true });
+    expect(guard.checkAddress('::ffff:127.0.0.1')).toEqual({ ok: true }); // same destination as 127.0.0.1
+    expect(guard.checkAddress('10.0.0.1').ok).toBe(false);
+    expect(guard.checkAddress('169.254.169.254').ok).toBe(false);
+    expect(guard.checkAddress('::2').ok).toBe(false);
+    expect(guard.checkAddress('8.8.8.8')).toEqual({ ok: true });
+  });
+
+  it('accepts bare addresses as single-host entries', () => {
+    const guard = new SsrfGuard([' 10.0.0.7 ', 'fd00::7']);
+    expect(guard.checkAddress('10.0.0.7')).toEqual({ ok: true });
+    expect(guard.checkAddress('10.0.0.8').ok).toBe(false);
+    expect(guard.checkAddress('fd00::7')).toEqual({ ok: true });
+    expect(guard.checkAddress('fd00::8').ok).toBe(false);
+  });
+
+  it.each(['10.0.0.0/33', 'not-a-cidr', '10.0.0/8', '127.1', '0x7f000001/8', '::1/129', '10.0.0.0/8/8', ''])(
+    'rejects the allow-list entry %j',
+    (entry) => {
+      expect(() => new SsrfGuard(['127.0.0.0/8', entry])).toThrow(
+        new RegExp(`COURIER_ALLOW_PRIVATE_NETWORKS: "${entry.replace(/[./]/g, '\\$&')}" is not a valid CIDR`),
+      );
+    },
+  );
+});
+
+describe('SsrfGuard.checkUrl', () => {
+  const guard = new SsrfGuard();
+
+  it.each([
+    'https://hooks.example.com/in',
+    'http://example.com:8080/a?b=c',
+    'https://8.8.8.8/x',
+    'http://[2606:4700::1111]/',
+  ])('accepts %s', (url) => {
+    expect(guard.checkUrl(url)).toEqual({ ok: true });
+  });
+
+  it('accepts hostnames without resolving them: they are checked at connect time', () => {
+    expect(guard.checkUrl('http://localhost:3000/hook')).toEqual({ ok: true });
+  });
+
+  it.each([
+    'ftp://example.com/x',
+    'file:///etc/passwd',
+    'javascript:alert(1)',
+    'gopher://example.com/',
+    'ws://example.com/',
+  ])('refuses the scheme of %s', (url) => {
+    const result = guard.checkUrl(url);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.reason).toMatch(/^refused: scheme ".+" is not allowed; use http or https$/);
+  });
+
+  it.each(['https://user:secret@example.com/', 'https://user@example.com/', 'https://:secret@example.com/'])(
+    'refuses credentials in %s without echoing them',
+    (url) => {
+      const result = guard.checkUrl(url);
+      expect(result).toEqual({
+        ok: false,
+        reason: 'refused: credentials in the endpoint URL are not allowed; use headers instead',
+      });
+    },
+  );
+
+  it.each(['not a url', '/relative/path', 'http://', 'https://exa mple.com/', 'http://1.2.3.4.5/'])(
+    'refuses the unparseable %j',
+    (url) => {
+      expect(guard.checkUrl(url).ok).toBe(false);
+    },
+  );
+
+  it.each([
+    ['http://10.0.0.5/hook', '10.0.0.5', 'private network'],
+    ['http://169.254.169.254/latest/meta-data/', '169.254.169.254', 'link-local'],
+    ['http://[::1]:8080/', '::1', 'loopback'],
+    ['http://[fd00::1]/', 'fd00::1', 'unique-local'],
+    ['http://[::ffff:127.0.0.1]/', '::ffff:7f00:1', 'loopback'],
+    // WHATWG URL normalises odd IPv4 spellings before we look at them.
+    ['http://0x7f.1/', '127.0.0.1', 'loopback'],
+    ['http://2130706433/', '127.0.0.1', 'loopback'],
+    ['http://017700000001/', '127.0.0.1', 'loopback'],
+    ['http://127.1/', '127.0.0.1', 'loopback'],
+    ['http://127.0.0.1./', '127.0.0.1', 'loopback'],
+    ['http://%31%32%37.0.0.1/', '127.0.0.1', 'loopback'],
+    ['http://0/', '0.0.0.0', 'unspecified'],
+    ['http://0xa9fea9fe/', '169.254.169.254', 'link-local'],
+    ['HTTP://192.168.0.1:80/', '192.168.0.1', 'private network'],
+  ])('refuses the literal address in %s', (url, ip, words) => {
+    const result = guard.checkUrl(url);
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.reason).toContain(`refused: ${ip} is`);
+      expect(result.reason).toContain(words);
+      expect(result.reason).toContain('COURIER_ALLOW_PRIVATE_NETWORKS');
+    }
+  });
+
+  it('lets the allow-list open a chosen range and nothing else', () => {
+    const open = new SsrfGuard(['127.0.0.0/8']);
+    expect(open.checkUrl('http://127.0.0.1:9000/')).toEqual({ ok: true });
+    expect(open.checkUrl('http://0x7f.1/')).toEqual({ ok: true });
+    expect(open.checkUrl('http://10.0.0.1/').ok).toBe(false);
+    expect(open.checkUrl('http://[::1]/').ok).toBe(false);
+    expect(open.checkUrl('ftp://127.0.0.1/').ok).toBe(false);
+  });
+});
+
+/** A resolver that answers from a table, as dns.lookup({all: true}) would. */
+function fakeResolver(answers: Record<string, string[]>): Resolver & { calls: string[] } {
+  const calls: string[] = [];
+  const resolver = (
+    hostname: string,
+    _options: dns.LookupAllOptions,
+    callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+  ) => {
+    calls.push(hostname);
+    const found = answers[hostname];
+    if (!found) {
+      const err: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+      err.code = 'ENOTFOUND';
+      queueMicrotask(() => callback(err, []));
+      return;
+    }
+    const addresses = found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    queueMicrotask(() => callback(null, addresses));
+  };
+  return Object.assign(resolver, { calls });
+}
+
+type LookupOutcome = {
+  err: NodeJS.ErrnoException | null;
+  address: string | dns.LookupAddress[];
+  family?: number;
+};
+
+function lookup(fn: ReturnType<typeof guardedLookup>, host: string, options: dns.LookupOptions) {
+  return new Promise<LookupOutcome>((resolve) =>
+    fn(host, options, (err, address, family) => resolve({ err, address, family })),
+  );
+}
+
+describe('guardedLookup', () => {
+  it('refuses a name when any resolved address is refused', async () => {
+    const fn = guardedLookup(new SsrfGuard(), fakeResolver({ 'mixed.test': ['93.184.216.34', '127.0.0.1'] }));
+    const { err } = await lookup(fn, 'mixed.test', { all: true });
+    expect(err?.code).toBe('ERR_SSRF_REFUSED');
+    expect(err?.message).toBe(
+      'refused: mixed.test resolved to 127.0.0.1, which is a loopback address; allow it with COURIER_ALLOW_PRIVATE_NETWORKS',
+    );
+  });
+
+  it('hands back exactly the checked addresses (options.all, as happy-eyeballs connect asks)', async () => {
+    const fn = guardedLookup(
+      new SsrfGuard(),
+      fakeResolver({ 'ok.test': ['93.184.216.34', '2606:4700::1111'] }),
+    );
+    const { err, address } = await lookup(fn, 'ok.test', { all: true });
+    expect(err).toBeNull();
+    expect(address).toEqual([
+      { address: '93.184.216.34', family: 4 },
+      { address: '2606:4700::1111', family: 6 },
+    ]);
+  });
+
+  it('pins the connection to the address it checked, whatever a second resolution would say', async () => {
+    // Rebinding: the first answer is public, every later one points inside.
+    let calls = 0;
+    const rebinding: Resolver = (_host, _options, callback) => {
+      calls += 1;
+      const address = calls === 1 ? '93.184.216.34' : '127.0.0.1';
+      queueMicrotask(() => callback(null, [{ address, family: 4 }]));
+    };
+    const fn = guardedLookup(new SsrfGuard(), rebinding);
+    const first = await lookup(fn, 'rebind.test', {});
+    expect(first).toEqual({ err: null, address: '93.184.216.34', family: 4 });
+    expect(calls).toBe(1); // one resolution, both checked and returned: no second look-up to race
+    const second = await lookup(fn, 'rebind.test', {});
+    expect(second.err?.code).toBe('ERR_SSRF_REFUSED');
+  });
+
+  it('asks the resolver for every address even when the caller wants one', async () => {
+    const seen: dns.LookupAllOptions[] = [];
+    const resolver: Resolver = (_host, options, callback) => {
+      seen.push(options);
+      queueMicrotask(() => callback(null, [{ address: '10.0.0.1', family: 4 }]));
+    };
+    const { err } = await lookup(guardedLookup(new SsrfGuard(), resolver), 'inside.test', { family: 4 });
+    expect(seen).toEqual([{ family: 4, all: true }]);
+    expect(err?.code).toBe('ERR_SSRF_REFUSED');
+  });
+
+  it('passes DNS failures through unchanged and treats an empty answer as not found', async () => {
+    const fn = guardedLookup(new SsrfGuard(), fakeResolver({ 'empty.test': [] }));
+    expect((await lookup(fn, 'missing.test', {})).err?.code).toBe('ENOTFOUND');
+    expect((await lookup(fn, 'empty.test', {})).err?.code).toBe('ENOTFOUND');
+  });
+
+  it('uses the allow-list', async () => {
+    const resolver = fakeResolver({ 'dev.test': ['127.0.0.1', '::1'] });
+    expect(
+      (await lookup(guardedLookup(new SsrfGuard(['127.0.0.0/8']), resolver), 'dev.test', { all: true })).err
+        ?.code,
+    ).toBe('ERR_SSRF_REFUSED');
+    const open = await lookup(
+      guardedLookup(new SsrfGuard(['127.0.0.0/8', '::1/128']), resolver),
+      'dev.test',
+      {},
+    );
+    expect(open).toEqual({ err: null, address: '127.0.0.1', family: 4 });
+  });
+});

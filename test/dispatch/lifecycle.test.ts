@@ -1,0 +1,160 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { OperationalEvent } from '../../src/store/queries/operational-events.ts';
+import { heldCount, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
+import { listDeadLetters, replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
+import { getEndpointById } from '../../src/store/repos/endpoints.ts';
+import type { Database } from '../../src/store/db.ts';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+
+async function states(db: Database): Promise<Record<string, number>> {
+  const { rows } = await db.query<{ state: string; n: number }>(
+    'select state, count(*)::int as n from courier_deliveries group by state',
+  );
+  return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+}
+
+describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
+  let t: TestDatabase;
+  let receiver: Receiver;
+  let status: number;
+
+  beforeEach(async () => {
+    t = await openTestDatabase(backend);
+    status = 200;
+    receiver = await startReceiver((_req, res) => {
+      res.writeHead(status);
+      res.end();
+    });
+  });
+  afterEach(async () => {
+    await receiver.close();
+    await t.drop();
+  });
+
+  it('expires by attempt count, then replays from the dead letter with a fresh budget and the same bytes', async () => {
+    const { clock, worker, sender } = virtualWorker(t.db, { policy: { giveUp: { maxAttempts: 3 } } });
+    const app = await makeApp(t.db, clock.now());
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+    const { messageId } = await publishJson(t.db, app.id, clock.now(), { order: 7 });
+    status = 503;
+    for (let i = 0; i < 3; i++) {
+      expect(await worker.runOnce()).toBe(1);
+      clock.advance(3_600_000);
+    }
+    expect(await worker.runOnce()).toBe(0);
+    expect(await states(t.db)).toEqual({ expired: 1 });
+    const dead = await listDeadLetters(t.db, { endpointId: ep.id, limit: 10 });
+    expect(dead).toMatchObject([{ messageId, state: 'expired', attempts: 3 }]);
+
+    status = 200;
+    expect(await replayDeadLetters(t.db, { endpointId: ep.id }, clock.now())).toBe(1);
+    expect(await worker.runOnce()).toBe(1);
+    await sender.close();
+    expect(await states(t.db)).toEqual({ delivered: 1 });
+    expect(receiver.requests).toHaveLength(4);
+    expect(new Set(receiver.requests.map((r) => r.body.toString()))).toEqual(new Set(['{"order":7}']));
+    expect(new Set(receiver.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([messageId]));
+    const { rows } = await t.db.query<{ number: number; trigger: number }>(
+      'select number, trigger from courier_attempts order by id',
+    );
+    expect(rows.at(-1)).toEqual({ number: 1, trigger: 1 });
+  });
+
+  it('expires by time even when attempts remain', async () => {
+    const { clock, worker, sender } = virtualWorker(t.db, {
+      policy: { giveUp: { windowMs: 10 * 60_000 }, backoff: { kind: 'schedule', scheduleMs: [4 * 60_000], jitter: 'none' } },
+    });
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+    await publishJson(t.db, app.id, clock.now(), {});
+    status = 500;
+    const at: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      if ((await worker.runOnce()) > 0) at.push(clock.now());
+      clock.advance(4 * 60_000);
+    }
+    await sender.close();
+    // Attempts at 0, 4 and 8 minutes; the next would land after the 10-minute window, so the
+    // last one is clamped to the deadline and then the delivery expires.
+    expect(at.map((ms) => (ms - at[0]!) / 60_000)).toEqual([0, 4, 8, 12]);
+    expect(await states(t.db)).toEqual({ expired: 1 });
+    const { rows } = await t.db.query<{ decision: string; reason: string | null }>(
+      'select decision, reason from courier_attempts order by id',
+    );
+    expect(rows.at(-1)).toEqual({ decision: 'expired', reason: 'deadline' });
+  });
+
+  it('pauses an endpoint after a streak of permanent failures, holds its deliveries, and resumes them spread out', async () => {
+    const events: OperationalEvent[] = [];
+    const { clock, worker, sender } = virtualWorker(t.db, { pauseAfter: 5, onOperationalEvent: (e) => void events.push(e) });
+    const app = await makeApp(t.db, clock.now());
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url, maxInFlight: 1 });
+    for (let i = 0; i < 12; i++) await publishJson(t.db, app.id, clock.now(), { i });
+    status = 410;
+    while ((await worker.runOnce()) > 0) clock.advance(1);
+
+    expect(await states(t.db)).toEqual({ failed: 5, held: 7 });
+    expect(receiver.requests).toHaveLength(5);
+    expect(await getEndpointById(t.db, ep.id)).toMatchObject({ status: 'paused', failureStreak: 5 });
+    expect(events).toMatchObject([{ type: 'endpoint.paused', endpointId: ep.id, data: { failureStreak: 5 } }]);
+
+    // New messages while paused are held too, not lost.
+    await publishJson(t.db, app.id, clock.now(), { late: true });
+    expect(await heldCount(t.db, ep.id)).toBe(8);
+    clock.advance(3_600_000);
+    expect(await worker.runOnce()).toBe(0);
+
+    status = 200;
+    expect(await resumeEndpoint(t.db, ep.id, clock.now(), 60_000, 7)).toBe(8);
+    const { rows } = await t.db.query<{ at: Date }>(
+      `select next_attempt_at as at from courier_deliveries where state = 'pending' order by 1`,
+    );
+    const offsets = rows.map((r) => r.at.getTime() - clock.now());
+    expect(Math.min(...offsets)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...offsets)).toBeLessThanOrEqual(60_000);
+    expect(new Set(offsets).size).toBeGreaterThan(4); // spread, not one wave
+
+    clock.advance(60_000);
+    while ((await worker.runOnce()) > 0) clock.advance(1);
+    await sender.close();
+    expect(await states(t.db)).toEqual({ failed: 5, delivered: 8 });
+    expect(await getEndpointById(t.db, ep.id)).toMatchObject({ status: 'enabled', failureStreak: 0 });
+  });
+
+  it('a 404 counts toward the streak but is retried; a success resets the streak', async () => {
+    const { clock, worker, sender } = virtualWorker(t.db);
+    const app = await makeApp(t.db, clock.now());
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+    await publishJson(t.db, app.id, clock.now(), {});
+    await publishJson(t.db, app.id, clock.now(), {});
+    status = 404;
+    await worker.runOnce();
+    expect(await getEndpointById(t.db, ep.id)).toMatchObject({ failureStreak: 2 });
+    expect(await states(t.db)).toEqual({ pending: 2 });
+    status = 200;
+    clock.advance(3_600_000);
+    await worker.runOnce();
+    await sender.close();
+    expect(await getEndpointById(t.db, ep.id)).toMatchObject({ failureStreak: 0 });
+  });
+
+  it("does not count the worker's own failure as an attempt", async () => {
+    const { clock, worker, sender } = virtualWorker(t.db);
+    const app = await makeApp(t.db, clock.now());
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+    await publishJson(t.db, app.id, clock.now(), {});
+    const before = await t.db.query('select attempts, next_attempt_at from courier_deliveries');
+    // A secret that cannot be parsed makes signing throw inside the worker, before any request.
+    await t.db.query(`update courier_endpoint_secrets set key = 'not-a-secret' where endpoint_id = $1`, [ep.id]);
+    expect(await worker.runOnce()).toBe(1);
+    const after = await t.db.query('select attempts, next_attempt_at, state from courier_deliveries');
+    expect(after.rows[0]).toMatchObject({ ...before.rows[0], state: 'pending' });
+    expect(receiver.requests).toHaveLength(0);
+    const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_attempts');
+    expect(rows[0]!.n).toBe(0);
+    await sender.close();
+  });
+});
