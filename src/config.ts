@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { SsrfGuard } from './delivery/ssrf-guard.ts';
-import { type PolicyOverrides, parseDuration } from './policy/index.ts';
+import { definePolicy, type PolicyOverrides, parseDuration } from './policy/index.ts';
 import type { ClassifierMode, JitterMode } from './policy/types.ts';
 
 /** Courier's settings, read from COURIER_* environment variables over an optional JSON file. */
@@ -231,7 +231,7 @@ function retryOverrides(r: Reader): PolicyOverrides {
       throw new ConfigError('COURIER_RETRY_CAP', 'must not be shorter than COURIER_RETRY_BASE');
     backoff = { kind: 'exponential', baseMs, capMs, jitter };
   }
-  return {
+  const overrides: PolicyOverrides = {
     classifier: { mode: r.oneOf<ClassifierMode>('COURIER_CLASSIFIER', ['strict', 'lenient']) },
     backoff,
     retryAfter: { ceilingMs: r.duration('COURIER_RETRY_AFTER_CEILING') },
@@ -240,6 +240,15 @@ function retryOverrides(r: Reader): PolicyOverrides {
       windowMs: r.duration('COURIER_RETRY_WINDOW'),
     },
   };
+  try {
+    definePolicy(overrides);
+  } catch (error) {
+    throw new ConfigError(
+      schedule ? 'COURIER_RETRY_SCHEDULE' : 'COURIER_RETRY_BASE',
+      (error as Error).message,
+    );
+  }
+  return overrides;
 }
 
 /** Reads and validates the configuration; a bad value throws a ConfigError naming its variable. */
@@ -298,4 +307,12 @@ export function loadConfig(env: Source = process.env): Config {
     batchSize: r.int('COURIER_BATCH_SIZE', 1, 10_000),
     logLevel: r.oneOf('COURIER_LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
   };
+}
+
+/** The README's configuration table (kept in step by scripts/readme-config.ts and a test). */
+export function configTable(): string {
+  const rows = OPTIONS.map(
+    (o) => `| \`${o.name}\` | ${o.default ? `\`${o.default}\`` : '—'} | ${o.description} |`,
+  );
+  return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
 }

@@ -39,6 +39,19 @@ export interface WorkerOptions {
 
 const COMPLETION_BATCH = 500;
 
+/**
+ * The rate limit counts claims in 100 ms slots over a 1.2 s window, which keeps any one second
+ * at the receiver within the limit as long as a request leaves at most 100 ms after its claim.
+ * A request that would leave later (an overloaded worker or database) is given back uncounted.
+ */
+export const MAX_SEND_LAG_MS = 100;
+
+/**
+ * After we abandon a request at its deadline the receiver may still be busy with it, so its
+ * in-flight slot stays taken a little longer before the next request may go to that endpoint.
+ */
+const ABANDONED_REQUEST_GRACE_MS = 250;
+
 export function workerOwnerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 }
@@ -67,6 +80,8 @@ export class Worker {
   private completions: Completion[] = [];
   private releases: number[] = [];
   private flushing: Promise<void> | null = null;
+  /** Deliveries given back because they could not leave within MAX_SEND_LAG_MS of their claim. */
+  lateReleases = 0;
   /** Consecutive failures of this worker itself; it slows its claiming while they last. */
   private ownFailures = 0;
 
@@ -179,9 +194,19 @@ export class Worker {
   private async dispatch(delivery: ClaimedDelivery): Promise<void> {
     this.sending.add(delivery.id);
     try {
+      const now = this.clock.now();
+      if (now - delivery.claimedAt > MAX_SEND_LAG_MS) {
+        this.lateReleases++;
+        this.releases.push(delivery.id);
+        this.flushSoon();
+        return;
+      }
       const policy = this.options.policies.resolve(delivery.appPolicy, delivery.endpointPolicy);
-      const request = buildRequest(delivery, this.clock.now());
+      const request = buildRequest(delivery, now);
       const result = await this.options.sender.send(request);
+      if (result.outcome.kind === 'network' && result.outcome.failure === 'timeout') {
+        await new Promise((resolve) => setTimeout(resolve, ABANDONED_REQUEST_GRACE_MS));
+      }
       if (!this.sending.has(delivery.id)) return; // released at shutdown: no longer ours to record
       this.enqueueCompletion(completionFor(delivery, result, policy, this.clock, this.options.random));
       this.ownFailures = 0;

@@ -6,7 +6,12 @@ import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 import { ScriptedReceiver } from '../support/scripted-receiver.ts';
 import { spawnWorker, stopWorker } from '../support/worker-process.ts';
 
-const ENV = { COURIER_REQUEST_TIMEOUT: '2s', COURIER_LEASE: '8s', COURIER_RETRY_BASE: '100ms', COURIER_RETRY_CAP: '1s' };
+const ENV = {
+  COURIER_REQUEST_TIMEOUT: '2s',
+  COURIER_LEASE: '8s',
+  COURIER_RETRY_BASE: '100ms',
+  COURIER_RETRY_CAP: '1s',
+};
 
 async function count(db: Database, sql: string): Promise<number> {
   const { rows } = await db.query<{ n: number }>(sql);
@@ -34,24 +39,33 @@ describe('worker crashes and shutdowns', () => {
     await t.drop();
   });
 
-  it('kill -9 mid-flight: another worker takes over after the lease, nothing lost, no extra attempt', { timeout: 90_000 }, async () => {
+  it('kill -9 mid-flight: another worker takes over after the lease, nothing lost, no extra attempt', {
+    timeout: 90_000,
+  }, async () => {
     const now = systemClock.now();
     const app = await makeApp(t.db, now);
     // The first request for each message hangs long enough for the kill; later ones succeed.
-    const url = receiver.script('crash', (n) => (n === 1 ? { status: 200, delayMs: 1_500 } : { status: 200 }));
+    const url = receiver.script('crash', (n) =>
+      n === 1 ? { status: 200, delayMs: 1_500 } : { status: 200 },
+    );
     await makeEndpoint(t.db, app.id, now, { url, maxInFlight: 5, eventTypes: ['crash'] });
-    for (let i = 0; i < 20; i++) await publishJson(t.db, app.id, systemClock.now(), { i }, { eventType: 'crash' });
+    for (let i = 0; i < 20; i++)
+      await publishJson(t.db, app.id, systemClock.now(), { i }, { eventType: 'crash' });
 
     const victim = await spawnWorker(t.schema!, ENV);
     await until(async () => receiver.seen.length >= 5, 20_000, 'requests in flight');
     victim.child.kill('SIGKILL');
     await victim.exited;
     const inFlightAtKill = receiver.seen.length;
-    expect(await count(t.db, `select count(*)::int as n from courier_deliveries where state = 'in_flight'`)).toBe(5);
+    expect(
+      await count(t.db, `select count(*)::int as n from courier_deliveries where state = 'in_flight'`),
+    ).toBe(5);
 
     const rescuer = await spawnWorker(t.schema!, ENV);
     await until(
-      async () => (await count(t.db, `select count(*)::int as n from courier_deliveries where state = 'delivered'`)) === 20,
+      async () =>
+        (await count(t.db, `select count(*)::int as n from courier_deliveries where state = 'delivered'`)) ===
+        20,
       60_000,
       'all deliveries',
     );
@@ -68,12 +82,15 @@ describe('worker crashes and shutdowns', () => {
     const app = await makeApp(t.db, now);
     const url = receiver.script('graceful', () => ({ status: 200, delayMs: 800 }));
     await makeEndpoint(t.db, app.id, now, { url, maxInFlight: 4, eventTypes: ['graceful'] });
-    for (let i = 0; i < 4; i++) await publishJson(t.db, app.id, systemClock.now(), { i }, { eventType: 'graceful' });
+    for (let i = 0; i < 4; i++)
+      await publishJson(t.db, app.id, systemClock.now(), { i }, { eventType: 'graceful' });
 
     const seenBefore = receiver.seen.length;
     const worker = await spawnWorker(t.schema!, ENV);
     await until(async () => receiver.seen.length - seenBefore >= 4, 20_000, 'requests in flight');
-    expect(await count(t.db, `select count(*)::int as n from courier_deliveries where state = 'in_flight'`)).toBe(4);
+    expect(
+      await count(t.db, `select count(*)::int as n from courier_deliveries where state = 'in_flight'`),
+    ).toBe(4);
     expect(await stopWorker(worker, 'SIGTERM')).toBe(0);
     const { rows } = await t.db.query<{ state: string; n: number }>(
       `select d.state, count(*)::int as n from courier_deliveries d join courier_messages m on m.id = d.message_id

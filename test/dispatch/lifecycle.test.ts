@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { OperationalEvent } from '../../src/store/queries/operational-events.ts';
-import { heldCount, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
-import { listDeadLetters, replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
-import { getEndpointById } from '../../src/store/repos/endpoints.ts';
 import type { Database } from '../../src/store/db.ts';
+import { listDeadLetters, replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
+import { heldCount, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
+import type { OperationalEvent } from '../../src/store/queries/operational-events.ts';
+import { getEndpointById } from '../../src/store/repos/endpoints.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { virtualWorker } from '../support/engine.ts';
@@ -65,7 +65,10 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
 
   it('expires by time even when attempts remain', async () => {
     const { clock, worker, sender } = virtualWorker(t.db, {
-      policy: { giveUp: { windowMs: 10 * 60_000 }, backoff: { kind: 'schedule', scheduleMs: [4 * 60_000], jitter: 'none' } },
+      policy: {
+        giveUp: { windowMs: 10 * 60_000 },
+        backoff: { kind: 'schedule', scheduleMs: [4 * 60_000], jitter: 'none' },
+      },
     });
     const app = await makeApp(t.db, clock.now());
     await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
@@ -89,7 +92,10 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
 
   it('pauses an endpoint after a streak of permanent failures, holds its deliveries, and resumes them spread out', async () => {
     const events: OperationalEvent[] = [];
-    const { clock, worker, sender } = virtualWorker(t.db, { pauseAfter: 5, onOperationalEvent: (e) => void events.push(e) });
+    const { clock, worker, sender } = virtualWorker(t.db, {
+      pauseAfter: 5,
+      onOperationalEvent: (e) => void events.push(e),
+    });
     const app = await makeApp(t.db, clock.now());
     const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url, maxInFlight: 1 });
     for (let i = 0; i < 12; i++) await publishJson(t.db, app.id, clock.now(), { i });
@@ -99,7 +105,9 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     expect(await states(t.db)).toEqual({ failed: 5, held: 7 });
     expect(receiver.requests).toHaveLength(5);
     expect(await getEndpointById(t.db, ep.id)).toMatchObject({ status: 'paused', failureStreak: 5 });
-    expect(events).toMatchObject([{ type: 'endpoint.paused', endpointId: ep.id, data: { failureStreak: 5 } }]);
+    expect(events).toMatchObject([
+      { type: 'endpoint.paused', endpointId: ep.id, data: { failureStreak: 5 } },
+    ]);
 
     // New messages while paused are held too, not lost.
     await publishJson(t.db, app.id, clock.now(), { late: true });
@@ -148,7 +156,9 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     await publishJson(t.db, app.id, clock.now(), {});
     const before = await t.db.query('select attempts, next_attempt_at from courier_deliveries');
     // A secret that cannot be parsed makes signing throw inside the worker, before any request.
-    await t.db.query(`update courier_endpoint_secrets set key = 'not-a-secret' where endpoint_id = $1`, [ep.id]);
+    await t.db.query(`update courier_endpoint_secrets set key = 'not-a-secret' where endpoint_id = $1`, [
+      ep.id,
+    ]);
     expect(await worker.runOnce()).toBe(1);
     const after = await t.db.query('select attempts, next_attempt_at, state from courier_deliveries');
     expect(after.rows[0]).toMatchObject({ ...before.rows[0], state: 'pending' });

@@ -2,12 +2,12 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 /** What a scripted endpoint does with the n-th request (1-based) for one webhook-id. */
-export type Script = (
-  attempt: number,
-) =>
-  | { status: number; headers?: Record<string, string>; delayMs?: number }
-  | { reset: true }
-  | { hang: true };
+export interface Reply {
+  status: number;
+  headers?: Record<string, string>;
+  delayMs?: number;
+}
+export type Script = (attempt: number) => Reply | { reset: true } | { hang: true };
 
 export interface SeenRequest {
   path: string;
@@ -89,11 +89,12 @@ export class ScriptedReceiver {
         return;
       }
       if ('hang' in action) return; // the sender's timeout ends it
+      const answer: Reply = action;
       const reply = () => {
-        res.writeHead(action.status, action.headers);
+        res.writeHead(answer.status, answer.headers);
         res.end('{"ok":true}');
       };
-      if (action.delayMs) setTimeout(reply, action.delayMs);
+      if (answer.delayMs) setTimeout(reply, answer.delayMs);
       else reply();
     });
   }

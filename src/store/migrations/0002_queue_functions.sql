@@ -100,7 +100,9 @@ end $$;
 -- and rate limit. The endpoint's queue row is locked (SKIP LOCKED) while its budget is computed,
 -- so the cap and the rate limit hold across every worker process sharing the database.
 -- Rate limit: claims are counted in 100 ms slots; at most rate_limit claims in any 12 slots (1.2 s),
--- so a receiver sees at most rate_limit requests in any second even with 100 ms of send jitter.
+-- so a receiver sees at most rate_limit requests in any second even with 100 ms of send jitter,
+-- and at most ceil(rate_limit / 10) per slot, so requests are spread out instead of sent in bursts
+-- at the window's edges (where any delay on the way would squeeze two bursts into one second).
 create or replace function courier_claim(p_owner text, p_now timestamptz, p_lease_ms integer, p_limit integer)
 returns table (
   delivery_id bigint,
@@ -154,7 +156,8 @@ begin
     end if;
     select coalesce(sum(c), 0)::int into v_used from unnest(v_counts) c;
 
-    v_take := least(v_left, q.max_in_flight - q.in_flight, q.rate_limit - v_used);
+    v_take := least(v_left, q.max_in_flight - q.in_flight, q.rate_limit - v_used,
+                    ceil(q.rate_limit / 10.0)::int - v_counts[12]);
     v_n := 0;
     if v_take > 0 then
       with picked as (
@@ -177,9 +180,11 @@ begin
       v_used := v_used + v_n;
     end if;
 
-    -- Window full: the endpoint sleeps until enough old slots age out.
+    -- Window full: the endpoint sleeps until enough old slots age out; slot full: until the next slot.
     v_blocked := null;
-    if v_used >= q.rate_limit then
+    if v_used < q.rate_limit and v_counts[12] >= ceil(q.rate_limit / 10.0) then
+      v_blocked := to_timestamp((v_newest + 1) / 10.0);
+    elsif v_used >= q.rate_limit then
       for j in 1..12 loop
         v_used := v_used - v_counts[j];
         if v_used < q.rate_limit then

@@ -3,6 +3,8 @@ import { toBuffer, toDate, toMs } from '../rows.ts';
 
 export interface ClaimedDelivery {
   id: number;
+  /** The instant the claim was made for; the rate limit counted the delivery in that 100 ms slot. */
+  claimedAt: number;
   messageId: string;
   endpointId: string;
   /** Attempts made before this one. */
@@ -53,6 +55,7 @@ export async function claim(db: Queryable, input: ClaimInput): Promise<ClaimedDe
   ]);
   return rows.map((r) => ({
     id: r.delivery_id,
+    claimedAt: input.now,
     messageId: r.message_id,
     endpointId: r.endpoint_id,
     attempts: r.attempts,

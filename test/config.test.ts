@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { withConfigTable } from '../scripts/readme-config.ts';
+import { ConfigError, loadConfig, OPTIONS } from '../src/config.ts';
+
+describe('configuration', () => {
+  it('has documented defaults matching the issue', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      databaseUrl: null,
+      dataDir: './data',
+      port: 8080,
+      maxInFlight: 10,
+      pauseAfter: 100,
+      requestTimeoutMs: 15_000,
+      allowPrivateNetworks: [],
+      retry: {
+        backoff: { kind: 'exponential', baseMs: 60_000, capMs: 3_600_000, jitter: 'equal' },
+        giveUp: { maxAttempts: 16, windowMs: 72 * 3_600_000 },
+      },
+    });
+  });
+
+  it('reads durations, lists and schedules', () => {
+    const config = loadConfig({
+      COURIER_RETRY_SCHEDULE: '5s, 5m,30m,2h',
+      COURIER_RETRY_JITTER: 'full',
+      COURIER_REQUEST_TIMEOUT: '1500ms',
+      COURIER_RETRY_WINDOW: '3d',
+      COURIER_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8, ::1/128',
+    });
+    expect(config.retry.backoff).toEqual({
+      kind: 'schedule',
+      scheduleMs: [5_000, 300_000, 1_800_000, 7_200_000],
+      jitter: 'full',
+    });
+    expect(config.requestTimeoutMs).toBe(1_500);
+    expect(config.retry.giveUp?.windowMs).toBe(3 * 86_400_000);
+    expect(config.allowPrivateNetworks).toEqual(['127.0.0.0/8', '::1/128']);
+  });
+
+  it.each([
+    ['COURIER_PORT', 'eighty'],
+    ['COURIER_PORT', '70000'],
+    ['COURIER_RETRY_BASE', '10 minutes'],
+    ['COURIER_RETRY_CAP', '1s'],
+    ['COURIER_RETRY_JITTER', 'some'],
+    ['COURIER_RETRY_SCHEDULE', '5s,soon'],
+    ['COURIER_MAX_ATTEMPTS', '0'],
+    ['COURIER_RETRY_WINDOW', '-1h'],
+    ['COURIER_REQUEST_TIMEOUT', 'fast'],
+    ['COURIER_LEASE', '10s'],
+    ['COURIER_MAX_IN_FLIGHT', '0'],
+    ['COURIER_RATE_LIMIT', '1.5'],
+    ['COURIER_ALLOW_PRIVATE_NETWORKS', '10.0.0.0/99'],
+    ['COURIER_OPERATOR_WEBHOOK_URL', 'ftp://x'],
+    ['COURIER_ADMIN_TOKEN', 'short'],
+    ['COURIER_SCHEMA', 'Robert; drop table'],
+  ])('a bad %s (%s) stops start-up with a message naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
+  });
+
+  it('refuses unknown keys in the config file', () => {
+    expect(() => loadConfig({ COURIER_CONFIG: '/nonexistent/courier.json' })).toThrow(/COURIER_CONFIG/);
+  });
+
+  it('documents every option in the README table', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    expect(withConfigTable(readme)).toBe(readme);
+    for (const option of OPTIONS) expect(readme).toContain(`\`${option.name}\``);
+  });
+});
