@@ -77,7 +77,7 @@ export async function measureClaimCost(
     );
     await db.query(
       `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, created_at, updated_at)
-       select 'msg_future_' || g, $1::text[][1 + g % 10], 'pending', $2, $3, $3 from generate_series(1, $4) g`,
+       select 'msg_future_' || g, ($1::text[])[1 + g % 10], 'pending', $2, $3, $3 from generate_series(1, $4) g`,
       [endpoints.map((e) => e.id), new Date(now + 86_400_000), new Date(now), future],
     );
     await db.query('analyze');

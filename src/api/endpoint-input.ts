@@ -1,0 +1,93 @@
+/**
+ * Endpoint request bodies to EndpointFields, with the checks JSON Schema cannot express: the URL
+ * against the SSRF guard, the secret's encoding, header safety, and the retry policy as Courier
+ * will actually build it. POST and PUT replace (absent → default); PATCH keeps what is absent.
+ * `null` means "back to the default" in both.
+ */
+import type { Static } from 'typebox';
+import type { Config } from '../config.ts';
+import { SsrfGuard } from '../delivery/ssrf-guard.ts';
+import { mergeOverrides } from '../dispatch/policy-resolver.ts';
+import { definePolicy, type PolicyOverrides } from '../policy/index.ts';
+import { formatSecret, parseSecret } from '../signing/index.ts';
+import type { Endpoint, EndpointFields } from '../store/repos/endpoints.ts';
+import { fieldError } from './errors.ts';
+import { checkHeaders } from './headers.ts';
+import type { EndpointPatch } from './schemas/endpoints.ts';
+
+export type EndpointBody = Static<typeof EndpointPatch> & { headers?: Record<string, string> | null };
+export type Mode = 'replace' | 'patch';
+
+export function checkUrl(config: Config, url: string): void {
+  const check = new SsrfGuard(config.allowPrivateNetworks).checkUrl(url);
+  if (!check.ok) throw fieldError(['body', 'url'], check.reason);
+}
+
+/** The secret in Courier's stored form (whsec_ + standard base64), or a 422. */
+export function normalizeSecret(secret: string, loc: string[]): string {
+  try {
+    return formatSecret(parseSecret(secret));
+  } catch (error) {
+    throw fieldError(loc, (error as Error).message);
+  }
+}
+
+/** The policy must build when layered as the worker will layer it (installation, application, endpoint). */
+export function checkPolicy(config: Config, layers: unknown[], loc: string[]): void {
+  try {
+    definePolicy(mergeOverrides(config.retry, ...(layers as (PolicyOverrides | null)[])));
+  } catch (error) {
+    throw fieldError(loc, (error as Error).message);
+  }
+}
+
+/** absent: keep (patch) or default (replace); null: default; otherwise the value. */
+function choose<T>(value: T | null | undefined, mode: Mode, current: T, fallback: T): T {
+  if (value === undefined) return mode === 'patch' ? current : fallback;
+  return value === null ? fallback : value;
+}
+
+/** The first of two alias fields the caller set (filterTypes/eventTypes, rateLimit/throttleRate). */
+function alias<T>(a: T | null | undefined, b: T | null | undefined): T | null | undefined {
+  return a !== undefined ? a : b;
+}
+
+export function endpointFields(
+  body: EndpointBody,
+  mode: Mode,
+  current: Endpoint | null,
+  config: Config,
+  appPolicy: unknown,
+): EndpointFields {
+  const url = body.url ?? current?.url;
+  if (url === undefined) throw fieldError(['body', 'url'], 'Field required', 'value_error.missing');
+  if (body.url !== undefined) checkUrl(config, url);
+  if (body.headers) checkHeaders(body.headers, ['body', 'headers']);
+  if (body.retryPolicy) checkPolicy(config, [appPolicy, body.retryPolicy], ['body', 'retryPolicy']);
+  const types = choose(alias(body.filterTypes, body.eventTypes), mode, current?.eventTypes ?? null, null);
+  const channels = choose(body.channels, mode, current?.channels ?? null, null);
+  return {
+    url,
+    uid: choose(body.uid, mode, current?.uid ?? null, null),
+    description: choose(body.description, mode, current?.description ?? '', ''),
+    eventTypes: types && types.length > 0 ? types : null,
+    channels: channels && channels.length > 0 ? channels : null,
+    rateLimit: choose(
+      alias(body.rateLimit, body.throttleRate),
+      mode,
+      current?.rateLimit ?? config.rateLimit,
+      config.rateLimit,
+    ),
+    maxInFlight: choose(
+      body.maxInFlight,
+      mode,
+      current?.maxInFlight ?? config.maxInFlight,
+      config.maxInFlight,
+    ),
+    retryPolicy: choose<unknown>(body.retryPolicy, mode, current?.retryPolicy ?? null, null),
+    // Headers have their own routes; only creation takes them in the body.
+    headers: current ? current.headers : (body.headers ?? {}),
+    metadata: choose(body.metadata, mode, current?.metadata ?? {}, {}),
+    version: choose(body.version, mode, current?.version ?? 1, 1),
+  };
+}

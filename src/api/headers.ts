@@ -1,0 +1,78 @@
+/**
+ * Custom headers an endpoint's deliveries carry. They end up in outgoing HTTP requests, so names
+ * must be RFC 9110 tokens and values must not smuggle CR, LF or NUL (header injection); names
+ * Courier sets itself (signatures, framing) cannot be overridden.
+ */
+import { fieldError } from './errors.ts';
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// Visible ASCII, space, tab and obs-text; everything else (CR, LF, NUL, other controls) is refused.
+const VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+const RESERVED = new Set([
+  'content-type',
+  'content-length',
+  'host',
+  'user-agent',
+  'transfer-encoding',
+  'connection',
+]);
+const RESERVED_PREFIXES = ['webhook-', 'svix-'];
+export const MAX_HEADERS = 50;
+
+export function isReservedHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return RESERVED.has(lower) || RESERVED_PREFIXES.some((p) => lower.startsWith(p));
+}
+
+/** Throws a 422 naming the first bad header under `loc`. */
+export function checkHeaders(headers: Record<string, string>, loc: string[]): void {
+  const names = Object.keys(headers);
+  if (names.length > MAX_HEADERS) throw fieldError(loc, `at most ${MAX_HEADERS} headers`);
+  const seen = new Set<string>();
+  for (const name of names) {
+    const at = [...loc, name];
+    if (!TOKEN.test(name))
+      throw fieldError(at, "header name must be an HTTP token (letters, digits, !#$%&'*+-.^_`|~)");
+    if (isReservedHeader(name))
+      throw fieldError(at, `header ${name} is set by Courier and cannot be overridden`);
+    if (seen.has(name.toLowerCase())) throw fieldError(at, 'header given twice (names are case-insensitive)');
+    seen.add(name.toLowerCase());
+    if (!VALUE.test(headers[name]!)) {
+      throw fieldError(
+        at,
+        'header value must not contain CR, LF, NUL, other control characters or non-Latin-1 characters',
+      );
+    }
+  }
+}
+
+/** Applies a patch: `set` replaces headers of the same name whatever its case; `remove` deletes by name. */
+export function patchHeaders(
+  current: Record<string, string>,
+  set: Record<string, string>,
+  remove: readonly string[] = [],
+): Record<string, string> {
+  const drop = new Set([...Object.keys(set), ...remove].map((n) => n.toLowerCase()));
+  const kept = Object.entries(current).filter(([name]) => !drop.has(name.toLowerCase()));
+  return { ...Object.fromEntries(kept), ...set };
+}
+
+// As in Svix: credentials are never read back; GET lists their names under `sensitive`.
+const SENSITIVE = new Set([
+  'authorization',
+  'proxy-authorization',
+  'x-auth-token',
+  'www-authenticate',
+  'proxy-authenticate',
+]);
+
+export function withoutSensitive(headers: Record<string, string>): {
+  headers: Record<string, string>;
+  sensitive: string[];
+} {
+  const entries = Object.entries(headers);
+  return {
+    headers: Object.fromEntries(entries.filter(([name]) => !SENSITIVE.has(name.toLowerCase()))),
+    sensitive: entries.filter(([name]) => SENSITIVE.has(name.toLowerCase())).map(([name]) => name),
+  };
+}

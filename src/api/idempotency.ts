@@ -1,0 +1,126 @@
+/**
+ * `idempotency-key` on POST (the Svix SDKs send one on every POST and retry 5xx and network
+ * errors with the same key). The first request with a key takes it; its response (status and
+ * body, unless a 5xx) is stored for 24 hours under (token scope, key, method, path), and repeats
+ * get that response back without the work being redone. A repeat while the first is still running
+ * waits for it. A repeat with another body or query is refused (422): the key was reused by mistake.
+ */
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  findIdempotencyKey,
+  type IdempotencyKey,
+  purgeExpiredIdempotencyKeys,
+  releaseIdempotencyKey,
+} from '../store/repos/idempotency.ts';
+import { createError, fieldError } from './errors.ts';
+import type { Api, ApiDeps } from './types.ts';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/** A handler holding a key longer than this is presumed dead; a repeat may take the key over. */
+const LOCK_MS = 60_000;
+const WAIT_STEP_MS = 50;
+const MAX_WAIT_STEPS = 200;
+const PURGE_EVERY = 100;
+
+const keyMismatch = createError(
+  'idempotency_key_mismatch',
+  'This idempotency-key was already used for a different request (body or query); use a new key',
+  422,
+);
+const stillRunning = createError(
+  'idempotency_key_in_use',
+  'A request with this idempotency-key is still being processed; retry later',
+  409,
+);
+
+/** JSON with sorted keys: the same body gives the same fingerprint whatever the key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function fingerprint(request: FastifyRequest): string {
+  const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
+  return createHash('sha256')
+    .update(`${query}\n${canonical(request.body ?? null)}`)
+    .digest('base64url');
+}
+
+export function registerIdempotency(app: Api, deps: ApiDeps): void {
+  const { db, clock, logger } = deps;
+  let claims = 0;
+
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    const header = request.headers['idempotency-key'];
+    if (request.method !== 'POST' || header === undefined || !request.principal) return;
+    if (typeof header !== 'string' || header.length === 0 || header.length > 256) {
+      throw fieldError(['header', 'idempotency-key'], 'must be a single value of 1-256 characters');
+    }
+    const key: IdempotencyKey = {
+      scope: request.principal.scope,
+      key: header,
+      method: request.method,
+      path: request.url.split('?')[0]!,
+    };
+    const print = fingerprint(request);
+    for (let step = 0; step < MAX_WAIT_STEPS; step++) {
+      if (await claimIdempotencyKey(db, key, print, clock.now(), LOCK_MS, IDEMPOTENCY_TTL_MS)) {
+        request.idempotencyKey = key;
+        if (++claims % PURGE_EVERY === 0) {
+          purgeExpiredIdempotencyKeys(db, clock.now(), 1000).catch((err) =>
+            logger.warn({ err }, 'purging expired idempotency keys failed'),
+          );
+        }
+        return;
+      }
+      const stored = await findIdempotencyKey(db, key);
+      if (!stored) continue; // released in between: claim again
+      if (stored.fingerprint !== print) throw keyMismatch();
+      if (stored.status !== null) {
+        reply.code(stored.status).header('idempotent-replayed', 'true');
+        if (stored.contentType) reply.header('content-type', stored.contentType);
+        return reply.send(stored.body || undefined);
+      }
+      await sleep(WAIT_STEP_MS);
+    }
+    throw stillRunning();
+  });
+
+  // The response is stored as it is sent; a 5xx gives the key back so a retry redoes the work.
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const key = request.idempotencyKey;
+    if (!key) return payload;
+    request.idempotencyKey = undefined;
+    try {
+      if (reply.statusCode >= 500) {
+        await releaseIdempotencyKey(db, key);
+      } else {
+        const contentType = reply.getHeader('content-type');
+        await completeIdempotencyKey(db, key, {
+          status: reply.statusCode,
+          contentType: typeof contentType === 'string' ? contentType : null,
+          body: typeof payload === 'string' ? payload : '',
+        });
+      }
+    } catch (err) {
+      logger.warn({ err }, 'storing the idempotent response failed');
+    }
+    return payload;
+  });
+
+  // The request ended without a response being sent (client gone): let a retry do the work.
+  app.addHook('onResponse', async (request: FastifyRequest) => {
+    const key = request.idempotencyKey;
+    if (!key) return;
+    request.idempotencyKey = undefined;
+    await releaseIdempotencyKey(db, key).catch(() => {});
+  });
+}

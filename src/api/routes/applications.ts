@@ -1,0 +1,174 @@
+import { Type } from 'typebox';
+import { isValidUid, newId } from '../../ids.ts';
+import {
+  type Application,
+  type ApplicationFields,
+  createApplication,
+  deleteApplication,
+  findApplication,
+  listApplications,
+  updateApplication,
+} from '../../store/repos/applications.ts';
+import { checkPolicy } from '../endpoint-input.ts';
+import { conflict, isUniqueViolation } from '../errors.ts';
+import { requireApp } from '../lookup.ts';
+import { idIterator, listQuery, paginate } from '../pagination.ts';
+import {
+  type ApplicationBody,
+  ApplicationIn,
+  ApplicationOut,
+  ApplicationPatch,
+  applicationOut,
+} from '../schemas/applications.ts';
+import { IdOrUid, ListResponse, NoContent } from '../schemas/common.ts';
+import type { Api, ApiDeps } from '../types.ts';
+
+const tags = ['Application'];
+const Params = Type.Object({ app_id: IdOrUid('The application id (app_…) or uid.') });
+
+export function applicationRoutes(app: Api, deps: ApiDeps): void {
+  const { db, clock, config } = deps;
+
+  /** POST/PUT replace (absent → default), PATCH keeps what is absent; null is the default either way. */
+  function fieldsOf(body: ApplicationBody, current: Application | null, patch: boolean): ApplicationFields {
+    const pick = <T>(value: T | null | undefined, kept: T, fallback: T): T =>
+      value === undefined ? (patch ? kept : fallback) : value === null ? fallback : value;
+    if (body.retryPolicy) checkPolicy(config, [body.retryPolicy], ['body', 'retryPolicy']);
+    const rate = body.rateLimit !== undefined ? body.rateLimit : body.throttleRate;
+    return {
+      name: body.name ?? current!.name,
+      uid: pick(body.uid, current?.uid ?? null, null),
+      rateLimit: pick(rate, current?.rateLimit ?? null, null),
+      retryPolicy: pick<unknown>(body.retryPolicy, current?.retryPolicy ?? null, null),
+      metadata: pick(body.metadata, current?.metadata ?? {}, {}),
+    };
+  }
+
+  async function uidFree(uid: string | null | undefined, self?: string): Promise<void> {
+    if (!uid) return;
+    const other = await findApplication(db, uid);
+    if (other && other.id !== self) throw conflict(`An application with uid ${uid} already exists`);
+  }
+
+  async function save(current: Application, fields: ApplicationFields) {
+    await uidFree(fields.uid, current.id);
+    return applicationOut(await updateApplication(db, current.id, fields, clock.now()));
+  }
+
+  async function create(fields: ApplicationFields) {
+    await uidFree(fields.uid);
+    const now = clock.now();
+    return applicationOut(await createApplication(db, newId('app', now), fields, now));
+  }
+
+  app.get(
+    '/api/v1/app',
+    {
+      schema: {
+        tags,
+        summary: 'List applications',
+        querystring: Type.Object(listQuery(idIterator('app'), 'ascending')),
+        response: { 200: ListResponse(ApplicationOut, 'ListResponse_ApplicationOut_') },
+      },
+    },
+    async (request) =>
+      paginate(
+        request.query,
+        'ascending',
+        (w) => listApplications(db, w),
+        (a) => a.id,
+        applicationOut,
+      ),
+  );
+
+  app.post(
+    '/api/v1/app',
+    {
+      schema: {
+        tags,
+        summary: 'Create an application',
+        description:
+          'With get_if_exists=true, an existing application with the same uid is returned (200) instead of a 409.',
+        querystring: Type.Object({ get_if_exists: Type.Optional(Type.Boolean({ default: false })) }),
+        body: ApplicationIn,
+        response: { 200: ApplicationOut, 201: ApplicationOut },
+      },
+    },
+    async (request, reply) => {
+      const { uid } = request.body;
+      const existing = async () => (uid && request.query.get_if_exists ? findApplication(db, uid) : null);
+      const found = await existing();
+      if (found) return reply.code(200).send(applicationOut(found));
+      try {
+        return reply.code(201).send(await create(fieldsOf(request.body, null, false)));
+      } catch (error) {
+        // Created concurrently under the same uid: with get_if_exists that one is the answer.
+        const raced = isUniqueViolation(error) ? await existing() : null;
+        if (raced) return reply.code(200).send(applicationOut(raced));
+        throw error;
+      }
+    },
+  );
+
+  app.get(
+    '/api/v1/app/:app_id',
+    { schema: { tags, summary: 'Get an application', params: Params, response: { 200: ApplicationOut } } },
+    async (request) => applicationOut(await requireApp(db, request.params.app_id)),
+  );
+
+  app.put(
+    '/api/v1/app/:app_id',
+    {
+      schema: {
+        tags,
+        summary: 'Update an application (or create it with that uid)',
+        params: Params,
+        body: ApplicationIn,
+        response: { 200: ApplicationOut, 201: ApplicationOut },
+      },
+    },
+    async (request, reply) => {
+      const { app_id } = request.params;
+      const current = await findApplication(db, app_id);
+      if (current) return save(current, fieldsOf(request.body, current, false));
+      const fields = fieldsOf(request.body, null, false);
+      fields.uid ??= isValidUid(app_id) ? app_id : null;
+      return reply.code(201).send(await create(fields));
+    },
+  );
+
+  app.patch(
+    '/api/v1/app/:app_id',
+    {
+      schema: {
+        tags,
+        summary: 'Partially update an application',
+        params: Params,
+        body: ApplicationPatch,
+        response: { 200: ApplicationOut },
+      },
+    },
+    async (request) => {
+      const current = await requireApp(db, request.params.app_id);
+      return save(current, fieldsOf(request.body, current, true));
+    },
+  );
+
+  app.delete(
+    '/api/v1/app/:app_id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete an application',
+        description: 'Its endpoints stop receiving; messages and attempts stay for audit.',
+        params: Params,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireApp(db, request.params.app_id);
+      await db.transaction((tx) => deleteApplication(tx, current.id, clock.now()));
+      return reply.code(204).send();
+    },
+  );
+}

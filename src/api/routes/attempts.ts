@@ -1,0 +1,148 @@
+import { Type } from 'typebox';
+import { resendDelivery } from '../../store/queries/resend.ts';
+import { type AttemptFilter, findAttempt, listAttempts } from '../../store/repos/attempts.ts';
+import { notFound } from '../errors.ts';
+import { requireApp, requireEndpoint, requireEndpointOf, requireMessage } from '../lookup.ts';
+import { idIterator, type ListParams, listQuery, paginate } from '../pagination.ts';
+import { attemptOut, MessageAttemptOut } from '../schemas/attempts.ts';
+import { Empty, IdOrUid, idPattern, ListResponse, msOf } from '../schemas/common.ts';
+import type { Api, ApiDeps } from '../types.ts';
+import { eventTypesOf, messageFilters } from './messages.ts';
+
+const tags = ['Message Attempt'];
+const AppId = IdOrUid('The application id (app_…) or uid.');
+const EndpointId = IdOrUid('The endpoint id (ep_…) or uid.');
+const MsgId = IdOrUid('The message id (msg_…) or its eventId.');
+const List = ListResponse(MessageAttemptOut, 'ListResponse_MessageAttemptOut_');
+
+const attemptQuery = {
+  ...listQuery(idIterator('atmpt'), 'descending'),
+  ...messageFilters,
+  status: Type.Optional(
+    Type.Integer({
+      enum: [0, 1, 2, 3, 4],
+      description: '0 success, 2 fail. Attempts are only recorded once complete, so 1, 3 and 4 match none.',
+    }),
+  ),
+};
+
+interface AttemptQuery extends ListParams {
+  status?: number;
+  before?: string;
+  after?: string;
+  channel?: string;
+  tag?: string;
+  event_types?: string[];
+}
+
+export function attemptRoutes(app: Api, deps: ApiDeps): void {
+  const { db, clock } = deps;
+
+  function list(query: AttemptQuery, scope: Pick<AttemptFilter, 'endpointId' | 'messageId'>) {
+    if (query.status === 1 || query.status === 3 || query.status === 4) {
+      return { data: [], iterator: null, prevIterator: null, done: true };
+    }
+    const filter: AttemptFilter = {
+      ...scope,
+      delivered: query.status === undefined ? undefined : query.status === 0,
+      startedBefore: msOf(query.before),
+      startedAfter: msOf(query.after),
+      channel: query.channel,
+      tag: query.tag,
+      eventTypes: eventTypesOf(query.event_types),
+    };
+    return paginate(
+      query,
+      'descending',
+      (w) => listAttempts(db, filter, w),
+      (a) => a.id,
+      attemptOut,
+    );
+  }
+
+  app.get(
+    '/api/v1/app/:app_id/attempt/endpoint/:endpoint_id',
+    {
+      schema: {
+        tags,
+        summary: 'List attempts by endpoint',
+        params: Type.Object({ app_id: AppId, endpoint_id: EndpointId }),
+        querystring: Type.Object(attemptQuery),
+        response: { 200: List },
+      },
+    },
+    async (request) => {
+      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      return list(request.query, { endpointId: endpoint.id });
+    },
+  );
+
+  app.get(
+    '/api/v1/app/:app_id/attempt/msg/:msg_id',
+    {
+      schema: {
+        tags,
+        summary: 'List attempts by message',
+        params: Type.Object({ app_id: AppId, msg_id: MsgId }),
+        querystring: Type.Object({ ...attemptQuery, endpoint_id: Type.Optional(EndpointId) }),
+        response: { 200: List },
+      },
+    },
+    async (request) => {
+      const application = await requireApp(db, request.params.app_id);
+      const message = await requireMessage(db, application, request.params.msg_id, false);
+      const endpointId = request.query.endpoint_id
+        ? (await requireEndpointOf(db, application, request.query.endpoint_id)).id
+        : undefined;
+      return list(request.query, { messageId: message.id, endpointId });
+    },
+  );
+
+  app.get(
+    '/api/v1/app/:app_id/msg/:msg_id/attempt/:attempt_id',
+    {
+      schema: {
+        tags,
+        summary: 'Get an attempt',
+        params: Type.Object({
+          app_id: AppId,
+          msg_id: MsgId,
+          attempt_id: Type.String({ pattern: idPattern('atmpt') }),
+        }),
+        response: { 200: MessageAttemptOut },
+      },
+    },
+    async (request) => {
+      const application = await requireApp(db, request.params.app_id);
+      const message = await requireMessage(db, application, request.params.msg_id, false);
+      const attempt = await findAttempt(db, message.id, request.params.attempt_id);
+      if (!attempt) throw notFound(`Attempt ${request.params.attempt_id} not found`);
+      return attemptOut(attempt);
+    },
+  );
+
+  app.post(
+    '/api/v1/app/:app_id/msg/:msg_id/endpoint/:endpoint_id/resend',
+    {
+      schema: {
+        tags,
+        summary: 'Resend a message to an endpoint',
+        description:
+          'Makes the delivery due now as a manual attempt, with a fresh attempt budget if it had finished ' +
+          '(delivered, failed or expired). An attempt already under way is left alone. Held while the endpoint is ' +
+          'paused or disabled.',
+        params: Type.Object({ app_id: AppId, msg_id: MsgId, endpoint_id: EndpointId }),
+        response: { 202: Empty },
+      },
+    },
+    async (request, reply) => {
+      const application = await requireApp(db, request.params.app_id);
+      const message = await requireMessage(db, application, request.params.msg_id, false);
+      const endpoint = await requireEndpointOf(db, application, request.params.endpoint_id);
+      await db.transaction((tx) =>
+        resendDelivery(tx, { messageId: message.id, endpointId: endpoint.id, now: clock.now() }),
+      );
+      return reply.code(202).send({});
+    },
+  );
+}

@@ -1,0 +1,56 @@
+import { generateSecret } from '../../signing/index.ts';
+import { activeSecrets, rotateSecret } from '../../store/repos/endpoints.ts';
+import { normalizeSecret } from '../endpoint-input.ts';
+import { requireEndpoint } from '../lookup.ts';
+import { NoContent } from '../schemas/common.ts';
+import { EndpointParams, EndpointSecretOut, EndpointSecretRotateIn } from '../schemas/endpoints.ts';
+import type { Api, ApiDeps } from '../types.ts';
+
+const tags = ['Endpoint'];
+const BASE = '/api/v1/app/:app_id/endpoint/:endpoint_id/secret';
+const DEFAULT_GRACE_S = 24 * 3600;
+
+export function endpointSecretRoutes(app: Api, deps: ApiDeps): void {
+  const { db, clock } = deps;
+
+  app.get(
+    BASE,
+    {
+      schema: {
+        tags,
+        summary: "Get the endpoint's signing secret",
+        params: EndpointParams,
+        response: { 200: EndpointSecretOut },
+      },
+    },
+    async (request) => {
+      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      const [current] = await activeSecrets(db, endpoint.id, clock.now());
+      return { key: current! };
+    },
+  );
+
+  app.post(
+    `${BASE}/rotate`,
+    {
+      schema: {
+        tags,
+        summary: "Rotate the endpoint's signing secret",
+        description:
+          'The new secret (generated unless key is given) signs from now on; the previous one keeps signing too ' +
+          'for gracePeriodSeconds (Courier extension, default 24 h), so receivers can switch without failures.',
+        params: EndpointParams,
+        body: EndpointSecretRotateIn,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      const body = request.body ?? {};
+      const key = body.key ? normalizeSecret(body.key, ['body', 'key']) : generateSecret();
+      const graceMs = (body.gracePeriodSeconds ?? DEFAULT_GRACE_S) * 1000;
+      await db.transaction((tx) => rotateSecret(tx, endpoint.id, key, graceMs, clock.now()));
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,235 @@
+import { Type } from 'typebox';
+import { isValidUid, newId } from '../../ids.ts';
+import { generateSecret } from '../../signing/index.ts';
+import { holdEndpoint } from '../../store/queries/endpoint-status.ts';
+import type { Application } from '../../store/repos/applications.ts';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  type Endpoint,
+  findEndpoint,
+  getEndpointById,
+  listEndpoints,
+  rotateSecret,
+  updateEndpoint,
+} from '../../store/repos/endpoints.ts';
+import { type EndpointBody, endpointFields, normalizeSecret } from '../endpoint-input.ts';
+import { applyDisabled, resume } from '../endpoint-status.ts';
+import { conflict } from '../errors.ts';
+import { requireApp, requireEndpoint } from '../lookup.ts';
+import { idIterator, listQuery, paginate } from '../pagination.ts';
+import { IdOrUid, ListResponse, NoContent } from '../schemas/common.ts';
+import {
+  EndpointIn,
+  EndpointOut,
+  EndpointParams,
+  EndpointPatch,
+  EndpointUpdate,
+  endpointOut,
+} from '../schemas/endpoints.ts';
+import type { Api, ApiDeps } from '../types.ts';
+
+const tags = ['Endpoint'];
+const AppParams = Type.Object({ app_id: IdOrUid('The application id (app_…) or uid.') });
+const BASE = '/api/v1/app/:app_id/endpoint';
+
+export function endpointRoutes(app: Api, deps: ApiDeps): void {
+  const { db, clock, config } = deps;
+
+  async function uidFree(appId: string, uid: string | null | undefined, self?: string): Promise<void> {
+    if (!uid) return;
+    const other = await findEndpoint(db, appId, uid);
+    if (other && other.id !== self) throw conflict(`An endpoint with uid ${uid} already exists`);
+  }
+
+  async function create(application: Application, body: EndpointBody, uid: string | null): Promise<Endpoint> {
+    const fields = { ...endpointFields(body, 'replace', null, config, application.retryPolicy), uid };
+    const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : generateSecret();
+    await uidFree(application.id, uid);
+    const now = clock.now();
+    return db.transaction((tx) =>
+      createEndpoint(tx, {
+        id: newId('ep', now),
+        appId: application.id,
+        fields,
+        secret,
+        disabled: !!body.disabled,
+        now,
+      }),
+    );
+  }
+
+  /** PUT and PATCH: settings, secret (PATCH) and the disabled flag in one transaction. */
+  async function update(
+    application: Application,
+    current: Endpoint,
+    body: EndpointBody,
+    mode: 'replace' | 'patch',
+  ) {
+    const fields = endpointFields(body, mode, current, config, application.retryPolicy);
+    const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : null;
+    await uidFree(application.id, fields.uid, current.id);
+    const disabled = mode === 'replace' ? (body.disabled ?? false) : body.disabled;
+    return db.transaction(async (tx) => {
+      const now = clock.now();
+      await updateEndpoint(tx, current.id, fields, now);
+      if (secret) await rotateSecret(tx, current.id, secret, 0, now);
+      await applyDisabled(tx, current, disabled, deps);
+      return (await getEndpointById(tx, current.id))!;
+    });
+  }
+
+  app.get(
+    BASE,
+    {
+      schema: {
+        tags,
+        summary: 'List endpoints',
+        params: AppParams,
+        querystring: Type.Object(listQuery(idIterator('ep'), 'ascending')),
+        response: { 200: ListResponse(EndpointOut, 'ListResponse_EndpointOut_') },
+      },
+    },
+    async (request) => {
+      const application = await requireApp(db, request.params.app_id);
+      return paginate(
+        request.query,
+        'ascending',
+        (w) => listEndpoints(db, application.id, w),
+        (e) => e.id,
+        endpointOut,
+      );
+    },
+  );
+
+  app.post(
+    BASE,
+    {
+      schema: {
+        tags,
+        summary: 'Create an endpoint',
+        params: AppParams,
+        body: EndpointIn,
+        response: { 201: EndpointOut },
+      },
+    },
+    async (request, reply) => {
+      const application = await requireApp(db, request.params.app_id);
+      const endpoint = await create(application, request.body, request.body.uid ?? null);
+      return reply.code(201).send(endpointOut(endpoint));
+    },
+  );
+
+  app.get(
+    `${BASE}/:endpoint_id`,
+    { schema: { tags, summary: 'Get an endpoint', params: EndpointParams, response: { 200: EndpointOut } } },
+    async (request) => {
+      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      return endpointOut(endpoint);
+    },
+  );
+
+  app.put(
+    `${BASE}/:endpoint_id`,
+    {
+      schema: {
+        tags,
+        summary: 'Update an endpoint (or create it with that uid)',
+        description:
+          'Replaces the settings; absent fields return to their defaults. Headers and secret are kept.',
+        params: EndpointParams,
+        body: EndpointUpdate,
+        response: { 200: EndpointOut, 201: EndpointOut },
+      },
+    },
+    async (request, reply) => {
+      const { app_id, endpoint_id } = request.params;
+      const application = await requireApp(db, app_id);
+      const current = await findEndpoint(db, application.id, endpoint_id);
+      if (current) return endpointOut(await update(application, current, request.body, 'replace'));
+      const uid = request.body.uid ?? (isValidUid(endpoint_id) ? endpoint_id : null);
+      return reply.code(201).send(endpointOut(await create(application, request.body, uid)));
+    },
+  );
+
+  app.patch(
+    `${BASE}/:endpoint_id`,
+    {
+      schema: {
+        tags,
+        summary: 'Partially update an endpoint',
+        description:
+          'Absent fields are kept; null returns a field to its default. disabled: false resumes a paused endpoint.',
+        params: EndpointParams,
+        body: EndpointPatch,
+        response: { 200: EndpointOut },
+      },
+    },
+    async (request) => {
+      const { app: application, endpoint } = await requireEndpoint(
+        db,
+        request.params.app_id,
+        request.params.endpoint_id,
+      );
+      return endpointOut(await update(application, endpoint, request.body, 'patch'));
+    },
+  );
+
+  app.delete(
+    `${BASE}/:endpoint_id`,
+    { schema: { tags, summary: 'Delete an endpoint', params: EndpointParams, response: { 204: NoContent } } },
+    async (request, reply) => {
+      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      await db.transaction((tx) => deleteEndpoint(tx, endpoint.id, clock.now()));
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    `${BASE}/:endpoint_id/pause`,
+    {
+      schema: {
+        tags,
+        summary: 'Pause an endpoint (Courier extension)',
+        description:
+          'Courier extension. Stops deliveries without losing any: pending and newly published messages are held ' +
+          'until the endpoint is resumed. (disabled: true instead drops new messages, as in Svix.)',
+        params: EndpointParams,
+        response: { 200: EndpointOut },
+      },
+    },
+    async (request) => {
+      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      return endpointOut(
+        await db.transaction(async (tx) => {
+          await holdEndpoint(tx, endpoint.id, 'paused', 'paused through the API', clock.now());
+          return (await getEndpointById(tx, endpoint.id))!;
+        }),
+      );
+    },
+  );
+
+  app.post(
+    `${BASE}/:endpoint_id/resume`,
+    {
+      schema: {
+        tags,
+        summary: 'Resume an endpoint (Courier extension)',
+        description:
+          'Courier extension. Re-enables a paused or disabled endpoint; its held deliveries are released, spread ' +
+          'over held ÷ rate-limit seconds (1 s to 5 min).',
+        params: EndpointParams,
+        response: { 200: EndpointOut },
+      },
+    },
+    async (request) => {
+      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      return endpointOut(
+        await db.transaction(async (tx) => {
+          await resume(tx, endpoint, deps);
+          return (await getEndpointById(tx, endpoint.id))!;
+        }),
+      );
+    },
+  );
+}

@@ -1,0 +1,172 @@
+import { Type } from 'typebox';
+import {
+  createEventType,
+  deleteEventType,
+  type EventType,
+  type EventTypeFields,
+  findEventType,
+  listEventTypes,
+  updateEventType,
+} from '../../store/repos/event-types.ts';
+import { conflict, notFound } from '../errors.ts';
+import { listQuery, paginate } from '../pagination.ts';
+import { EventTypeName, ListResponse, NoContent } from '../schemas/common.ts';
+import {
+  type EventTypeBody,
+  EventTypeIn,
+  EventTypeOut,
+  EventTypePatch,
+  EventTypeUpdate,
+  eventTypeOut,
+} from '../schemas/event-types.ts';
+import type { Api, ApiDeps } from '../types.ts';
+
+const tags = ['Event Type'];
+const Params = Type.Object({ event_type_name: EventTypeName });
+const BASE = '/api/v1/event-type';
+
+export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
+  const { db, clock } = deps;
+
+  /** POST/PUT replace (absent → default), PATCH keeps what is absent. */
+  function fieldsOf(body: EventTypeBody, current: EventType | null): EventTypeFields {
+    const pick = <T>(value: T | null | undefined, kept: T, fallback: T): T =>
+      value === undefined ? (current ? kept : fallback) : value === null ? fallback : value;
+    return {
+      description: pick(body.description, current?.description ?? '', ''),
+      archived: pick(body.archived, current?.archived ?? false, false),
+      deprecated: pick(body.deprecated, current?.deprecated ?? false, false),
+      schemas: pick(body.schemas, current?.schemas ?? null, null),
+    };
+  }
+
+  async function requireEventType(name: string): Promise<EventType> {
+    const found = await findEventType(db, name);
+    if (!found) throw notFound(`Event type ${name} not found`);
+    return found;
+  }
+
+  app.get(
+    BASE,
+    {
+      schema: {
+        tags,
+        summary: 'List event types',
+        querystring: Type.Object({
+          ...listQuery('^-?[a-zA-Z0-9\\-_.]{1,256}$', 'ascending'),
+          include_archived: Type.Optional(Type.Boolean({ default: false })),
+          with_content: Type.Optional(
+            Type.Boolean({ default: false, description: 'true: include the schemas.' }),
+          ),
+        }),
+        response: { 200: ListResponse(EventTypeOut, 'ListResponse_EventTypeOut_') },
+      },
+    },
+    async (request) => {
+      const { include_archived, with_content } = request.query;
+      return paginate(
+        request.query,
+        'ascending',
+        (w) => listEventTypes(db, { ...w, includeArchived: include_archived === true }),
+        (e) => e.name,
+        (e) => eventTypeOut(e, with_content === true),
+      );
+    },
+  );
+
+  app.post(
+    BASE,
+    {
+      schema: {
+        tags,
+        summary: 'Create an event type',
+        description:
+          'Creating an archived event type again un-archives and updates it. Messages never require one.',
+        body: EventTypeIn,
+        response: { 201: EventTypeOut },
+      },
+    },
+    async (request, reply) => {
+      const { name } = request.body;
+      const fields = fieldsOf(request.body, null);
+      const created = await db.transaction(async (tx) => {
+        const made = await createEventType(tx, name, fields, clock.now());
+        if (made) return made;
+        const existing = await findEventType(tx, name);
+        if (!existing?.archived) throw conflict(`Event type ${name} already exists`);
+        return (await updateEventType(tx, name, fields, clock.now()))!;
+      });
+      return reply.code(201).send(eventTypeOut(created));
+    },
+  );
+
+  app.get(
+    `${BASE}/:event_type_name`,
+    { schema: { tags, summary: 'Get an event type', params: Params, response: { 200: EventTypeOut } } },
+    async (request) => eventTypeOut(await requireEventType(request.params.event_type_name)),
+  );
+
+  app.put(
+    `${BASE}/:event_type_name`,
+    {
+      schema: {
+        tags,
+        summary: 'Update an event type (or create it)',
+        params: Params,
+        body: EventTypeUpdate,
+        response: { 200: EventTypeOut, 201: EventTypeOut },
+      },
+    },
+    async (request, reply) => {
+      const name = request.params.event_type_name;
+      const fields = fieldsOf(request.body, null);
+      const updated = await updateEventType(db, name, fields, clock.now());
+      if (updated) return eventTypeOut(updated);
+      const created = await createEventType(db, name, fields, clock.now());
+      // Lost a race with a concurrent create: update what it made.
+      return created
+        ? reply.code(201).send(eventTypeOut(created))
+        : eventTypeOut((await updateEventType(db, name, fields, clock.now()))!);
+    },
+  );
+
+  app.patch(
+    `${BASE}/:event_type_name`,
+    {
+      schema: {
+        tags,
+        summary: 'Partially update an event type',
+        params: Params,
+        body: EventTypePatch,
+        response: { 200: EventTypeOut },
+      },
+    },
+    async (request) => {
+      const current = await requireEventType(request.params.event_type_name);
+      const updated = await updateEventType(db, current.name, fieldsOf(request.body, current), clock.now());
+      if (!updated) throw notFound(`Event type ${current.name} not found`);
+      return eventTypeOut(updated);
+    },
+  );
+
+  app.delete(
+    `${BASE}/:event_type_name`,
+    {
+      schema: {
+        tags,
+        summary: 'Archive an event type',
+        description:
+          'Archives it, as Svix does (it stays readable and can be restored); expunge=true deletes it.',
+        params: Params,
+        querystring: Type.Object({ expunge: Type.Optional(Type.Boolean({ default: false })) }),
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const current = await requireEventType(request.params.event_type_name);
+      if (request.query.expunge) await deleteEventType(db, current.name);
+      else await updateEventType(db, current.name, { ...current, archived: true }, clock.now());
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,144 @@
+import { Type } from 'typebox';
+import { newId } from '../../ids.ts';
+import { publish } from '../../store/queries/publish.ts';
+import { listMessages } from '../../store/repos/messages.ts';
+import { conflict } from '../errors.ts';
+import { requireApp, requireMessage } from '../lookup.ts';
+import { idIterator, listQuery, paginate } from '../pagination.ts';
+import { Channel, IdOrUid, iso, ListResponse, msOf, Tag } from '../schemas/common.ts';
+import { MessageIn, MessageOut, MessageParams, messageOut } from '../schemas/messages.ts';
+import type { Api, ApiDeps } from '../types.ts';
+
+const tags = ['Message'];
+const AppParams = Type.Object({ app_id: IdOrUid('The application id (app_…) or uid.') });
+const WithContent = Type.Optional(
+  Type.Boolean({ default: true, description: 'false: payload is returned as {}.' }),
+);
+
+/** Query filters shared by the message and attempt lists. */
+export const messageFilters = {
+  before: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Only items created before this time.' }),
+  ),
+  after: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Only items created after this time.' }),
+  ),
+  channel: Type.Optional(Type.String({ ...Channel, description: 'Only messages sent to this channel.' })),
+  tag: Type.Optional(Type.String({ ...Tag, description: 'Only messages with this tag.' })),
+  event_types: Type.Optional(
+    Type.Array(Type.String({ pattern: '^[a-zA-Z0-9\\-_.,]+$', maxLength: 10_000 }), {
+      maxItems: 100,
+      description: 'Event type names: repeat the parameter, or separate names with commas.',
+    }),
+  ),
+};
+
+/** `event_types=a,b` (as the SDKs send it) and `event_types=a&event_types=b` alike. */
+export function eventTypesOf(values: readonly string[] | undefined): string[] | undefined {
+  return values?.flatMap((v) => v.split(',')).filter(Boolean);
+}
+
+export function messageRoutes(app: Api, deps: ApiDeps): void {
+  const { db, clock } = deps;
+
+  app.post(
+    '/api/v1/app/:app_id/msg',
+    {
+      schema: {
+        tags,
+        summary: 'Send a message',
+        description:
+          'Stores the message and schedules one delivery per matching endpoint, atomically. Send an ' +
+          'idempotency-key header to make retries safe; a duplicate eventId is refused with 409.',
+        params: AppParams,
+        querystring: Type.Object({ with_content: WithContent }),
+        body: MessageIn,
+        response: { 202: MessageOut },
+      },
+    },
+    async (request, reply) => {
+      const application = await requireApp(db, request.params.app_id);
+      const { eventType, payload, eventId, channels, tags: messageTags } = request.body;
+      const now = clock.now();
+      const result = await publish(db, {
+        appId: application.id,
+        messageId: newId('msg', now),
+        eventType,
+        payload: Buffer.from(JSON.stringify(payload)),
+        eventId: eventId ?? null,
+        channels: channels?.length ? channels : null,
+        tags: messageTags?.length ? messageTags : null,
+        now,
+      });
+      if (!result.created)
+        throw conflict(`A message with eventId ${eventId} already exists (${result.messageId})`);
+      return reply.code(202).send({
+        id: result.messageId,
+        eventId: eventId ?? null,
+        eventType,
+        payload: request.query.with_content === false ? {} : payload,
+        channels: channels?.length ? channels : null,
+        tags: messageTags?.length ? messageTags : null,
+        timestamp: iso(now),
+      });
+    },
+  );
+
+  app.get(
+    '/api/v1/app/:app_id/msg',
+    {
+      schema: {
+        tags,
+        summary: 'List messages',
+        description: 'Newest first unless order=ascending. before/after bound the creation time.',
+        params: AppParams,
+        querystring: Type.Object({
+          ...listQuery(idIterator('msg'), 'descending'),
+          ...messageFilters,
+          with_content: WithContent,
+        }),
+        response: { 200: ListResponse(MessageOut, 'ListResponse_MessageOut_') },
+      },
+    },
+    async (request) => {
+      const application = await requireApp(db, request.params.app_id);
+      const q = request.query;
+      const withContent = q.with_content !== false;
+      const filter = {
+        createdBefore: msOf(q.before),
+        createdAfter: msOf(q.after),
+        channel: q.channel,
+        tag: q.tag,
+        eventTypes: eventTypesOf(q.event_types),
+      };
+      return paginate(
+        q,
+        'descending',
+        (w) => listMessages(db, application.id, filter, { ...w, withPayload: withContent }),
+        (m) => m.id,
+        (m) => messageOut(m, withContent),
+      );
+    },
+  );
+
+  app.get(
+    '/api/v1/app/:app_id/msg/:msg_id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a message (by id or eventId)',
+        params: MessageParams,
+        querystring: Type.Object({ with_content: WithContent }),
+        response: { 200: MessageOut },
+      },
+    },
+    async (request) => {
+      const application = await requireApp(db, request.params.app_id);
+      const withContent = request.query.with_content !== false;
+      return messageOut(
+        await requireMessage(db, application, request.params.msg_id, withContent),
+        withContent,
+      );
+    },
+  );
+}

@@ -1,0 +1,48 @@
+import { Type } from 'typebox';
+import { listOperationalEvents, type OperationalEvent } from '../../store/queries/operational-events.ts';
+import { forwardListQuery, forwardPage } from '../pagination.ts';
+import { AnyObject, idPattern, iso, ListResponse, Nullable, Timestamp } from '../schemas/common.ts';
+import type { Api, ApiDeps } from '../types.ts';
+
+const OperationalEventOut = Type.Object(
+  {
+    id: Type.String(),
+    type: Type.String({ examples: ['endpoint.paused'] }),
+    appId: Nullable(Type.String()),
+    endpointId: Nullable(Type.String()),
+    data: AnyObject(),
+    createdAt: Timestamp,
+  },
+  { title: 'OperationalEventOut', description: 'Courier extension: something operators should know about.' },
+);
+
+const operationalEventOut = (e: OperationalEvent) => ({
+  id: e.id,
+  type: e.type,
+  appId: e.appId,
+  endpointId: e.endpointId,
+  data: e.data,
+  createdAt: iso(e.createdAt),
+});
+
+export function operationalEventRoutes(app: Api, deps: ApiDeps): void {
+  app.get(
+    '/api/v1/operational-event',
+    {
+      schema: {
+        tags: ['Operational Event'],
+        summary: 'List operational events (Courier extension)',
+        description:
+          'Courier extension. Events such as endpoint.paused (an endpoint stopped after a streak of permanent ' +
+          'failures), oldest first; they are also sent to COURIER_OPERATOR_WEBHOOK_URL when set.',
+        querystring: Type.Object(forwardListQuery(idPattern('opev'))),
+        response: { 200: ListResponse(OperationalEventOut, 'ListResponse_OperationalEventOut_') },
+      },
+    },
+    async (request) => {
+      const { limit = 50, iterator } = request.query;
+      const rows = await listOperationalEvents(deps.db, { limit: limit + 1, after: iterator });
+      return forwardPage(rows, limit, (e) => e.id, operationalEventOut);
+    },
+  );
+}

@@ -1,0 +1,126 @@
+/**
+ * Schema building blocks shared by the routes. Schemas with a `title` become named components of
+ * the OpenAPI document (see openapi/document.ts); every other schema is inlined.
+ */
+import { type Static, type TSchema, Type } from 'typebox';
+
+/** `T | null`, as a JSON Schema type list when possible (one clear validation error instead of an anyOf pair). */
+export function Nullable<T extends TSchema>(schema: T) {
+  const raw = { ...(schema as Record<string, unknown>) };
+  if (typeof raw.type === 'string') {
+    raw.type = [raw.type, 'null'];
+    if (Array.isArray(raw.enum)) raw.enum = [...raw.enum, null];
+    return Type.Unsafe<Static<T> | null>(raw);
+  }
+  return Type.Unsafe<Static<T> | null>({ anyOf: [raw, { type: 'null' }] });
+}
+
+/** Any JSON object (kept whole by the response serializer, which otherwise drops undeclared fields). */
+export const AnyObject = (description?: string) =>
+  Type.Unsafe<Record<string, unknown>>({
+    type: 'object',
+    additionalProperties: true,
+    ...(description ? { description } : {}),
+  });
+
+/** A string enum with a single, readable validation error. */
+export function StringEnum<const V extends readonly string[]>(
+  values: V,
+  options: Record<string, unknown> = {},
+) {
+  return Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+// PostgreSQL text cannot hold NUL; refusing it here makes it a 422 instead of a database error.
+const NO_NUL = '^[^\\u0000]*$';
+
+export const Text = (options: { minLength?: number; maxLength: number; description?: string }) =>
+  Type.String({ pattern: NO_NUL, ...options });
+
+export const StringMap = (description: string) =>
+  Type.Unsafe<Record<string, string>>({
+    type: 'object',
+    additionalProperties: { type: 'string', pattern: NO_NUL, maxLength: 4096 },
+    maxProperties: 100,
+    description,
+  });
+
+/** An id (`app_…`, `ep_…`) or a uid, in a path. */
+export const IdOrUid = (description: string) =>
+  Type.String({ pattern: '^[a-zA-Z0-9\\-_.]{1,256}$', maxLength: 256, description });
+
+/** A Courier id: the prefix, `_` and a ULID (Crockford base32). */
+export const idPattern = (prefix: string) => `^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`;
+
+/** A user-chosen uid: `^[a-zA-Z0-9\-_.]+$`, at most 256 characters, not starting with an id prefix. */
+export const Uid = Type.String({
+  format: 'uid',
+  maxLength: 256,
+  description:
+    'Your own identifier: a-z A-Z 0-9 - _ . (at most 256), not starting with an id prefix such as app_.',
+  examples: ['unique-identifier'],
+});
+
+export const EventTypeName = Type.String({
+  pattern: '^[a-zA-Z0-9\\-_.]{1,256}$',
+  maxLength: 256,
+  description: 'a-z A-Z 0-9 - _ . (at most 256 characters)',
+  examples: ['user.signup'],
+});
+
+export const Channel = Type.String({
+  pattern: '^[a-zA-Z0-9\\-_.:]{1,128}$',
+  maxLength: 128,
+  examples: ['project_1337'],
+});
+export const Tag = Type.String({ pattern: '^[a-zA-Z0-9\\-_./\\\\#]{1,128}$', maxLength: 128 });
+
+export const Timestamp = Type.String({ format: 'date-time' });
+
+/** A 204: Fastify sends no body. */
+export const NoContent = Type.Unsafe<undefined>({ type: 'null', description: 'No content' });
+
+export const Empty = Type.Object({}, { title: 'EmptyResponse' });
+
+export const HttpError = Type.Object(
+  { code: Type.String(), detail: Type.String() },
+  { title: 'HttpError', description: 'Every error other than 422: a machine-readable code and a message.' },
+);
+
+export const ValidationError = Type.Object(
+  {
+    code: Type.Literal('validation'),
+    detail: Type.Array(
+      Type.Object({
+        loc: Type.Array(Type.String(), {
+          description: 'Where: body, query, path or header, then the field path.',
+        }),
+        msg: Type.String(),
+        type: Type.String(),
+      }),
+    ),
+  },
+  { title: 'HTTPValidationError' },
+);
+
+/** Svix's list envelope: `iterator` is the last item's id, `prevIterator` `-` + the first's. */
+export function ListResponse<T extends TSchema>(item: T, title: string) {
+  return Type.Object(
+    {
+      data: Type.Array(item),
+      iterator: Nullable(Type.String()),
+      prevIterator: Nullable(Type.String()),
+      done: Type.Boolean(),
+    },
+    { title },
+  );
+}
+
+export type ListOf<T> = { data: T[]; iterator: string | null; prevIterator: string | null; done: boolean };
+
+/** Milliseconds to the API's ISO-8601 form. */
+export const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** An ISO-8601 query or body value to milliseconds (already format-checked by the schema). */
+export const msOf = (value: string | null | undefined): number | undefined =>
+  value === null || value === undefined ? undefined : Date.parse(value);

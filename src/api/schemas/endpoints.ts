@@ -1,0 +1,180 @@
+import { Type } from 'typebox';
+import type { Endpoint } from '../../store/repos/endpoints.ts';
+import {
+  Channel,
+  EventTypeName,
+  IdOrUid,
+  iso,
+  Nullable,
+  StringEnum,
+  StringMap,
+  Text,
+  Timestamp,
+  Uid,
+} from './common.ts';
+import { RetryPolicyOverrides } from './policy.ts';
+
+export const EndpointParams = Type.Object({
+  app_id: IdOrUid('The application id (app_…) or uid.'),
+  endpoint_id: IdOrUid('The endpoint id (ep_…) or uid.'),
+});
+
+const eventTypes = (description: string) =>
+  Type.Optional(
+    Nullable(Type.Array(EventTypeName, { minItems: 1, maxItems: 1000, uniqueItems: true, description })),
+  );
+const perSecond = (description: string) =>
+  Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000, description })));
+
+/** The settings PUT replaces and PATCH changes (POST adds secret and headers). */
+const settings = {
+  description: Type.Optional(Nullable(Text({ maxLength: 4096 }))),
+  uid: Type.Optional(Nullable(Uid)),
+  disabled: Type.Optional(
+    Nullable(
+      Type.Boolean({ description: 'true holds deliveries (disable); false resumes a paused endpoint.' }),
+    ),
+  ),
+  filterTypes: eventTypes('Only these event types are delivered (all when absent). Alias: eventTypes.'),
+  eventTypes: eventTypes('Svix v2 name of filterTypes.'),
+  channels: Type.Optional(
+    Nullable(
+      Type.Array(Channel, {
+        minItems: 1,
+        maxItems: 10,
+        uniqueItems: true,
+        description: 'null: all channels.',
+      }),
+    ),
+  ),
+  rateLimit: perSecond('Requests per second at most (default: COURIER_RATE_LIMIT). Alias: throttleRate.'),
+  throttleRate: perSecond('Svix v2 name of rateLimit.'),
+  version: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  metadata: Type.Optional(Nullable(StringMap('Free-form string pairs.'))),
+  maxInFlight: Type.Optional(
+    Nullable(
+      Type.Integer({
+        minimum: 1,
+        maximum: 10_000,
+        description: 'Courier extension: concurrent requests at most (default: COURIER_MAX_IN_FLIGHT).',
+      }),
+    ),
+  ),
+  retryPolicy: Type.Optional(RetryPolicyOverrides),
+};
+
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 4096,
+  description:
+    'http or https; private and loopback addresses are refused unless COURIER_ALLOW_PRIVATE_NETWORKS allows them.',
+  examples: ['https://example.com/webhook/'],
+});
+const Secret = Type.Optional(
+  Nullable(
+    Type.String({ maxLength: 256, description: 'whsec_ + base64 of 24-64 bytes; generated when absent.' }),
+  ),
+);
+const Headers = Type.Optional(Nullable(StringMap('Extra headers sent with every delivery.')));
+
+export const EndpointIn = Type.Object(
+  { url: Url, ...settings, secret: Secret, headers: Headers },
+  { title: 'EndpointIn' },
+);
+export const EndpointUpdate = Type.Object(
+  { url: Url, ...settings, secret: Secret },
+  { title: 'EndpointUpdate' },
+);
+export const EndpointPatch = Type.Object(
+  { url: Type.Optional(Url), ...settings, secret: Secret },
+  { title: 'EndpointPatch' },
+);
+
+export const EndpointOut = Type.Object(
+  {
+    id: Type.String({ examples: ['ep_01HZX1ZQ9R6Y5W2V3T4S5R6Q7P'] }),
+    uid: Nullable(Type.String()),
+    url: Type.String(),
+    description: Type.String(),
+    disabled: Type.Boolean({ description: 'true when disabled by its owner or paused by Courier.' }),
+    status: StringEnum(['enabled', 'disabled', 'paused'] as const, {
+      description: 'Courier extension: paused means Courier stopped it after a streak of permanent failures.',
+    }),
+    disabledReason: Nullable(Type.String({ description: 'Courier extension: why it is not enabled.' })),
+    filterTypes: Nullable(Type.Array(Type.String())),
+    eventTypes: Nullable(Type.Array(Type.String())),
+    channels: Nullable(Type.Array(Type.String())),
+    rateLimit: Type.Integer(),
+    throttleRate: Type.Integer(),
+    maxInFlight: Type.Integer({ description: 'Courier extension.' }),
+    retryPolicy: RetryPolicyOverrides,
+    version: Type.Integer(),
+    metadata: StringMap('Free-form string pairs.'),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { title: 'EndpointOut' },
+);
+
+export function endpointOut(e: Endpoint) {
+  const types = e.eventTypes && e.eventTypes.length > 0 ? e.eventTypes : null;
+  return {
+    id: e.id,
+    uid: e.uid,
+    url: e.url,
+    description: e.description,
+    disabled: e.status !== 'enabled',
+    status: e.status,
+    disabledReason: e.status === 'enabled' ? null : (e.statusReason ?? `${e.status} by its owner`),
+    filterTypes: types,
+    eventTypes: types,
+    channels: e.channels && e.channels.length > 0 ? e.channels : null,
+    rateLimit: e.rateLimit,
+    throttleRate: e.rateLimit,
+    maxInFlight: e.maxInFlight,
+    retryPolicy: (e.retryPolicy ?? null) as Record<string, never> | null,
+    version: e.version,
+    metadata: e.metadata,
+    createdAt: iso(e.createdAt),
+    updatedAt: iso(e.updatedAt),
+  };
+}
+
+export const EndpointSecretOut = Type.Object({ key: Type.String() }, { title: 'EndpointSecretOut' });
+export const EndpointSecretRotateIn = Nullable(
+  Type.Object(
+    {
+      key: Secret,
+      gracePeriodSeconds: Type.Optional(
+        Nullable(
+          Type.Integer({
+            minimum: 0,
+            maximum: 30 * 86_400,
+            description: 'Courier extension: how long the previous secret keeps signing too (default 24 h).',
+          }),
+        ),
+      ),
+    },
+    { title: 'EndpointSecretRotateIn' },
+  ),
+);
+
+export const EndpointHeadersIn = Type.Object(
+  { headers: StringMap('Header name → value.') },
+  { title: 'EndpointHeadersIn' },
+);
+export const EndpointHeadersPatchIn = Type.Object(
+  {
+    headers: StringMap('Headers to add or replace.'),
+    deleteHeaders: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 256 }), { maxItems: 100 }))),
+  },
+  { title: 'EndpointHeadersPatchIn' },
+);
+export const EndpointHeadersOut = Type.Object(
+  { headers: StringMap('Header name → value.'), sensitive: Type.Array(Type.String()) },
+  { title: 'EndpointHeadersOut' },
+);
+export const RecoverIn = Type.Object(
+  { since: Timestamp, until: Type.Optional(Nullable(Timestamp)) },
+  { title: 'RecoverIn' },
+);

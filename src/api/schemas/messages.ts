@@ -1,0 +1,70 @@
+import { Type } from 'typebox';
+import type { Message } from '../../store/repos/messages.ts';
+import { AnyObject, Channel, EventTypeName, IdOrUid, iso, Nullable, Tag, Timestamp } from './common.ts';
+
+export const MessageParams = Type.Object({
+  app_id: IdOrUid('The application id (app_…) or uid.'),
+  msg_id: IdOrUid('The message id (msg_…) or its eventId.'),
+});
+
+export const MessageIn = Type.Object(
+  {
+    eventType: EventTypeName,
+    payload: AnyObject('A JSON object, delivered as the exact bytes of its JSON serialization.'),
+    eventId: Type.Optional(
+      Nullable(
+        Type.String({
+          pattern: '^[a-zA-Z0-9\\-_.]{1,256}$',
+          maxLength: 256,
+          description: 'Your id for this event: a second message with the same eventId is refused (409).',
+        }),
+      ),
+    ),
+    channels: Type.Optional(Nullable(Type.Array(Channel, { maxItems: 10, uniqueItems: true }))),
+    tags: Type.Optional(Nullable(Type.Array(Tag, { maxItems: 10, uniqueItems: true }))),
+  },
+  {
+    title: 'MessageIn',
+    description:
+      'Other Svix fields (application, deliverAt, payloadRetentionPeriod, …) are accepted and ignored.',
+  },
+);
+
+export const MessageOut = Type.Object(
+  {
+    id: Type.String({ examples: ['msg_01HZX1ZQ9R6Y5W2V3T4S5R6Q7P'] }),
+    eventId: Nullable(Type.String()),
+    eventType: Type.String(),
+    payload: Type.Unknown({
+      description:
+        'The JSON payload ({} when with_content=false). A message stored by other means whose bytes are not JSON ' +
+        'comes back as a string.',
+    }),
+    channels: Nullable(Type.Array(Type.String())),
+    tags: Nullable(Type.Array(Type.String())),
+    timestamp: Timestamp,
+  },
+  { title: 'MessageOut' },
+);
+
+/** Messages published through the API are JSON; courier_publish called from SQL may store any bytes. */
+function payloadOf(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export function messageOut(m: Message, withContent = true) {
+  return {
+    id: m.id,
+    eventId: m.eventId,
+    eventType: m.eventType,
+    payload: withContent && m.payload ? payloadOf(m.payload) : {},
+    channels: m.channels,
+    tags: m.tags,
+    timestamp: iso(m.createdAt),
+  };
+}

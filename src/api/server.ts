@@ -1,0 +1,102 @@
+/**
+ * The HTTP API: Svix API v1 routes plus Courier's extensions, on Fastify. buildServer wires the
+ * cross-cutting parts (errors, validation, authentication, idempotency, request logs) and the
+ * resource routes; it does not listen (`courier serve` does).
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { type Logger, silentLogger } from '../logger.ts';
+import { type Random, systemRandom } from '../random.ts';
+import type { Database } from '../store/db.ts';
+import { registerAuth } from './auth.ts';
+import { registerErrorHandling, sendError } from './errors.ts';
+import { registerIdempotency } from './idempotency.ts';
+import { type RouteRecord, RouteTable } from './route-table.ts';
+import { applicationRoutes } from './routes/applications.ts';
+import { attemptRoutes } from './routes/attempts.ts';
+import { deadLetterRoutes } from './routes/dead-letter.ts';
+import { endpointHeaderRoutes } from './routes/endpoint-headers.ts';
+import { endpointSecretRoutes } from './routes/endpoint-secrets.ts';
+import { endpointRoutes } from './routes/endpoints.ts';
+import { eventTypeRoutes } from './routes/event-types.ts';
+import { healthRoutes } from './routes/health.ts';
+import { messageRoutes } from './routes/messages.ts';
+import { openApiRoutes } from './routes/openapi.ts';
+import { operationalEventRoutes } from './routes/operational-events.ts';
+import type { Api, ApiDeps } from './types.ts';
+import { compileValidator } from './validation.ts';
+
+export interface ServerDeps {
+  db: Database;
+  config: Config;
+  clock: Clock;
+  logger?: Logger;
+  random?: Random;
+}
+
+const TABLES = new WeakMap<FastifyInstance, RouteTable>();
+
+/** Every route the server registered (from Fastify's onRoute hook): for tests and tooling. */
+export function routesOf(app: FastifyInstance): readonly RouteRecord[] {
+  return TABLES.get(app)?.routes ?? [];
+}
+
+const RESOURCE_ROUTES = [
+  healthRoutes,
+  applicationRoutes,
+  endpointRoutes,
+  endpointSecretRoutes,
+  endpointHeaderRoutes,
+  deadLetterRoutes,
+  messageRoutes,
+  attemptRoutes,
+  eventTypeRoutes,
+  operationalEventRoutes,
+];
+
+export async function buildServer(input: ServerDeps): Promise<FastifyInstance> {
+  const deps: ApiDeps = {
+    ...input,
+    logger: input.logger ?? silentLogger,
+    random: input.random ?? systemRandom,
+  };
+  const { logger } = deps;
+  const routes = new RouteTable();
+
+  const app: Api = Fastify({
+    logger: false, // requests are logged below through Courier's logger, without headers
+    bodyLimit: deps.config.maxPayloadBytes,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
+    frameworkErrors: (error, request, reply) => {
+      sendError(error, request, reply, logger);
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Only JSON bodies: anything else is a 415 rather than a string that fails validation later.
+  app.removeContentTypeParser('text/plain');
+  app.setValidatorCompiler(compileValidator);
+  app.addHook('onRoute', (options) => routes.add(options));
+  registerErrorHandling(app, routes, logger);
+  registerAuth(app, deps);
+  registerIdempotency(app, deps);
+  app.addHook('onResponse', async (request, reply) => {
+    const entry = {
+      method: request.method,
+      route: request.routeOptions.url ?? request.url.split('?')[0],
+      statusCode: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime),
+    };
+    if (entry.route?.startsWith('/health')) logger.debug(entry, 'request');
+    else logger.info(entry, 'request');
+  });
+
+  for (const register of RESOURCE_ROUTES) register(app, deps);
+  openApiRoutes(app, routes);
+  await app.ready();
+  const instance = app as unknown as FastifyInstance;
+  TABLES.set(instance, routes);
+  return instance;
+}

@@ -1,0 +1,53 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Random } from '../random.ts';
+import type { Database } from '../store/db.ts';
+import type { IdempotencyKey } from '../store/repos/idempotency.ts';
+
+export interface ApiDeps {
+  db: Database;
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  random: Random;
+}
+
+/** The Fastify instance with TypeBox schemas typing requests and replies. */
+export type Api = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** Who made the request: idempotency keys are scoped to it. */
+export interface Principal {
+  scope: string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Served without a token. */
+    public?: boolean;
+  }
+  interface FastifySchema {
+    summary?: string;
+    description?: string;
+    tags?: string[];
+    operationId?: string;
+  }
+  interface FastifyRequest {
+    principal?: Principal;
+    idempotencyKey?: IdempotencyKey;
+  }
+}

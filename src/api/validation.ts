@@ -1,0 +1,78 @@
+/**
+ * Request validation with Ajv. Bodies are JSON and validated strictly (no type coercion: `"5"` is
+ * not a number); path and query values are strings, so they are coerced ("5" → 5, "true" → true,
+ * a single value → a one-item array). Unknown fields are ignored, as the Svix SDKs send extras.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
+import { isValidUid } from '../ids.ts';
+
+export interface ValidationItem {
+  loc: string[];
+  msg: string;
+  type: string;
+}
+
+function makeAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: false,
+    useDefaults: true,
+    coerceTypes: coerce ? 'array' : false,
+  });
+  addFormats.default(ajv, ['date-time', 'uri']);
+  ajv.addFormat('uid', { type: 'string', validate: isValidUid });
+  return ajv;
+}
+
+const strictAjv = makeAjv(false);
+const coercingAjv = makeAjv(true);
+
+export const compileValidator: FastifySchemaCompiler<FastifySchema> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema as object) as ValidateFunction;
+
+const PART_NAMES: Record<string, string> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'header',
+};
+
+function message(e: ErrorObject): string {
+  if (e.keyword === 'format' && e.params.format === 'uid') {
+    return 'must be 1-256 characters of a-z A-Z 0-9 - _ . and must not start with an id prefix (app_, ep_, msg_, …)';
+  }
+  if (e.keyword === 'enum') return `must be one of: ${(e.params.allowedValues as unknown[]).join(', ')}`;
+  if (e.keyword === 'pattern') return `must match ${e.params.pattern as string}`;
+  if (e.keyword === 'type') return `must be ${String(e.params.type).replace(',', ' or ')}`;
+  return e.message ?? 'is invalid';
+}
+
+function typeOf(e: ErrorObject): string {
+  if (e.keyword === 'required') return 'value_error.missing';
+  if (e.keyword === 'type') return 'type_error';
+  return 'value_error';
+}
+
+/** Ajv errors as Svix's `[{loc, msg, type}]`, one per field (the first error for each). */
+export function validationItems(errors: readonly ErrorObject[], context = 'body'): ValidationItem[] {
+  const part = PART_NAMES[context] ?? context;
+  const seen = new Set<string>();
+  const items: ValidationItem[] = [];
+  // anyOf reports each branch and then itself; the branches say more.
+  const specific = errors.filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'oneOf');
+  for (const e of specific.length > 0 ? specific : errors) {
+    const path = e.instancePath
+      .split('/')
+      .slice(1)
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (e.keyword === 'required') path.push(String(e.params.missingProperty));
+    const loc = [part, ...path];
+    const key = JSON.stringify(loc);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    items.push({ loc, msg: message(e), type: typeOf(e) });
+  }
+  return items;
+}

@@ -1,0 +1,89 @@
+import type { Queryable } from '../db.ts';
+import { toDate } from '../rows.ts';
+
+/** What a resend did: scheduled now, parked until the endpoint is resumed, or left to the attempt under way. */
+export type ResendOutcome = 'scheduled' | 'held' | 'in_flight';
+
+/**
+ * Makes the (message, endpoint) delivery due now as a manual attempt. Call inside a transaction.
+ *  - terminal (delivered, failed, expired): a fresh attempt budget (attempts 0, no give-up time);
+ *  - pending or held: due now, attempts and give-up time kept;
+ *  - in flight: untouched (the attempt under way is the resend);
+ *  - absent (the endpoint did not match, or did not exist, at publish time): created.
+ * Held instead of pending while the endpoint is not active. Lock order as everywhere:
+ * the delivery row first, then the endpoint's queue row (to wake it).
+ */
+export async function resendDelivery(
+  tx: Queryable,
+  input: { messageId: string; endpointId: string; now: number },
+): Promise<ResendOutcome> {
+  const now = toDate(input.now);
+  const params = [input.messageId, input.endpointId, now];
+  const { rows: active } = await tx.query<{ active: boolean }>(
+    'select active from courier_endpoint_queues where endpoint_id = $1',
+    [input.endpointId],
+  );
+  const fresh = active[0]?.active ? 'pending' : 'held';
+
+  let { rows } = await tx.query<{ id: number; state: string }>(
+    `select id, state from courier_deliveries where message_id = $1 and endpoint_id = $2 for update`,
+    params.slice(0, 2),
+  );
+  if (rows.length === 0) {
+    const inserted = await tx.query<{ id: number; state: string }>(
+      `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, trigger, created_at, updated_at)
+       values ($1, $2, $4, $3, 1, $3, $3)
+       on conflict (message_id, endpoint_id) do nothing returning id, state`,
+      [...params, fresh],
+    );
+    if (inserted.rows.length > 0) return wake(tx, input.endpointId, now, inserted.rows[0]!.state);
+    // Created concurrently (a publish or another resend): lock it and treat it like any other.
+    ({ rows } = await tx.query(
+      `select id, state from courier_deliveries where message_id = $1 and endpoint_id = $2 for update`,
+      params.slice(0, 2),
+    ));
+  }
+  const row = rows[0]!;
+  if (row.state === 'in_flight') return 'in_flight';
+
+  const terminal = row.state === 'delivered' || row.state === 'failed' || row.state === 'expired';
+  const { rows: updated } = terminal
+    ? await tx.query<{ state: string }>(
+        `update courier_deliveries
+            set state = $3, attempts = 0, give_up_at = null, last_error = null, next_attempt_at = $2,
+                trigger = 1, lease_owner = null, lease_expires_at = null, updated_at = $2
+          where id = $1 returning state`,
+        [row.id, now, fresh],
+      )
+    : await tx.query<{ state: string }>(
+        `update courier_deliveries set next_attempt_at = least(next_attempt_at, $2), trigger = 1, updated_at = $2
+          where id = $1 returning state`,
+        [row.id, now],
+      );
+  return wake(tx, input.endpointId, now, updated[0]!.state);
+}
+
+async function wake(tx: Queryable, endpointId: string, now: Date, state: string): Promise<ResendOutcome> {
+  if (state !== 'pending') return 'held';
+  await tx.query(
+    `update courier_endpoint_queues set next_due_at = $2
+      where endpoint_id = $1 and active and (next_due_at is null or next_due_at > $2)`,
+    [endpointId, now],
+  );
+  await tx.query('select pg_notify(courier_channel(), $1)', ['']);
+  return 'scheduled';
+}
+
+/** The delivery ids of these messages (ids or event ids) to one endpoint: for replaying chosen dead letters. */
+export async function deliveryIdsOf(
+  db: Queryable,
+  input: { appId: string; endpointId: string; messageIds: readonly string[] },
+): Promise<number[]> {
+  const { rows } = await db.query<{ id: number }>(
+    `select d.id from courier_deliveries d join courier_messages m on m.id = d.message_id
+      where d.endpoint_id = $1 and m.app_id = $2 and (m.id = any($3) or m.event_id = any($3))
+      order by d.id`,
+    [input.endpointId, input.appId, input.messageIds],
+  );
+  return rows.map((r) => Number(r.id));
+}

@@ -1,0 +1,96 @@
+import type { Queryable } from '../db.ts';
+import { toDate, toMs } from '../rows.ts';
+import type { Page } from './applications.ts';
+
+export interface EventType {
+  name: string;
+  description: string;
+  archived: boolean;
+  deprecated: boolean;
+  schemas: Record<string, unknown> | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface EventTypeFields {
+  description: string;
+  archived: boolean;
+  deprecated: boolean;
+  schemas: Record<string, unknown> | null;
+}
+
+interface Row {
+  name: string;
+  description: string;
+  archived: boolean;
+  deprecated: boolean;
+  schemas: Record<string, unknown> | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const fromRow = (r: Row): EventType => ({
+  name: r.name,
+  description: r.description,
+  archived: r.archived,
+  deprecated: r.deprecated,
+  schemas: r.schemas,
+  createdAt: toMs(r.created_at)!,
+  updatedAt: toMs(r.updated_at)!,
+});
+
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+
+export async function findEventType(db: Queryable, name: string): Promise<EventType | null> {
+  const { rows } = await db.query<Row>('select * from courier_event_types where name = $1', [name]);
+  return rows[0] ? fromRow(rows[0]) : null;
+}
+
+/** Creates the event type; null when one of that name already exists. */
+export async function createEventType(
+  db: Queryable,
+  name: string,
+  fields: EventTypeFields,
+  now: number,
+): Promise<EventType | null> {
+  const { rows } = await db.query<Row>(
+    `insert into courier_event_types (name, description, archived, deprecated, schemas, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $6) on conflict (name) do nothing returning *`,
+    [name, fields.description, fields.archived, fields.deprecated, json(fields.schemas), toDate(now)],
+  );
+  return rows[0] ? fromRow(rows[0]) : null;
+}
+
+export async function updateEventType(
+  db: Queryable,
+  name: string,
+  fields: EventTypeFields,
+  now: number,
+): Promise<EventType | null> {
+  const { rows } = await db.query<Row>(
+    `update courier_event_types set description = $2, archived = $3, deprecated = $4, schemas = $5, updated_at = $6
+      where name = $1 returning *`,
+    [name, fields.description, fields.archived, fields.deprecated, json(fields.schemas), toDate(now)],
+  );
+  return rows[0] ? fromRow(rows[0]) : null;
+}
+
+/** Removes the event type for good (Svix's `expunge`); archiving is an update. */
+export async function deleteEventType(db: Queryable, name: string): Promise<boolean> {
+  const { rowCount } = await db.query('delete from courier_event_types where name = $1', [name]);
+  return rowCount > 0;
+}
+
+/** By name; `after`/`before` are names (the list's iterator). */
+export async function listEventTypes(
+  db: Queryable,
+  opts: { limit: number; after?: string; before?: string; descending?: boolean; includeArchived: boolean },
+): Promise<Page<EventType>> {
+  const { rows } = await db.query<Row>(
+    `select * from courier_event_types
+      where ($1::text is null or name > $1) and ($2::text is null or name < $2) and ($3 or not archived)
+      order by name ${opts.descending ? 'desc' : 'asc'} limit $4`,
+    [opts.after ?? null, opts.before ?? null, opts.includeArchived, opts.limit + 1],
+  );
+  return { data: rows.slice(0, opts.limit).map(fromRow), done: rows.length <= opts.limit };
+}

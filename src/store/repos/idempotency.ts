@@ -1,0 +1,104 @@
+import type { Queryable } from '../db.ts';
+import { toDate, toMs } from '../rows.ts';
+
+/** One idempotency key: the token scope it belongs to, the key, and the request it was used for. */
+export interface IdempotencyKey {
+  scope: string;
+  key: string;
+  method: string;
+  path: string;
+}
+
+export interface StoredResponse {
+  fingerprint: string;
+  /** null while the first request is still being handled. */
+  status: number | null;
+  contentType: string | null;
+  body: string | null;
+  lockedUntil: number;
+}
+
+interface Row {
+  fingerprint: string;
+  status: number | null;
+  content_type: string | null;
+  body: string | null;
+  locked_until: Date;
+}
+
+const KEY_WHERE = 'scope = $1 and key = $2 and method = $3 and path = $4';
+const keyParams = (k: IdempotencyKey) => [k.scope, k.key, k.method, k.path];
+
+/**
+ * Takes the key for a new request: true when this request is the first (or the previous use
+ * expired, or its handler died holding the lock past lockedUntil with the same request).
+ * The primary key makes concurrent repeats race for one row: exactly one of them gets true.
+ */
+export async function claimIdempotencyKey(
+  db: Queryable,
+  k: IdempotencyKey,
+  fingerprint: string,
+  now: number,
+  lockMs: number,
+  ttlMs: number,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    `insert into courier_idempotency_keys as i (scope, key, method, path, fingerprint, locked_until, expires_at)
+     values ($1, $2, $3, $4, $5, $6, $7)
+     on conflict (scope, key, method, path) do update
+       set fingerprint = excluded.fingerprint, status = null, content_type = null, body = null,
+           locked_until = excluded.locked_until, expires_at = excluded.expires_at
+       where i.expires_at <= $8
+          or (i.status is null and i.locked_until <= $8 and i.fingerprint = excluded.fingerprint)
+     returning 1`,
+    [...keyParams(k), fingerprint, toDate(now + lockMs), toDate(now + ttlMs), toDate(now)],
+  );
+  return rows.length > 0;
+}
+
+export async function findIdempotencyKey(db: Queryable, k: IdempotencyKey): Promise<StoredResponse | null> {
+  const { rows } = await db.query<Row>(
+    `select fingerprint, status, content_type, body, locked_until from courier_idempotency_keys where ${KEY_WHERE}`,
+    keyParams(k),
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    fingerprint: r.fingerprint,
+    status: r.status,
+    contentType: r.content_type,
+    body: r.body,
+    lockedUntil: toMs(r.locked_until)!,
+  };
+}
+
+export async function completeIdempotencyKey(
+  db: Queryable,
+  k: IdempotencyKey,
+  response: { status: number; contentType: string | null; body: string },
+): Promise<void> {
+  await db.query(
+    `update courier_idempotency_keys set status = $5, content_type = $6, body = $7
+      where ${KEY_WHERE} and status is null`,
+    [...keyParams(k), response.status, response.contentType, response.body],
+  );
+}
+
+/** Gives the key back (the request failed in a way worth retrying): the next repeat redoes the work. */
+export async function releaseIdempotencyKey(db: Queryable, k: IdempotencyKey): Promise<void> {
+  await db.query(`delete from courier_idempotency_keys where ${KEY_WHERE} and status is null`, keyParams(k));
+}
+
+/** Deletes up to `limit` expired keys; returns how many. */
+export async function purgeExpiredIdempotencyKeys(
+  db: Queryable,
+  now: number,
+  limit: number,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `delete from courier_idempotency_keys where ctid in (
+       select ctid from courier_idempotency_keys where expires_at <= $1 limit $2)`,
+    [toDate(now), limit],
+  );
+  return rowCount;
+}

@@ -1,0 +1,91 @@
+import type { Queryable } from '../db.ts';
+import { toBuffer, toDate, toMs } from '../rows.ts';
+import type { Page } from './applications.ts';
+
+export interface Message {
+  id: string;
+  appId: string;
+  eventType: string;
+  eventId: string | null;
+  /** The exact bytes every attempt sends; null when the caller asked to leave them out. */
+  payload: Buffer | null;
+  channels: string[] | null;
+  tags: string[] | null;
+  createdAt: number;
+}
+
+interface Row {
+  id: string;
+  app_id: string;
+  event_type: string;
+  event_id: string | null;
+  payload: Uint8Array | null;
+  channels: string[] | null;
+  tags: string[] | null;
+  created_at: Date;
+}
+
+const fromRow = (r: Row): Message => ({
+  id: r.id,
+  appId: r.app_id,
+  eventType: r.event_type,
+  eventId: r.event_id,
+  payload: r.payload ? toBuffer(r.payload) : null,
+  channels: r.channels,
+  tags: r.tags,
+  createdAt: toMs(r.created_at)!,
+});
+
+const columns = (withPayload: boolean) =>
+  `id, app_id, event_type, event_id, ${withPayload ? 'payload' : 'null::bytea as payload'}, channels, tags, created_at`;
+
+/** By id, or else by the application's event id (an id match wins if both exist). */
+export async function findMessage(
+  db: Queryable,
+  appId: string,
+  idOrEventId: string,
+  withPayload = true,
+): Promise<Message | null> {
+  const { rows } = await db.query<Row>(
+    `select ${columns(withPayload)} from courier_messages
+      where app_id = $1 and (id = $2 or event_id = $2) order by id = $2 desc limit 1`,
+    [appId, idOrEventId],
+  );
+  return rows[0] ? fromRow(rows[0]) : null;
+}
+
+export interface MessageFilter {
+  createdBefore?: number;
+  createdAfter?: number;
+  channel?: string;
+  tag?: string;
+  eventTypes?: readonly string[];
+}
+
+export async function listMessages(
+  db: Queryable,
+  appId: string,
+  filter: MessageFilter,
+  opts: { limit: number; after?: string; before?: string; descending?: boolean; withPayload: boolean },
+): Promise<Page<Message>> {
+  const { rows } = await db.query<Row>(
+    `select ${columns(opts.withPayload)} from courier_messages
+      where app_id = $1 and ($2::text is null or id > $2) and ($3::text is null or id < $3)
+        and ($4::timestamptz is null or created_at < $4) and ($5::timestamptz is null or created_at > $5)
+        and ($6::text is null or $6 = any(channels)) and ($7::text is null or $7 = any(tags))
+        and ($8::text[] is null or event_type = any($8))
+      order by id ${opts.descending ? 'desc' : 'asc'} limit $9`,
+    [
+      appId,
+      opts.after ?? null,
+      opts.before ?? null,
+      filter.createdBefore === undefined ? null : toDate(filter.createdBefore),
+      filter.createdAfter === undefined ? null : toDate(filter.createdAfter),
+      filter.channel ?? null,
+      filter.tag ?? null,
+      filter.eventTypes?.length ? filter.eventTypes : null,
+      opts.limit + 1,
+    ],
+  );
+  return { data: rows.slice(0, opts.limit).map(fromRow), done: rows.length <= opts.limit };
+}

@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { locs, startApi, type TestApi } from './support.ts';
+
+describe('applications', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(() => api.close());
+
+  it('creates, reads by id and uid, updates, patches and deletes', async () => {
+    const created = await api.request('POST', '/api/v1/app', {
+      body: { name: 'Shop', uid: 'shop-1', metadata: { team: 'billing' }, throttleRate: 20 },
+    });
+    expect(created.status).toBe(201);
+    const app = created.body;
+    expect(app).toEqual({
+      id: expect.stringMatching(/^app_[0-9A-Z]{26}$/),
+      uid: 'shop-1',
+      name: 'Shop',
+      rateLimit: 20,
+      throttleRate: 20,
+      metadata: { team: 'billing' },
+      retryPolicy: null,
+      createdAt: '2026-01-01T12:00:00.000Z',
+      updatedAt: '2026-01-01T12:00:00.000Z',
+    });
+    expect((await api.request('GET', `/api/v1/app/${app.id}`)).body).toEqual(app);
+    expect((await api.request('GET', '/api/v1/app/shop-1')).body).toEqual(app);
+
+    api.clock.advance(1000);
+    const patched = await api.request('PATCH', '/api/v1/app/shop-1', { body: { name: 'Shop 2' } });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({
+      name: 'Shop 2',
+      uid: 'shop-1',
+      rateLimit: 20,
+      metadata: { team: 'billing' },
+    });
+    expect(patched.body.updatedAt).toBe('2026-01-01T12:00:01.000Z');
+
+    // PUT replaces: what is absent goes back to its default.
+    const put = await api.request('PUT', `/api/v1/app/${app.id}`, {
+      body: { name: 'Shop 3', uid: 'shop-1' },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ id: app.id, name: 'Shop 3', rateLimit: null, metadata: {} });
+
+    const cleared = await api.request('PATCH', `/api/v1/app/${app.id}`, { body: { uid: null } });
+    expect(cleared.body.uid).toBeNull();
+
+    expect((await api.request('DELETE', `/api/v1/app/${app.id}`)).status).toBe(204);
+    expect((await api.request('GET', `/api/v1/app/${app.id}`)).status).toBe(404);
+    expect((await api.request('DELETE', `/api/v1/app/${app.id}`)).status).toBe(404);
+  });
+
+  it('POST with get_if_exists returns the existing application (200); without it, 409', async () => {
+    const first = await api.request('POST', '/api/v1/app', { body: { name: 'A', uid: 'dup' } });
+    const again = await api.request('POST', '/api/v1/app?get_if_exists=true', {
+      body: { name: 'other', uid: 'dup' },
+    });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    const conflict = await api.request('POST', '/api/v1/app', { body: { name: 'A', uid: 'dup' } });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.code).toBe('conflict');
+    // A uid taken by another application cannot be given by PATCH either.
+    const other = await api.request('POST', '/api/v1/app', { body: { name: 'B' } });
+    const steal = await api.request('PATCH', `/api/v1/app/${other.body.id}`, { body: { uid: 'dup' } });
+    expect(steal.status).toBe(409);
+  });
+
+  it('concurrent get_if_exists creates with one uid make one application', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        api.request('POST', '/api/v1/app?get_if_exists=true', { body: { name: 'race', uid: 'raced' } }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+    expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
+  });
+
+  it('PUT on an unknown uid creates the application with that uid (201)', async () => {
+    const res = await api.request('PUT', '/api/v1/app/created-by-put', { body: { name: 'Upserted' } });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ uid: 'created-by-put', name: 'Upserted' });
+    const again = await api.request('PUT', '/api/v1/app/created-by-put', { body: { name: 'Renamed' } });
+    expect(again.status).toBe(200);
+    expect(again.body.id).toBe(res.body.id);
+  });
+
+  it('validates uids, names and the retry policy', async () => {
+    const badUid = await api.request('POST', '/api/v1/app', {
+      body: { name: 'x', uid: 'app_looks_like_an_id' },
+    });
+    expect(locs(badUid)).toEqual(['body.uid']);
+    const long = await api.request('POST', '/api/v1/app', { body: { name: 'x', uid: 'u'.repeat(257) } });
+    expect(locs(long)).toEqual(['body.uid']);
+    const empty = await api.request('POST', '/api/v1/app', { body: { name: '' } });
+    expect(locs(empty)).toEqual(['body.name']);
+    const policy = await api.request('POST', '/api/v1/app', {
+      body: { name: 'x', retryPolicy: { giveUp: { maxAttempts: 0 } } },
+    });
+    expect(policy.status).toBe(422);
+    expect(locs(policy)[0]).toMatch(/^body\.retryPolicy/);
+    const typo = await api.request('POST', '/api/v1/app', {
+      body: { name: 'x', retryPolicy: { backof: {} } },
+    });
+    expect(typo.status).toBe(422);
+    const good = await api.request('POST', '/api/v1/app', {
+      body: {
+        name: 'x',
+        retryPolicy: { backoff: { scheduleMs: [1000, 60000] }, giveUp: { maxAttempts: 3 } },
+      },
+    });
+    expect(good.status).toBe(201);
+    expect(good.body.retryPolicy).toEqual({
+      backoff: { scheduleMs: [1000, 60000] },
+      giveUp: { maxAttempts: 3 },
+    });
+  });
+
+  it('paginates forwards and backwards with iterators, in both orders', async () => {
+    const fresh = await startApi();
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 7; i++) {
+        ids.push((await fresh.request('POST', '/api/v1/app', { body: { name: `app ${i}` } })).body.id);
+      }
+      const seen: string[] = [];
+      let iterator: string | null = null;
+      let pages = 0;
+      for (;;) {
+        const q: string = iterator ? `&iterator=${iterator}` : '';
+        const page = await fresh.request('GET', `/api/v1/app?limit=3${q}`);
+        expect(page.status).toBe(200);
+        seen.push(...page.body.data.map((a: { id: string }) => a.id));
+        pages++;
+        if (page.body.done) break;
+        iterator = page.body.iterator;
+      }
+      expect(seen).toEqual(ids);
+      expect(pages).toBe(3);
+
+      const second = await fresh.request('GET', `/api/v1/app?limit=3&iterator=${ids[2]}`);
+      expect(second.body.data.map((a: { id: string }) => a.id)).toEqual(ids.slice(3, 6));
+      expect(second.body.prevIterator).toBe(`-${ids[3]}`);
+      const back = await fresh.request('GET', `/api/v1/app?limit=3&iterator=${second.body.prevIterator}`);
+      expect(back.body.data.map((a: { id: string }) => a.id)).toEqual(ids.slice(0, 3));
+      expect(back.body.done).toBe(true);
+
+      const desc = await fresh.request('GET', '/api/v1/app?limit=4&order=descending');
+      expect(desc.body.data.map((a: { id: string }) => a.id)).toEqual([...ids].reverse().slice(0, 4));
+      const descNext = await fresh.request(
+        'GET',
+        `/api/v1/app?limit=4&order=descending&iterator=${desc.body.iterator}`,
+      );
+      expect(descNext.body.data.map((a: { id: string }) => a.id)).toEqual([...ids].reverse().slice(4));
+      expect(descNext.body.done).toBe(true);
+
+      const all = await fresh.request('GET', '/api/v1/app');
+      expect(all.body).toMatchObject({ done: true, iterator: ids[6], prevIterator: `-${ids[0]}` });
+      expect((await fresh.request('GET', '/api/v1/app?limit=251')).status).toBe(422);
+      expect((await fresh.request('GET', '/api/v1/app?limit=0')).status).toBe(422);
+      expect((await fresh.request('GET', '/api/v1/app?iterator=ep_01KDWPVNG0Z2T6P6PJXKZK51B0')).status).toBe(
+        422,
+      );
+    } finally {
+      await fresh.close();
+    }
+  });
+});

@@ -1,0 +1,191 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { closedPort, type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
+
+describe('attempts and resend', () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  let engine: ReturnType<typeof virtualWorker>;
+  let appId: string;
+  beforeAll(async () => {
+    api = await startApi();
+    receiver = await startReceiver((req, res) => {
+      res.writeHead(req.url?.startsWith('/fail') ? 500 : 200);
+      res.end(req.url?.startsWith('/fail') ? 'broken' : 'thanks');
+    });
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await api.close();
+  });
+  beforeEach(async () => {
+    engine = virtualWorker(api.db, { clock: api.clock });
+    appId = await createApp(api);
+  });
+  afterEach(() => engine.sender.close());
+
+  const publish = async (body: Record<string, unknown> = {}) =>
+    (
+      await api.request('POST', `/api/v1/app/${appId}/msg`, {
+        body: { eventType: 'e', payload: { n: 1 }, ...body },
+      })
+    ).body.id as string;
+  const attemptsOf = async (kind: 'endpoint' | 'msg', id: string, query = '') => {
+    const res = await api.request('GET', `/api/v1/app/${appId}/attempt/${kind}/${id}${query}`);
+    expect(res.status, res.text).toBe(200);
+    return res.body.data as Record<string, unknown>[];
+  };
+  const delivery = async (msgId: string, epId: string) =>
+    (
+      await api.db.query<{ state: string; attempts: number; trigger: number; next_attempt_at: Date }>(
+        'select state, attempts, trigger, next_attempt_at from courier_deliveries where message_id = $1 and endpoint_id = $2',
+        [msgId, epId],
+      )
+    ).rows[0];
+
+  it('lists attempts by endpoint and by message, in the Svix shape with Courier extensions', async () => {
+    const ok = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const bad = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
+    const msgId = await publish({ eventId: 'attempted' });
+    expect(await engine.worker.runOnce()).toBe(2);
+
+    const [success] = await attemptsOf('endpoint', ok.id);
+    expect(success).toEqual({
+      id: expect.stringMatching(/^atmpt_[0-9A-Z]{26}$/),
+      msgId,
+      endpointId: ok.id,
+      url: `${receiver.url}/ok`,
+      response: 'thanks',
+      responseStatusCode: 200,
+      responseDurationMs: expect.any(Number),
+      status: 0,
+      statusText: 'success',
+      triggerType: 0,
+      timestamp: expect.any(String),
+      attemptNumber: 1,
+      failureKind: null,
+      decision: 'delivered',
+      nextDelayMs: null,
+      reason: null,
+      detail: expect.any(String),
+    });
+    const [failure] = await attemptsOf('endpoint', bad.id);
+    expect(failure).toMatchObject({
+      status: 2,
+      statusText: 'fail',
+      responseStatusCode: 500,
+      response: 'broken',
+      decision: 'retry',
+    });
+    expect(failure!.nextDelayMs).toBeGreaterThan(0);
+
+    expect(await attemptsOf('msg', msgId)).toHaveLength(2);
+    expect(await attemptsOf('msg', 'attempted', '?status=0')).toEqual([success]);
+    expect(await attemptsOf('msg', msgId, '?status=2')).toEqual([failure]);
+    expect(await attemptsOf('msg', msgId, '?status=1')).toEqual([]);
+    expect(await attemptsOf('msg', msgId, `?endpoint_id=${bad.id}`)).toEqual([failure]);
+    expect(await attemptsOf('endpoint', ok.id, '?event_types=other')).toEqual([]);
+    expect(
+      await attemptsOf('endpoint', ok.id, '?event_types=e&with_msg=true&expanded_statuses=true'),
+    ).toHaveLength(1);
+
+    const one = await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}/attempt/${success!.id}`);
+    expect(one.body).toEqual(success);
+    expect(
+      (await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}/attempt/atmpt_01KDWPVNG0Z2T6P6PJXKZK51B0`))
+        .status,
+    ).toBe(404);
+    expect(locs(await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}/attempt/nonsense`))).toEqual([
+      'path.attempt_id',
+    ]);
+    expect(locs(await api.request('GET', `/api/v1/app/${appId}/attempt/msg/${msgId}?status=9`))).toEqual([
+      'query.status',
+    ]);
+  });
+
+  it('records network failures with status code 0', async () => {
+    const ep = await createEndpoint(api, appId, { url: `http://127.0.0.1:${await closedPort()}/x` });
+    await publish();
+    await engine.worker.runOnce();
+    const [attempt] = await attemptsOf('endpoint', ep.id);
+    expect(attempt).toMatchObject({
+      responseStatusCode: 0,
+      status: 2,
+      failureKind: 'connection_refused',
+      response: '',
+    });
+  });
+
+  it('resends a delivered message as a manual attempt with a fresh budget', async () => {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const msgId = await publish();
+    await engine.worker.runOnce();
+    expect(await delivery(msgId, ep.id)).toMatchObject({ state: 'delivered', attempts: 1 });
+
+    const res = await api.request('POST', `/api/v1/app/${appId}/msg/${msgId}/endpoint/${ep.id}/resend`);
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({});
+    expect(await delivery(msgId, ep.id)).toMatchObject({ state: 'pending', attempts: 0, trigger: 1 });
+    expect(await engine.worker.runOnce()).toBe(1);
+    const [latest] = await attemptsOf('endpoint', ep.id);
+    expect(latest).toMatchObject({ triggerType: 1, attemptNumber: 1, status: 0 });
+  });
+
+  it('makes a pending retry due now, keeping its attempt count', async () => {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
+    const msgId = await publish();
+    await engine.worker.runOnce();
+    const waiting = await delivery(msgId, ep.id);
+    expect(waiting).toMatchObject({ state: 'pending', attempts: 1 });
+    expect(waiting!.next_attempt_at.getTime()).toBeGreaterThan(api.clock.now());
+    expect(await engine.worker.runOnce()).toBe(0);
+
+    await api.request('POST', `/api/v1/app/${appId}/msg/${msgId}/endpoint/${ep.id}/resend`);
+    expect((await delivery(msgId, ep.id))!.next_attempt_at.getTime()).toBe(api.clock.now());
+    expect(await engine.worker.runOnce()).toBe(1);
+    expect((await attemptsOf('endpoint', ep.id))[0]).toMatchObject({ attemptNumber: 2, triggerType: 1 });
+  });
+
+  it('creates the delivery for an endpoint added after the message', async () => {
+    const msgId = await publish();
+    const late = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    expect(await delivery(msgId, late.id)).toBeUndefined();
+    expect(
+      (await api.request('POST', `/api/v1/app/${appId}/msg/${msgId}/endpoint/${late.id}/resend`)).status,
+    ).toBe(202);
+    expect(await engine.worker.runOnce()).toBe(1);
+    expect(await delivery(msgId, late.id)).toMatchObject({ state: 'delivered', trigger: 1 });
+  });
+
+  it('leaves an attempt under way alone, and holds for a paused endpoint', async () => {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const msgId = await publish();
+    await api.db.query(
+      `update courier_deliveries set state = 'in_flight', lease_owner = 'someone', attempts = 3 where message_id = $1`,
+      [msgId],
+    );
+    const before = await delivery(msgId, ep.id);
+    await api.request('POST', `/api/v1/app/${appId}/msg/${msgId}/endpoint/${ep.id}/resend`);
+    expect(await delivery(msgId, ep.id)).toEqual(before);
+
+    const paused = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    await api.request('POST', `/api/v1/app/${appId}/endpoint/${paused.id}/pause`);
+    await api.request('POST', `/api/v1/app/${appId}/msg/${msgId}/endpoint/${paused.id}/resend`);
+    expect(await delivery(msgId, paused.id)).toMatchObject({ state: 'held', trigger: 1 });
+  });
+
+  it('answers 404 for unknown message, endpoint or application', async () => {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const msgId = await publish();
+    for (const path of [
+      `/api/v1/app/${appId}/msg/nope/endpoint/${ep.id}/resend`,
+      `/api/v1/app/${appId}/msg/${msgId}/endpoint/nope/resend`,
+      `/api/v1/app/nope/msg/${msgId}/endpoint/${ep.id}/resend`,
+    ]) {
+      expect((await api.request('POST', path)).status, path).toBe(404);
+    }
+    expect((await api.request('GET', `/api/v1/app/${appId}/attempt/endpoint/nope`)).status).toBe(404);
+    expect((await api.request('GET', `/api/v1/app/${appId}/attempt/msg/nope`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,107 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
+
+describe('dead letters, replay and recover', () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  let status = 410;
+  let engine: ReturnType<typeof virtualWorker>;
+  let appId: string;
+  let ep: { id: string };
+  beforeAll(async () => {
+    api = await startApi();
+    receiver = await startReceiver((_req, res) => {
+      res.writeHead(status);
+      res.end();
+    });
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await api.close();
+  });
+  beforeEach(async () => {
+    status = 410; // permanent: each delivery fails at once
+    engine = virtualWorker(api.db, { clock: api.clock });
+    appId = await createApp(api);
+    ep = await createEndpoint(api, appId, { url: `${receiver.url}/hook` });
+  });
+  afterEach(() => engine.sender.close());
+
+  const base = () => `/api/v1/app/${appId}/endpoint/${ep.id}`;
+  /** Publishes n messages one second apart and lets them all fail. */
+  const failMessages = async (n: number) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      api.clock.advance(1000);
+      ids.push(
+        (await api.request('POST', `/api/v1/app/${appId}/msg`, { body: { eventType: 'e', payload: { i } } }))
+          .body.id,
+      );
+      await engine.worker.runOnce();
+    }
+    return ids;
+  };
+  const states = async () =>
+    (
+      await api.db.query<{ state: string }>(
+        'select state from courier_deliveries where endpoint_id = $1 order by id',
+        [ep.id],
+      )
+    ).rows.map((r) => r.state);
+
+  it('lists failed deliveries oldest first, paginated and bounded by time', async () => {
+    const start = api.clock.now();
+    const ids = await failMessages(5);
+    const page = await api.request('GET', `${base()}/dead-letter?limit=2`);
+    expect(page.status).toBe(200);
+    expect(page.body.data.map((d: { msgId: string }) => d.msgId)).toEqual(ids.slice(0, 2));
+    expect(page.body.data[0]).toMatchObject({
+      endpointId: ep.id,
+      state: 'failed',
+      attempts: 1,
+      lastError: expect.any(String),
+    });
+    expect(page.body.done).toBe(false);
+    const next = await api.request('GET', `${base()}/dead-letter?limit=10&iterator=${page.body.iterator}`);
+    expect(next.body.data.map((d: { msgId: string }) => d.msgId)).toEqual(ids.slice(2));
+    expect(next.body.done).toBe(true);
+    // Message i failed at start + i seconds.
+    const at = (s: number) => new Date(start + s * 1000).toISOString();
+    const bounded = await api.request('GET', `${base()}/dead-letter?since=${at(3)}&until=${at(5)}`);
+    expect(bounded.body.data.map((d: { msgId: string }) => d.msgId)).toEqual(ids.slice(2, 4));
+    expect(locs(await api.request('GET', `${base()}/dead-letter?iterator=abc`))).toEqual(['query.iterator']);
+  });
+
+  it('replays chosen messages, or all in a range, with a fresh budget', async () => {
+    const ids = await failMessages(3);
+    status = 200;
+    const one = await api.request('POST', `${base()}/dead-letter/replay`, { body: { messageIds: [ids[1]] } });
+    expect(one.body).toEqual({ replayed: 1 });
+    expect(await states()).toEqual(['failed', 'pending', 'failed']);
+    await engine.worker.runOnce();
+    expect(await states()).toEqual(['failed', 'delivered', 'failed']);
+
+    const all = await api.request('POST', `${base()}/dead-letter/replay`, { body: {} });
+    expect(all.body).toEqual({ replayed: 2 });
+    await engine.worker.runOnce();
+    expect(await states()).toEqual(['delivered', 'delivered', 'delivered']);
+    expect((await api.request('POST', `${base()}/dead-letter/replay`)).body).toEqual({ replayed: 0 });
+  });
+
+  it('recover replays what failed in [since, until) and answers 202 {}', async () => {
+    await failMessages(3);
+    const { rows } = await api.db.query<{ updated_at: Date }>(
+      'select updated_at from courier_deliveries where endpoint_id = $1 order by id',
+      [ep.id],
+    );
+    const res = await api.request('POST', `${base()}/recover`, {
+      body: { since: rows[1]!.updated_at.toISOString(), until: null },
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({});
+    expect(await states()).toEqual(['failed', 'pending', 'pending']);
+    expect(locs(await api.request('POST', `${base()}/recover`, { body: {} }))).toEqual(['body.since']);
+  });
+});

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { activeSecrets } from '../../src/store/repos/endpoints.ts';
+import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
+
+describe('endpoint secrets', () => {
+  let api: TestApi;
+  let appId: string;
+  beforeAll(async () => {
+    api = await startApi();
+    appId = await createApp(api);
+  });
+  afterAll(() => api.close());
+
+  it('generates a secret, rotates it with a grace period, and accepts a given key', async () => {
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/x' });
+    const base = `/api/v1/app/${appId}/endpoint/${ep.id}/secret`;
+    const first = (await api.request('GET', base)).body.key;
+    expect(first).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+
+    const rotate = await api.request('POST', `${base}/rotate`, { body: {} });
+    expect(rotate.status).toBe(204);
+    const second = (await api.request('GET', base)).body.key;
+    expect(second).not.toBe(first);
+    // Both sign during the default 24 h grace period, then only the new one.
+    expect(await activeSecrets(api.db, ep.id, api.clock.now())).toEqual([second, first]);
+    expect(await activeSecrets(api.db, ep.id, api.clock.now() + 24 * 3600_000 + 1)).toEqual([second]);
+
+    const chosen = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const given = await api.request('POST', `${base}/rotate`, {
+      body: { key: chosen, gracePeriodSeconds: 60 },
+    });
+    expect(given.status).toBe(204);
+    expect((await api.request('GET', base)).body.key).toBe(chosen);
+    expect(await activeSecrets(api.db, ep.id, api.clock.now() + 61_000)).toEqual([chosen]);
+
+    // No body at all is fine too (the SDK may send none).
+    expect((await api.request('POST', `${base}/rotate`)).status).toBe(204);
+
+    // PATCH with a secret replaces it at once (no grace period).
+    const replaced = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+    const patch = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${ep.id}`, {
+      body: { secret: replaced },
+    });
+    expect(patch.status).toBe(200);
+    expect(await activeSecrets(api.db, ep.id, api.clock.now())).toEqual([replaced]);
+  });
+
+  it('refuses malformed keys and grace periods', async () => {
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/x' });
+    const base = `/api/v1/app/${appId}/endpoint/${ep.id}/secret`;
+    const before = (await api.request('GET', base)).body.key;
+    for (const body of [{ key: 'whsec_!!!' }, { key: 'whsec_c2hvcnQ=' }, { key: 5 }]) {
+      const res = await api.request('POST', `${base}/rotate`, { body });
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(locs(res)).toEqual(['body.key']);
+    }
+    expect(locs(await api.request('POST', `${base}/rotate`, { body: { gracePeriodSeconds: -1 } }))).toEqual([
+      'body.gracePeriodSeconds',
+    ]);
+    expect((await api.request('GET', base)).body.key).toBe(before);
+    expect((await api.request('GET', `/api/v1/app/${appId}/endpoint/nope/secret`)).status).toBe(404);
+  });
+});

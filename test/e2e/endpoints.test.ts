@@ -1,0 +1,223 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
+
+describe('endpoints', () => {
+  let api: TestApi;
+  let appId: string;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(() => api.close());
+  beforeEach(async () => {
+    appId = await createApp(api);
+  });
+
+  const base = () => `/api/v1/app/${appId}/endpoint`;
+
+  it('creates with defaults and returns both Svix v1 and v2 field names', async () => {
+    const res = await api.request('POST', base(), {
+      body: { url: 'https://example.com/hook', uid: 'main', eventTypes: ['invoice.paid'], throttleRate: 5 },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^ep_[0-9A-Z]{26}$/),
+      uid: 'main',
+      url: 'https://example.com/hook',
+      description: '',
+      disabled: false,
+      status: 'enabled',
+      disabledReason: null,
+      filterTypes: ['invoice.paid'],
+      eventTypes: ['invoice.paid'],
+      channels: null,
+      rateLimit: 5,
+      throttleRate: 5,
+      maxInFlight: api.config.maxInFlight,
+      retryPolicy: null,
+      version: 1,
+      metadata: {},
+      createdAt: '2026-01-01T12:00:00.000Z',
+      updatedAt: '2026-01-01T12:00:00.000Z',
+    });
+    const defaults = await createEndpoint(api, appId, { url: 'https://example.com/2' });
+    expect(defaults).toMatchObject({ rateLimit: api.config.rateLimit, filterTypes: null, version: 1 });
+    expect((await api.request('GET', `${base()}/main`)).body.id).toBe(res.body.id);
+  });
+
+  it('refuses private and loopback URLs unless allowed, and non-http schemes', async () => {
+    const strict = await startApi({ env: { COURIER_ALLOW_PRIVATE_NETWORKS: '' } });
+    try {
+      const app = await createApp(strict);
+      for (const url of [
+        'http://127.0.0.1:8080/x',
+        'http://10.1.2.3/x',
+        'http://169.254.169.254/latest',
+        'http://[::1]/x',
+      ]) {
+        const res = await strict.request('POST', `/api/v1/app/${app}/endpoint`, { body: { url } });
+        expect(res.status, url).toBe(422);
+        expect(res.body.detail[0]).toMatchObject({
+          loc: ['body', 'url'],
+          msg: expect.stringContaining('refused'),
+        });
+      }
+    } finally {
+      await strict.close();
+    }
+    // This server allows 127.0.0.0/8 only.
+    expect((await api.request('POST', base(), { body: { url: 'http://127.0.0.1:9/x' } })).status).toBe(201);
+    expect((await api.request('POST', base(), { body: { url: 'http://192.168.1.1/x' } })).status).toBe(422);
+    for (const url of ['ftp://example.com/x', 'not a url', 'https://user:pw@example.com/x']) {
+      const res = await api.request('POST', base(), { body: { url } });
+      expect(locs(res), url).toEqual(['body.url']);
+    }
+  });
+
+  it('validates the secret, uid, rate limits, policy and headers on create', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ secret: 'whsec_tooShort' }, 'body.secret'],
+      [{ secret: 'whsk_abc' }, 'body.secret'],
+      [{ uid: 'ep_reserved' }, 'body.uid'],
+      [{ rateLimit: 0 }, 'body.rateLimit'],
+      [{ maxInFlight: 'many' }, 'body.maxInFlight'],
+      [{ retryPolicy: { backoff: { baseMs: 5000, capMs: 10 } } }, 'body.retryPolicy'],
+      [{ headers: { 'X-Evil': 'a\r\nInjected: yes' } }, 'body.headers.X-Evil'],
+      [{ filterTypes: ['bad type!'] }, 'body.filterTypes.0'],
+    ];
+    for (const [extra, loc] of cases) {
+      const res = await api.request('POST', base(), { body: { url: 'https://example.com/x', ...extra } });
+      expect(res.status, JSON.stringify(extra)).toBe(422);
+      expect(locs(res), JSON.stringify(extra)).toEqual([loc]);
+    }
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/x', secret: secret.slice(6) });
+    expect((await api.request('GET', `${base()}/${ep.id}/secret`)).body).toEqual({ key: secret });
+  });
+
+  it('refuses a uid already used in the application (409), allows it in another one', async () => {
+    await createEndpoint(api, appId, { url: 'https://example.com/x', uid: 'same' });
+    const dup = await api.request('POST', base(), { body: { url: 'https://example.com/y', uid: 'same' } });
+    expect(dup.status).toBe(409);
+    const otherApp = await createApp(api);
+    expect(
+      (
+        await api.request('POST', `/api/v1/app/${otherApp}/endpoint`, {
+          body: { url: 'https://e.com', uid: 'same' },
+        })
+      ).status,
+    ).toBe(201);
+  });
+
+  it('PUT replaces settings (or creates with that uid), PATCH changes only what is given', async () => {
+    const ep = await createEndpoint(api, appId, {
+      url: 'https://example.com/a',
+      description: 'first',
+      channels: ['c1'],
+      metadata: { k: 'v' },
+      headers: { 'X-Keep': '1' },
+    });
+    const patched = await api.request('PATCH', `${base()}/${ep.id}`, {
+      body: { description: 'second', filterTypes: ['a'] },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({
+      url: 'https://example.com/a',
+      description: 'second',
+      channels: ['c1'],
+      eventTypes: ['a'],
+    });
+    const nulled = await api.request('PATCH', `${base()}/${ep.id}`, {
+      body: { channels: null, rateLimit: null },
+    });
+    expect(nulled.body).toMatchObject({
+      channels: null,
+      rateLimit: api.config.rateLimit,
+      description: 'second',
+    });
+
+    const put = await api.request('PUT', `${base()}/${ep.id}`, { body: { url: 'https://example.com/b' } });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({
+      url: 'https://example.com/b',
+      description: '',
+      eventTypes: null,
+      metadata: {},
+    });
+    expect((await api.request('GET', `${base()}/${ep.id}/headers`)).body.headers).toEqual({ 'X-Keep': '1' });
+
+    const created = await api.request('PUT', `${base()}/by-put`, { body: { url: 'https://example.com/c' } });
+    expect(created.status).toBe(201);
+    expect(created.body.uid).toBe('by-put');
+    const badUrl = await api.request('PATCH', `${base()}/${ep.id}`, { body: { url: 'http://10.0.0.1/' } });
+    expect(locs(badUrl)).toEqual(['body.url']);
+  });
+
+  it('deletes (204) and then answers 404', async () => {
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/x', uid: 'gone' });
+    expect((await api.request('DELETE', `${base()}/gone`)).status).toBe(204);
+    expect((await api.request('GET', `${base()}/${ep.id}`)).status).toBe(404);
+    expect((await api.request('GET', `${base()}/ep_01KDWPVNG0Z2T6P6PJXKZK51B0`)).status).toBe(404);
+    expect(
+      (await api.request('GET', `/api/v1/app/app_01KDWPVNG0Z2T6P6PJXKZK51B0/endpoint/${ep.id}`)).status,
+    ).toBe(404);
+  });
+
+  it('disabled: true holds deliveries; false (or resume) releases them spread out', async () => {
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/x', rateLimit: 2 });
+    const off = await api.request('PATCH', `${base()}/${ep.id}`, { body: { disabled: true } });
+    expect(off.body).toMatchObject({
+      disabled: true,
+      status: 'disabled',
+      disabledReason: expect.any(String),
+    });
+
+    const paused = await createEndpoint(api, appId, { url: 'https://example.com/y', rateLimit: 2 });
+    const pause = await api.request('POST', `${base()}/${paused.id}/pause`);
+    expect(pause.body).toMatchObject({
+      disabled: true,
+      status: 'paused',
+      disabledReason: 'paused through the API',
+    });
+    // A paused endpoint keeps what is published for later; a disabled one receives nothing.
+    for (let i = 0; i < 6; i++) {
+      await api.request('POST', `/api/v1/app/${appId}/msg`, { body: { eventType: 'e', payload: { i } } });
+    }
+    const held = await api.db.query<{ endpoint_id: string; state: string }>(
+      `select endpoint_id, state from courier_deliveries where endpoint_id in ($1, $2)`,
+      [ep.id, paused.id],
+    );
+    expect(held.rows.filter((r) => r.endpoint_id === paused.id).map((r) => r.state)).toEqual(
+      Array(6).fill('held'),
+    );
+    expect(held.rows.filter((r) => r.endpoint_id === ep.id)).toEqual([]);
+
+    const resumed = await api.request('PATCH', `${base()}/${paused.id}`, { body: { disabled: false } });
+    expect(resumed.body).toMatchObject({ disabled: false, status: 'enabled', disabledReason: null });
+    const { rows } = await api.db.query<{ state: string; next_attempt_at: Date }>(
+      'select state, next_attempt_at from courier_deliveries where endpoint_id = $1',
+      [paused.id],
+    );
+    expect(rows.map((r) => r.state)).toEqual(Array(6).fill('pending'));
+    // 6 held at 2/s: spread over 3 s from now.
+    const offsets = rows.map((r) => r.next_attempt_at.getTime() - api.clock.now());
+    expect(Math.min(...offsets)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...offsets)).toBeLessThanOrEqual(3000);
+    expect(new Set(offsets).size).toBeGreaterThan(1);
+
+    const resumeOff = await api.request('POST', `${base()}/${ep.id}/resume`);
+    expect(resumeOff.body).toMatchObject({ status: 'enabled' });
+    // Pause and resume are idempotent.
+    expect((await api.request('POST', `${base()}/${ep.id}/resume`)).status).toBe(200);
+  });
+
+  it('lists with pagination', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push((await createEndpoint(api, appId, { url: `https://example.com/${i}` })).id);
+    const page1 = await api.request('GET', `${base()}?limit=2`);
+    expect(page1.body.data.map((e: { id: string }) => e.id)).toEqual(ids.slice(0, 2));
+    expect(page1.body.done).toBe(false);
+    const page3 = await api.request('GET', `${base()}?limit=2&iterator=${ids[3]}`);
+    expect(page3.body).toMatchObject({ done: true, data: [{ id: ids[4] }] });
+  });
+});

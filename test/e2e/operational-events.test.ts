@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
+
+describe('operational events and endpoints paused by Courier', () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  let status = 410;
+  beforeAll(async () => {
+    api = await startApi();
+    receiver = await startReceiver((_req, res) => {
+      res.writeHead(status);
+      res.end();
+    });
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await api.close();
+  });
+
+  it('lists endpoint.paused; the paused endpoint shows disabled with its reason and PATCH disabled:false resumes it', async () => {
+    const empty = await api.request('GET', '/api/v1/operational-event');
+    expect(empty.body).toEqual({ data: [], iterator: null, prevIterator: null, done: true });
+
+    const { worker, sender } = virtualWorker(api.db, { clock: api.clock, pauseAfter: 2 });
+    const appId = await createApp(api);
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/gone` });
+    for (let i = 0; i < 3; i++) {
+      await api.request('POST', `/api/v1/app/${appId}/msg`, { body: { eventType: 'e', payload: { i } } });
+      await worker.runOnce();
+    }
+    const events = await api.request('GET', '/api/v1/operational-event');
+    expect(events.status).toBe(200);
+    expect(events.body.data).toEqual([
+      {
+        id: expect.stringMatching(/^opev_/),
+        type: 'endpoint.paused',
+        appId,
+        endpointId: ep.id,
+        data: expect.objectContaining({ failureStreak: 2 }),
+        createdAt: expect.any(String),
+      },
+    ]);
+    const paused = await api.request('GET', `/api/v1/app/${appId}/endpoint/${ep.id}`);
+    expect(paused.body).toMatchObject({
+      disabled: true,
+      status: 'paused',
+      disabledReason: expect.stringContaining('2'),
+    });
+
+    // The third message arrived while paused: held, then released on resume.
+    status = 200;
+    const resumed = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${ep.id}`, {
+      body: { disabled: false },
+    });
+    expect(resumed.body).toMatchObject({ disabled: false, status: 'enabled' });
+    api.clock.advance(1000);
+    expect(await worker.runOnce()).toBe(1);
+    await sender.close();
+
+    const page = await api.request(
+      'GET',
+      `/api/v1/operational-event?limit=1&iterator=${events.body.data[0].id}`,
+    );
+    expect(page.body).toMatchObject({ data: [], done: true });
+    expect(locs(await api.request('GET', '/api/v1/operational-event?iterator=bogus'))).toEqual([
+      'query.iterator',
+    ]);
+  });
+});
