@@ -91,7 +91,12 @@ begin
       order by endpoint_id for update;
     update courier_endpoint_queues set next_due_at = p_now
       where endpoint_id = any(v_woken) and (next_due_at is null or next_due_at > p_now);
-    perform pg_notify(courier_channel(), '');
+    -- Only an endpoint that had nothing due needs waking: one with due work is already being
+    -- served (or is at its cap, and its completions will claim more). NOTIFY serialises commits,
+    -- so skipping it under load matters.
+    if found then
+      perform pg_notify(courier_channel(), '');
+    end if;
   end if;
   return query select v_id, true, v_count;
 end $$;

@@ -1,0 +1,151 @@
+/** Shared plumbing of the benchmark: child processes, the receiver, PostgreSQL counters. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+export const DATABASE_URL =
+  process.env.COURIER_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const TSX = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));
+
+export interface Child {
+  proc: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Runs a TypeScript file (or the courier CLI) as a child process. */
+export function spawnChild(args: string[], env: Record<string, string> = {}): Child {
+  const proc = spawn(process.execPath, [TSX, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout!.on('data', (c) => (out += c));
+  proc.stderr!.on('data', (c) => (out += c));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  return {
+    proc,
+    output: () => out,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`benchmark: timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export interface ReceiverStats {
+  count: number;
+  first: number;
+  last: number;
+  latencies: number[];
+}
+
+export interface BenchReceiver {
+  url: string;
+  stats(): Promise<ReceiverStats>;
+  reset(): Promise<void>;
+  /** Waits until n requests arrived; returns deliveries per second between first and last arrival. */
+  rate(n: number, timeoutMs?: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<BenchReceiver> {
+  const child = spawnChild([fileURLToPath(new URL('./receiver.ts', import.meta.url))]);
+  await waitFor(() => /\d+\n/.test(child.output()), 20_000, 'the receiver');
+  const url = `http://127.0.0.1:${child.output().trim()}`;
+  const stats = async () => (await (await fetch(`${url}/_stats`)).json()) as ReceiverStats;
+  return {
+    url,
+    stats,
+    async reset() {
+      await fetch(`${url}/_reset`);
+    },
+    async rate(n, timeoutMs = 300_000) {
+      let s = await stats();
+      await waitFor(
+        async () => {
+          s = await stats();
+          return s.count >= n;
+        },
+        timeoutMs,
+        `${n} deliveries (have ${s.count})`,
+      );
+      return (s.count - 1) / ((s.last - s.first) / 1000);
+    },
+    async stop() {
+      await child.stop();
+    },
+  };
+}
+
+export async function adminQuery<T = Record<string, unknown>>(
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  const client = new pg.Client(DATABASE_URL);
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+export async function freshSchema(prefix: string): Promise<string> {
+  const schema = `${prefix}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(`create schema ${schema}`);
+  return schema;
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  await adminQuery(`drop schema if exists ${schema} cascade`);
+}
+
+/** The server's WAL position in bytes: the difference of two readings is the WAL written between. */
+export async function walBytes(): Promise<number> {
+  const rows = await adminQuery<{ b: string }>(
+    `select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as b`,
+  );
+  return Number(rows[0]!.b);
+}
+
+/** Peak resident memory of a process in MiB (VmHWM), or null if it is gone. */
+export function peakRssMiB(pid: number | undefined): number | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]);
+    return Math.round(kb / 1024);
+  } catch {
+    return null;
+  }
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** A 1 KiB JSON payload; `t` first, so the receiver reads it without parsing. */
+export function payload(t = 0, size = 1024): string {
+  const head = `{"t":${t.toFixed(3)},"pad":"`;
+  return `${head}${'x'.repeat(Math.max(0, size - head.length - 2))}"}`;
+}
+
+export const preciseNow = () => performance.timeOrigin + performance.now();

@@ -1,0 +1,132 @@
+/** The benchmark's report: the figures of one run, its Markdown table and the ratios against targets. */
+import type { ThroughputResult } from './scenarios/courier.ts';
+import type { LatencyResult } from './scenarios/latency.ts';
+
+export interface BenchReport {
+  when: string;
+  machine: string;
+  messages: number;
+  payloadBytes: number;
+  /** Deliveries scheduled for later during the courierBacklog run. */
+  backlog: number;
+  ceiling: number;
+  rawSql: number;
+  courier1: ThroughputResult;
+  courier3: ThroughputResult;
+  courierBacklog: ThroughputResult;
+  graphileDefault: number;
+  graphilePerformance: number;
+  pgBoss: number;
+  embedded: { deliveriesPerSec: number; publishPerSec: number };
+  latency: LatencyResult[];
+}
+
+export interface Ratio {
+  name: string;
+  value: number;
+  target: number;
+  /** true when higher is better. */
+  atLeast: boolean;
+}
+
+export function courierBest(report: BenchReport): number {
+  return Math.max(report.courier1.deliveriesPerSec, report.courier3.deliveriesPerSec);
+}
+
+export function ratios(report: BenchReport): Ratio[] {
+  const best = courierBest(report);
+  const at1000 = report.latency.find((l) => l.offeredPerSec === 1000);
+  const list: Ratio[] = [
+    {
+      name: 'Courier ÷ graphile-worker (performance preset)',
+      value: best / report.graphilePerformance,
+      target: 1.5,
+      atLeast: true,
+    },
+    { name: 'Courier ÷ pg-boss', value: best / report.pgBoss, target: 3, atLeast: true },
+    { name: 'Courier ÷ raw SQL pipeline', value: best / report.rawSql, target: 0.8, atLeast: true },
+    { name: 'Courier ÷ undici ceiling', value: best / report.ceiling, target: 0, atLeast: true },
+    {
+      name: 'throughput with backlog ÷ empty queue (1 worker)',
+      value: report.courierBacklog.deliveriesPerSec / report.courier1.deliveriesPerSec,
+      target: 0.9,
+      atLeast: true,
+    },
+    {
+      name: 'worker peak RSS (MiB)',
+      value: Math.max(report.courier1.peakRssMiB ?? 0, report.courier3.peakRssMiB ?? 0),
+      target: 200,
+      atLeast: false,
+    },
+    {
+      name: 'WAL per delivery (bytes)',
+      value: report.courier1.walBytesPerDelivery,
+      target: 3072,
+      atLeast: false,
+    },
+  ];
+  if (at1000) {
+    list.push({ name: 'latency p50 at 1,000/s (ms)', value: at1000.p50Ms, target: 5, atLeast: false });
+    list.push({ name: 'latency p99 at 1,000/s (ms)', value: at1000.p99Ms, target: 25, atLeast: false });
+  }
+  return list;
+}
+
+const fmt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—');
+const fmt2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '—');
+
+export function renderMarkdown(r: BenchReport): string {
+  const rows: [string, string, string][] = [
+    ['undici alone (ceiling, no database)', fmt(r.ceiling), ''],
+    ['raw SQL pipeline (claim 100 SKIP LOCKED → POST → 1 UPDATE)', fmt(r.rawSql), ''],
+    [
+      '**Courier**, 1 worker process',
+      fmt(r.courier1.deliveriesPerSec),
+      `publish ${fmt(r.courier1.publishPerSec)}/s (engine)`,
+    ],
+    ['**Courier**, 3 worker processes', fmt(r.courier3.deliveriesPerSec), ''],
+    [
+      `**Courier**, 1 worker, ${fmt(r.backlog)} scheduled for later`,
+      fmt(r.courierBacklog.deliveriesPerSec),
+      '',
+    ],
+    ['graphile-worker 0.17.3, defaults', fmt(r.graphileDefault), ''],
+    [
+      'graphile-worker 0.17.3, performance preset',
+      fmt(r.graphilePerformance),
+      'concurrency 24, pool 25, local queue 500, batched completion',
+    ],
+    ['pg-boss 10.4.2, batch 500', fmt(r.pgBoss), ''],
+    [
+      '**Courier** on PGlite (embedded)',
+      fmt(r.embedded.deliveriesPerSec),
+      `publish ${fmt(r.embedded.publishPerSec)}/s`,
+    ],
+  ];
+  const lines = [
+    `Run ${r.when} on ${r.machine}; ${fmt(r.messages)} messages of ${r.payloadBytes} bytes, one local receiver.`,
+    '',
+    '| System | deliveries/s | note |',
+    '|---|---:|---|',
+    ...rows.map(([a, b, c]) => `| ${a} | ${b} | ${c} |`),
+    '',
+    '| Offered load | achieved publish/s | p50 ms | p99 ms | samples |',
+    '|---:|---:|---:|---:|---:|',
+    ...r.latency.map(
+      (l) =>
+        `| ${fmt(l.offeredPerSec)}/s | ${fmt(l.achievedPerSec)} | ${fmt2(l.p50Ms)} | ${fmt2(l.p99Ms)} | ${fmt(l.samples)} |`,
+    ),
+    '',
+    `Courier resources: worker peak RSS ${r.courier1.peakRssMiB ?? '—'} MiB (1 worker) / ${r.courier3.peakRssMiB ?? '—'} MiB (3 workers); ` +
+      `WAL ${fmt(r.courier1.walBytesPerPublish)} bytes per publish, ${fmt(r.courier1.walBytesPerDelivery)} bytes per delivery.`,
+    '',
+    '| Ratio | measured | target | met |',
+    '|---|---:|---:|:---:|',
+    ...ratios(r).map(
+      (q) =>
+        `| ${q.name} | ${fmt2(q.value)} | ${q.target ? `${q.atLeast ? '≥' : '≤'} ${q.target}` : '—'} | ${q.target ? ((q.atLeast ? q.value >= q.target : q.value <= q.target) ? 'yes' : '**no**') : ''} |`,
+    ),
+    '',
+  ];
+  return lines.join('\n');
+}

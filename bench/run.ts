@@ -1,0 +1,81 @@
+/**
+ * `npm run bench`: every system in one run, against the same PostgreSQL and the same loopback
+ * receiver, so the ratios compare like with like. `--smoke` runs a tiny version (used by npm test).
+ * Writes bench/results/<stamp>.{json,md}, bench/results/latest.{json,md} and chart.svg.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { renderChart } from './chart.ts';
+import { adminQuery, startReceiver } from './lib.ts';
+import { type BenchReport, renderMarkdown } from './report.ts';
+import { courierThroughput } from './scenarios/courier.ts';
+import { embeddedThroughput } from './scenarios/embedded.ts';
+import { courierLatency } from './scenarios/latency.ts';
+import { ceiling, graphile, pgBoss, rawSql } from './scenarios/peers.ts';
+
+export async function runBench(options: {
+  smoke: boolean;
+  outDir?: string;
+  log?: (line: string) => void;
+}): Promise<BenchReport> {
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const n = options.smoke ? 300 : Number(process.env.COURIER_BENCH_MESSAGES ?? 20_000);
+  const backlog = options.smoke ? 5_000 : 1_000_000;
+  const latencySeconds = options.smoke ? 2 : 10;
+  const receiver = await startReceiver();
+  const step = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    const value = await fn();
+    log(`${name}: ${JSON.stringify(value)} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    return value;
+  };
+  try {
+    const version = (await adminQuery<{ server_version: string }>('show server_version'))[0]!.server_version;
+    const report: BenchReport = {
+      when: new Date().toISOString(),
+      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, PostgreSQL ${version}, Node ${process.version}`,
+      messages: n,
+      payloadBytes: 1024,
+      backlog,
+      ceiling: await step('undici alone', () => ceiling(receiver, n)),
+      rawSql: await step('raw SQL pipeline', () => rawSql(receiver, n)),
+      courier1: await step('Courier, 1 worker', () => courierThroughput(receiver, n, 1)),
+      courier3: await step('Courier, 3 workers', () => courierThroughput(receiver, n, 3)),
+      courierBacklog: await step(`Courier, 1 worker, ${backlog} scheduled for later`, () =>
+        courierThroughput(receiver, n, 1, backlog),
+      ),
+      graphileDefault: await step('graphile-worker, defaults', () => graphile(receiver, n, 'default')),
+      graphilePerformance: await step('graphile-worker, performance preset', () =>
+        graphile(receiver, n, 'performance'),
+      ),
+      pgBoss: await step('pg-boss, batch 500', () => pgBoss(receiver, n, 500)),
+      embedded: await step('Courier on PGlite', () => embeddedThroughput(receiver, Math.min(n, 5_000))),
+      latency: [],
+    };
+    const best = Math.max(report.courier1.deliveriesPerSec, report.courier3.deliveriesPerSec);
+    for (const rate of options.smoke ? [100] : [1_000, Math.round(best / 2)]) {
+      report.latency.push(
+        await step(`latency at ${rate}/s`, () => courierLatency(receiver, rate, latencySeconds)),
+      );
+    }
+    const outDir = options.outDir ?? new URL('./results/', import.meta.url).pathname;
+    mkdirSync(outDir, { recursive: true });
+    const markdown = renderMarkdown(report);
+    const stamp = report.when.replace(/[:.]/g, '-');
+    for (const name of [stamp, 'latest']) {
+      writeFileSync(`${outDir}/${name}.json`, `${JSON.stringify(report, null, 2)}\n`);
+      writeFileSync(`${outDir}/${name}.md`, markdown);
+    }
+    writeFileSync(`${outDir}/chart.svg`, renderChart(report));
+    log(`\n${markdown}`);
+    return report;
+  } finally {
+    await receiver.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const smoke = process.argv.includes('--smoke');
+  await runBench({ smoke, outDir: smoke ? new URL('./results/tmp/', import.meta.url).pathname : undefined });
+  process.exit(0);
+}

@@ -1,0 +1,163 @@
+/** Courier end to end: publish through the engine (and the API), deliver with N worker processes. */
+import { fileURLToPath } from 'node:url';
+import { systemClock } from '../../src/clock.ts';
+import { newId } from '../../src/ids.ts';
+import { generateSecret } from '../../src/signing/index.ts';
+import type { Database } from '../../src/store/db.ts';
+import { migrate } from '../../src/store/migrate.ts';
+import { PgDatabase } from '../../src/store/pg.ts';
+import { publish } from '../../src/store/queries/publish.ts';
+import { createApplication } from '../../src/store/repos/applications.ts';
+import { createEndpoint } from '../../src/store/repos/endpoints.ts';
+import {
+  type BenchReceiver,
+  DATABASE_URL,
+  dropSchema,
+  freshSchema,
+  payload,
+  peakRssMiB,
+  spawnChild,
+  waitFor,
+  walBytes,
+} from '../lib.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+export const ENDPOINTS = 20;
+
+export interface CourierSetup {
+  schema: string;
+  db: Database;
+  appId: string;
+  close(): Promise<void>;
+}
+
+/** A fresh schema with one application and ENDPOINTS endpoints on the receiver (event types e0…e19). */
+export async function setupCourier(receiver: BenchReceiver): Promise<CourierSetup> {
+  const schema = await freshSchema('bench_courier');
+  const db = new PgDatabase({ connectionString: DATABASE_URL, schema, poolSize: 16 });
+  await migrate(db);
+  const now = systemClock.now();
+  const app = await createApplication(db, newId('app', now), { name: 'bench' }, now);
+  for (let i = 0; i < ENDPOINTS; i++) {
+    await db.transaction((tx) =>
+      createEndpoint(tx, {
+        id: newId('ep', now),
+        appId: app.id,
+        fields: { url: `${receiver.url}/ep${i}`, eventTypes: [`e${i}`], maxInFlight: 50, rateLimit: 100_000 },
+        secret: generateSecret(),
+        now,
+      }),
+    );
+  }
+  return {
+    schema,
+    db,
+    appId: app.id,
+    async close() {
+      await db.close();
+      await dropSchema(schema);
+    },
+  };
+}
+
+/** Publishes n messages through the engine's publish path, `concurrency` at a time; returns messages/s. */
+export async function publishMany(
+  setup: CourierSetup,
+  n: number,
+  concurrency = 8,
+  body = () => payload(),
+): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        const i = next++;
+        const now = systemClock.now();
+        await publish(setup.db, {
+          appId: setup.appId,
+          messageId: newId('msg', now),
+          eventType: `e${i % ENDPOINTS}`,
+          payload: Buffer.from(body()),
+          now,
+        });
+      }
+    }),
+  );
+  return n / ((performance.now() - started) / 1000);
+}
+
+export function workerEnv(schema: string): Record<string, string> {
+  return {
+    COURIER_DATABASE_URL: DATABASE_URL,
+    COURIER_SCHEMA: schema,
+    COURIER_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
+    COURIER_LOG_LEVEL: 'warn',
+  };
+}
+
+export async function startWorkers(schema: string, count: number, env: Record<string, string> = {}) {
+  const workers = Array.from({ length: count }, () =>
+    spawnChild([CLI, 'worker'], { ...workerEnv(schema), COURIER_LOG_LEVEL: 'info', ...env }),
+  );
+  await Promise.all(
+    workers.map((w) => waitFor(() => w.output().includes('worker started'), 60_000, 'a worker')),
+  );
+  return workers;
+}
+
+export interface ThroughputResult {
+  deliveriesPerSec: number;
+  publishPerSec: number;
+  walBytesPerDelivery: number;
+  walBytesPerPublish: number;
+  peakRssMiB: number | null;
+}
+
+/** Schedules `count` deliveries a day ahead, in bulk: the backlog the claim must not trip over. */
+async function scheduleFutureBacklog(setup: CourierSetup, count: number): Promise<void> {
+  const now = systemClock.now();
+  await setup.db.query(
+    `insert into courier_messages (id, app_id, event_type, payload, created_at)
+     select 'msg_future_' || g, $1, 'future', convert_to(repeat('x', 1024), 'UTF8'), $2 from generate_series(1, $3) g`,
+    [setup.appId, new Date(now), count],
+  );
+  await setup.db.query(
+    `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, created_at, updated_at)
+     select 'msg_future_' || g, e.ids[1 + g % cardinality(e.ids)], 'pending', $1, $2, $2
+       from generate_series(1, $3) g, (select array_agg(id) as ids from courier_endpoints) e`,
+    [new Date(now + 86_400_000), new Date(now), count],
+  );
+  await setup.db.query('analyze');
+}
+
+/** Prefill n messages, then drain them with `workers` processes; timed from first to last arrival. */
+export async function courierThroughput(
+  receiver: BenchReceiver,
+  n: number,
+  workers: number,
+  futureBacklog = 0,
+): Promise<ThroughputResult> {
+  const setup = await setupCourier(receiver);
+  try {
+    if (futureBacklog > 0) await scheduleFutureBacklog(setup, futureBacklog);
+    const wal0 = await walBytes();
+    const publishPerSec = await publishMany(setup, n);
+    const wal1 = await walBytes();
+    await receiver.reset();
+    const procs = await startWorkers(setup.schema, workers);
+    const deliveriesPerSec = await receiver.rate(n);
+    const wal2 = await walBytes();
+    const rss = Math.max(...procs.map((p) => peakRssMiB(p.proc.pid) ?? 0));
+    await Promise.all(procs.map((p) => p.stop()));
+    return {
+      deliveriesPerSec,
+      publishPerSec,
+      walBytesPerPublish: (wal1 - wal0) / n,
+      walBytesPerDelivery: (wal2 - wal1) / n,
+      peakRssMiB: rss || null,
+    };
+  } finally {
+    await setup.close();
+  }
+}

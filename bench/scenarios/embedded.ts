@@ -1,0 +1,34 @@
+/** The same end-to-end run on the embedded store (PGlite): one process publishes, then one delivers. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BenchReceiver, spawnChild, waitFor } from '../lib.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const PREFILL = fileURLToPath(new URL('../workers/pglite-prefill.ts', import.meta.url));
+
+export async function embeddedThroughput(
+  receiver: BenchReceiver,
+  n: number,
+): Promise<{ deliveriesPerSec: number; publishPerSec: number }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'courier-bench-'));
+  try {
+    const prefill = spawnChild([PREFILL, dataDir, receiver.url, String(n)]);
+    if ((await prefill.exited) !== 0) throw new Error(`PGlite prefill failed:\n${prefill.output()}`);
+    const publishPerSec = Number(/publishPerSec=([\d.]+)/.exec(prefill.output())?.[1]);
+    await receiver.reset();
+    const worker = spawnChild([CLI, 'worker'], {
+      COURIER_DATA_DIR: dataDir,
+      COURIER_DATABASE_URL: '',
+      COURIER_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
+      COURIER_LOG_LEVEL: 'info',
+    });
+    await waitFor(() => worker.output().includes('worker started'), 60_000, 'the embedded worker');
+    const deliveriesPerSec = await receiver.rate(n);
+    await worker.stop();
+    return { deliveriesPerSec, publishPerSec };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

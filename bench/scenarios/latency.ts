@@ -1,0 +1,72 @@
+/** Publish-to-receiver latency at a fixed offered load (LISTEN/NOTIFY wakes the worker, no polling). */
+import { systemClock } from '../../src/clock.ts';
+import { newId } from '../../src/ids.ts';
+import { publish } from '../../src/store/queries/publish.ts';
+import { type BenchReceiver, payload, percentile, preciseNow, waitFor } from '../lib.ts';
+import { ENDPOINTS, setupCourier, startWorkers } from './courier.ts';
+
+export interface LatencyResult {
+  offeredPerSec: number;
+  achievedPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  samples: number;
+}
+
+export async function courierLatency(
+  receiver: BenchReceiver,
+  ratePerSec: number,
+  seconds: number,
+): Promise<LatencyResult> {
+  const setup = await setupCourier(receiver);
+  const workers = await startWorkers(setup.schema, 1);
+  try {
+    await receiver.reset();
+    const total = Math.round(ratePerSec * seconds);
+    const started = preciseNow();
+    let sent = 0;
+    const inFlight = new Set<Promise<unknown>>();
+    // Open-loop pacing: each message leaves at its scheduled instant, whatever the previous ones do.
+    while (sent < total) {
+      const due = started + (sent * 1000) / ratePerSec;
+      const wait = due - preciseNow();
+      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+      while (sent < total && started + (sent * 1000) / ratePerSec <= preciseNow()) {
+        const i = sent++;
+        const now = systemClock.now();
+        const p = publish(setup.db, {
+          appId: setup.appId,
+          messageId: newId('msg', now),
+          eventType: `e${i % ENDPOINTS}`,
+          payload: Buffer.from(payload(preciseNow())),
+          now,
+        });
+        inFlight.add(p);
+        void p.finally(() => inFlight.delete(p));
+      }
+    }
+    await Promise.all(inFlight);
+    const achievedPerSec = total / ((preciseNow() - started) / 1000);
+    let stats = await receiver.stats();
+    await waitFor(
+      async () => {
+        stats = await receiver.stats();
+        return stats.count >= total;
+      },
+      120_000,
+      'latency run deliveries',
+    );
+    // The first second warms connections and caches; it is not the steady state being measured.
+    const steady = stats.latencies.slice(Math.min(stats.latencies.length - 1, Math.round(ratePerSec)));
+    return {
+      offeredPerSec: ratePerSec,
+      achievedPerSec,
+      p50Ms: percentile(steady, 50),
+      p99Ms: percentile(steady, 99),
+      samples: steady.length,
+    };
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+    await setup.close();
+  }
+}

@@ -1,0 +1,37 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runBench } from '../../bench/run.ts';
+
+// A tiny run of `npm run bench` so the benchmark does not rot; its figures are not judged here.
+describe('benchmark smoke run', () => {
+  it('runs every system end to end and writes the report, table and chart', {
+    timeout: 240_000,
+  }, async () => {
+    const outDir = mkdtempSync(join(tmpdir(), 'courier-bench-'));
+    try {
+      const report = await runBench({ smoke: true, outDir, log: () => {} });
+      for (const value of [
+        report.ceiling,
+        report.rawSql,
+        report.courier1.deliveriesPerSec,
+        report.courier3.deliveriesPerSec,
+        report.courierBacklog.deliveriesPerSec,
+        report.graphileDefault,
+        report.graphilePerformance,
+        report.pgBoss,
+        report.embedded.deliveriesPerSec,
+        report.latency[0]!.p50Ms,
+      ]) {
+        expect(value).toBeGreaterThan(0);
+      }
+      expect(report.courier1.walBytesPerDelivery).toBeGreaterThan(0);
+      expect(readFileSync(join(outDir, 'latest.md'), 'utf8')).toContain('| Courier ÷ graphile-worker');
+      expect(existsSync(join(outDir, 'chart.svg'))).toBe(true);
+      expect(JSON.parse(readFileSync(join(outDir, 'latest.json'), 'utf8')).messages).toBe(300);
+    } finally {
+      rmSync(outDir, { recursive: true, force: true });
+    }
+  });
+});
