@@ -1,15 +1,47 @@
 import { Command } from 'commander';
+import type { OperatorOptions } from './api-client.ts';
+import type { AttemptsOptions } from './commands/attempts.ts';
+import type { DlqOptions, ReplayOptions } from './commands/dlq.ts';
+import type { SendOptions } from './commands/send.ts';
+import { CliError } from './errors.ts';
+import { printable } from './format.ts';
+import { collect, isoTime, positiveInteger } from './input.ts';
 
 // Commands load their modules lazily: `courier worker` never pays for the HTTP server, nor the other way round.
 const program = new Command()
   .name('courier')
   .description('Courier: self-hosted webhook delivery')
-  .showHelpAfterError();
+  .showHelpAfterError('(add --help for usage)')
+  // `send <app> <event-type> <payload>`: without `[options]`, the command list fits 80 columns.
+  .configureHelp({
+    subcommandTerm: (cmd) => `${cmd.name()} ${cmd.usage().replace(/\[options\] ?/, '')}`.trim(),
+  })
+  // Usage errors exit 2 (commander's default is 1), so scripts can tell them from API failures.
+  .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
+  .addHelpText(
+    'after',
+    `
+send, endpoints, attempts and dlq talk to a running Courier over its API:
+  COURIER_URL     its base URL, or --url (default: http://127.0.0.1:8080)
+  COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
+They print tables, or JSON with --json. Exit status: 0 done, 1 API or network
+error, 2 usage error (nothing was sent).
+
+Examples:
+  $ courier send acme invoice.paid '{"invoice":42}' --event-id inv-42
+  $ courier attempts acme main --limit 10
+  $ courier dlq replay acme main --since 2026-01-31`,
+  );
 
 program
   .command('serve', { isDefault: true })
   .description('run the API and the delivery workers in one process')
-  .action(async () => (await import('./commands/serve.ts')).serve());
+  // Being the default, serve also receives mistyped commands (`courier endpoint acme`): say so.
+  .allowExcessArguments()
+  .action(async (_options: unknown, command: Command) => {
+    if (command.args.length > 0) program.error(`error: unknown command '${command.args[0]}'`);
+    await (await import('./commands/serve.ts')).serve();
+  });
 
 program
   .command('worker')
@@ -21,7 +53,100 @@ program
   .description('apply pending database migrations and exit')
   .action(async () => (await import('./commands/migrate.ts')).migrate());
 
+const APP = ['<app>', 'application id (app_…) or uid'] as const;
+const ENDPOINT = ['<endpoint>', 'endpoint id (ep_…) or uid'] as const;
+
+/** The connection and output options every operator command ends with. */
+function operator(command: Command): Command {
+  return command
+    .option('--url <url>', 'Courier base URL (default: $COURIER_URL or http://127.0.0.1:8080)')
+    .option('--token <token>', 'API token (default: $COURIER_TOKEN, else $COURIER_ADMIN_TOKEN)')
+    .option('--json', 'print JSON instead of a table (nothing else goes to stdout)');
+}
+
+/** --since/--until of the dead-letter commands. */
+function timeRange(command: Command): Command {
+  return command
+    .option('--since <time>', 'only dead letters since this ISO 8601 time (UTC unless zoned)', isoTime)
+    .option('--until <time>', 'only dead letters before this ISO 8601 time', isoTime);
+}
+
+operator(
+  program
+    .command('send')
+    .description('publish a message to an application')
+    .argument(...APP)
+    .argument('<event-type>', 'event type name, e.g. invoice.paid')
+    .argument('<payload>', "JSON object: inline '{…}', @file to read a file, or - for standard input")
+    .option('--event-id <id>', 'your id for this event: a second message with it is refused')
+    .option('--channel <channel>', 'deliver only to endpoints on this channel (repeatable)', collect),
+).action(async (app: string, eventType: string, payload: string, options: SendOptions) =>
+  (await import('./commands/send.ts')).send(app, eventType, payload, options),
+);
+
+operator(
+  program
+    .command('endpoints')
+    .description("list an application's endpoints")
+    .argument(...APP),
+).action(async (app: string, options: OperatorOptions) =>
+  (await import('./commands/endpoints.ts')).endpoints(app, options),
+);
+
+operator(
+  program
+    .command('attempts')
+    .description("show an endpoint's latest attempts")
+    .argument(...APP)
+    .argument(...ENDPOINT)
+    .option('--limit <n>', 'how many attempts to show', positiveInteger, 50)
+    .option('--msg <message>', 'only the attempts of this message (id or eventId)'),
+).action(async (app: string, endpoint: string, options: AttemptsOptions) =>
+  (await import('./commands/attempts.ts')).attempts(app, endpoint, options),
+);
+
+const dlq = program
+  .command('dlq')
+  .description('list and replay dead letters (permanently failed deliveries)')
+  .addHelpText(
+    'after',
+    `
+A replay schedules the deliveries again now, with a fresh attempt budget and
+the same message id and bytes; while the endpoint is paused or disabled, they
+are held until it is resumed.
+
+Examples:
+  $ courier dlq list acme main --since 2026-01-31T00:00:00Z
+  $ courier dlq replay acme main                      # every dead letter of the endpoint
+  $ courier dlq replay acme main --msg msg_01J… --msg inv-42`,
+  );
+
+operator(
+  timeRange(
+    dlq
+      .command('list')
+      .description("list an endpoint's dead letters, oldest first")
+      .argument(...APP)
+      .argument(...ENDPOINT),
+  ),
+).action(async (app: string, endpoint: string, options: DlqOptions) =>
+  (await import('./commands/dlq.ts')).dlqList(app, endpoint, options),
+);
+
+operator(
+  timeRange(
+    dlq
+      .command('replay')
+      .description('replay dead letters: all in the range, or the ones named')
+      .argument(...APP)
+      .argument(...ENDPOINT)
+      .option('--msg <message>', 'replay only this message: id or eventId (repeatable)', collect),
+  ),
+).action(async (app: string, endpoint: string, options: ReplayOptions) =>
+  (await import('./commands/dlq.ts')).dlqReplay(app, endpoint, options),
+);
+
 program.parseAsync(process.argv).catch((error: unknown) => {
-  process.stderr.write(`courier: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
+  process.stderr.write(`courier: ${printable(error instanceof Error ? error.message : String(error))}\n`);
+  process.exit(error instanceof CliError ? error.exitCode : 1);
 });

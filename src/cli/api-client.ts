@@ -1,0 +1,167 @@
+/**
+ * The operator commands' HTTP client for a running Courier: bearer auth, JSON both ways, the
+ * API's `{code, detail}` errors turned into one readable line, and list pagination.
+ */
+import { apiError, usageError } from './errors.ts';
+
+export const DEFAULT_URL = 'http://127.0.0.1:8080';
+const TIMEOUT_MS = 60_000;
+
+/** `--url` and `--token` as commander parsed them (absent: from the environment). */
+export interface ConnectionOptions {
+  url?: string;
+  token?: string;
+}
+
+export type Query = Record<string, string | number | readonly string[] | undefined>;
+
+/** Svix's list envelope. */
+export interface ListPage<T> {
+  data: T[];
+  iterator: string | null;
+  done: boolean;
+}
+
+/** `/api/v1/` + the segments, each percent-encoded (uids may hold dots and dashes, never slashes). */
+export const apiPath = (...segments: string[]): string =>
+  `/api/v1/${segments.map(encodeURIComponent).join('/')}`;
+
+export class ApiClient {
+  readonly url: string;
+
+  constructor(
+    url: string,
+    private readonly token: string,
+  ) {
+    this.url = url.replace(/\/+$/, '');
+  }
+
+  /** The flags first, then COURIER_URL / COURIER_TOKEN / COURIER_ADMIN_TOKEN, then the default URL. */
+  static connect(options: ConnectionOptions, env: NodeJS.ProcessEnv = process.env): ApiClient {
+    const url = options.url ?? env.COURIER_URL ?? DEFAULT_URL;
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {}
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+      throw usageError(`invalid --url ${JSON.stringify(url)}: expected http(s)://host:port`);
+    }
+    // Empty variables count as unset: `COURIER_TOKEN= courier …` should not send "Bearer ".
+    const token = options.token || env.COURIER_TOKEN || env.COURIER_ADMIN_TOKEN;
+    if (!token) {
+      throw usageError(
+        'no API token: set COURIER_TOKEN (or COURIER_ADMIN_TOKEN), or pass --token; ' +
+          '`courier serve` prints the admin token on its first start',
+      );
+    }
+    return new ApiClient(url, token);
+  }
+
+  async request<T>(
+    method: string,
+    path: string,
+    options: { query?: Query; body?: unknown } = {},
+  ): Promise<T> {
+    const target = this.url + path + queryString(options.query);
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.token}`,
+      accept: 'application/json',
+    };
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await fetch(target, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw apiError(this.unreachable(error));
+    }
+    const text = await response.text();
+    const json = parseJson(text);
+    if (!response.ok) throw apiError(describeFailure(response, json));
+    if (json === undefined && text !== '') {
+      throw apiError(`${this.url} answered HTTP ${response.status} without JSON: is it Courier?`);
+    }
+    return json as T;
+  }
+
+  /** Every page of a list, walking `iterator` until `done`. */
+  async *pages<T>(path: string, query: Query = {}): AsyncGenerator<T[]> {
+    let iterator: string | undefined;
+    for (;;) {
+      const page = await this.request<ListPage<T>>('GET', path, { query: { ...query, iterator } });
+      yield page.data;
+      // A page without an iterator cannot lead further, whatever `done` says.
+      if (page.done || !page.iterator || page.data.length === 0) return;
+      iterator = page.iterator;
+    }
+  }
+
+  /** The items of a list, all of them or the first `max`. */
+  async list<T>(path: string, query: Query = {}, max = Number.POSITIVE_INFINITY): Promise<T[]> {
+    const items: T[] = [];
+    for await (const data of this.pages<T>(path, query)) {
+      items.push(...data);
+      if (items.length >= max) return items.slice(0, max);
+    }
+    return items;
+  }
+
+  private unreachable(error: unknown): string {
+    const e = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+    if (e.name === 'TimeoutError')
+      return `Courier at ${this.url} did not answer within ${TIMEOUT_MS / 1000} s`;
+    const code = e.cause?.code;
+    if (code === 'ECONNREFUSED') return `cannot reach Courier at ${this.url}: is it running?`;
+    const why = code === 'ENOTFOUND' ? 'unknown host' : (e.cause?.message ?? e.message ?? String(error));
+    return `cannot reach Courier at ${this.url}: ${why}`;
+  }
+}
+
+function queryString(query: Query | undefined): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) params.append(key, String(v));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+interface ValidationItem {
+  loc?: string[];
+  msg?: string;
+}
+
+/** `<detail> (<code>, HTTP <status>)`; a 422's field list becomes `body.url: must …; …`. */
+function describeFailure(response: Response, json: unknown): string {
+  const { code, detail } = (json ?? {}) as { code?: unknown; detail?: unknown };
+  let text: string | undefined;
+  if (typeof detail === 'string') text = detail;
+  else if (Array.isArray(detail)) {
+    text = (detail as ValidationItem[])
+      .map((item) => `${item.loc?.join('.') ?? '?'}: ${item.msg ?? 'is invalid'}`)
+      .join('; ');
+  }
+  if (text === undefined || typeof code !== 'string') {
+    return `HTTP ${response.status} ${response.statusText} from ${response.url}`.trim();
+  }
+  return `${text} (${code}, HTTP ${response.status})`;
+}
+
+/** The options every operator command takes. */
+export interface OperatorOptions extends ConnectionOptions {
+  json?: boolean;
+}

@@ -1,0 +1,94 @@
+import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
+import { orDash, output, printJson, timestamp } from '../format.ts';
+import { progressBar } from '../progress.ts';
+
+/** Courier extension: a delivery that failed permanently or expired. */
+interface DeadLetterOut {
+  deliveryId: number;
+  msgId: string;
+  state: 'failed' | 'expired';
+  attempts: number;
+  lastError: string | null;
+  updatedAt: string;
+}
+
+export interface DlqOptions extends OperatorOptions {
+  since?: string;
+  until?: string;
+}
+
+export interface ReplayOptions extends DlqOptions {
+  msg?: string[];
+}
+
+// Small enough that the bar moves every second or so, large enough to keep the request count low.
+const REPLAY_CHUNK = 100;
+
+const deadLetterPath = (app: string, endpoint: string, ...rest: string[]) =>
+  apiPath('app', app, 'endpoint', endpoint, 'dead-letter', ...rest);
+
+function deadLetters(client: ApiClient, app: string, endpoint: string, options: DlqOptions) {
+  return client.list<DeadLetterOut>(deadLetterPath(app, endpoint), {
+    since: options.since,
+    until: options.until,
+    limit: 250,
+  });
+}
+
+const deliveries = (n: number) => `${n} ${n === 1 ? 'delivery' : 'deliveries'}`;
+
+/** `courier dlq list`: every dead letter of an endpoint in the range, oldest first. */
+export async function dlqList(app: string, endpoint: string, options: DlqOptions) {
+  const client = ApiClient.connect(options);
+  const list = await deadLetters(client, app, endpoint, options);
+  output(
+    options.json,
+    list,
+    [
+      { header: 'MESSAGE', value: (d: DeadLetterOut) => d.msgId },
+      { header: 'STATE', value: (d) => d.state },
+      { header: 'ATTEMPTS', value: (d) => String(d.attempts), align: 'right' },
+      { header: 'LAST ERROR', value: (d) => orDash(d.lastError), max: 70 },
+      { header: 'WHEN', value: (d) => timestamp(d.updatedAt) },
+    ],
+    list,
+    'no dead letters',
+  );
+}
+
+/**
+ * `courier dlq replay`: schedules dead letters again with a fresh attempt budget. The dead letters
+ * are listed first (the total for the progress bar), then replayed by message id, chunk after chunk;
+ * ones that died meanwhile wait for the next replay, so the count matches what was listed.
+ */
+export async function dlqReplay(app: string, endpoint: string, options: ReplayOptions) {
+  const client = ApiClient.connect(options);
+  const ids = options.msg?.length
+    ? [...new Set(options.msg)]
+    : (await deadLetters(client, app, endpoint, options)).map((d) => d.msgId);
+  const bar = progressBar(process.stderr, ids.length, 'replayed');
+  let replayed = 0;
+  try {
+    for (let i = 0; i < ids.length; i += REPLAY_CHUNK) {
+      const answer = await client.request<{ replayed: number }>(
+        'POST',
+        deadLetterPath(app, endpoint, 'replay'),
+        {
+          body: { messageIds: ids.slice(i, i + REPLAY_CHUNK), since: options.since, until: options.until },
+        },
+      );
+      replayed += answer.replayed;
+      bar.update(replayed);
+    }
+  } finally {
+    bar.finish();
+  }
+  if (options.json) {
+    printJson({ replayed, total: ids.length });
+    return;
+  }
+  // Named ids that are not dead letters (delivered, pending, unknown) are skipped by the API.
+  const skipped = ids.length - replayed;
+  const note = skipped > 0 ? ` (${skipped} of ${ids.length} were not dead letters)` : '';
+  process.stdout.write(`replayed ${deliveries(replayed)}${note}\n`);
+}

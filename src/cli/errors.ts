@@ -1,0 +1,19 @@
+/**
+ * Errors the operator commands end with. main.ts prints `courier: <message>` on stderr and exits
+ * with the code: 2 for bad input (nothing was sent), 1 when the API or the network failed.
+ */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** Bad arguments or input: exit 2, like commander's own usage errors. */
+export const usageError = (message: string): CliError => new CliError(message, 2);
+
+/** The API refused the request, or Courier could not be reached: exit 1. */
+export const apiError = (message: string): CliError => new CliError(message, 1);

@@ -1,0 +1,90 @@
+/** Output of the operator commands: aligned tables for people, JSON for scripts. */
+
+export interface Column<T> {
+  header: string;
+  value: (row: T) => string;
+  /** Longer values are cut with an ellipsis (URLs, error texts). */
+  max?: number;
+  align?: 'left' | 'right';
+}
+
+// Receivers choose their response bodies and error texts: escape sequences in them must not
+// reach the operator's terminal, and newlines would break the table's rows.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]+/g;
+
+export function printable(text: string): string {
+  return text.replace(CONTROL, ' ');
+}
+
+function cut(text: string, max: number | undefined): string {
+  const chars = [...text];
+  return max !== undefined && chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : text;
+}
+
+/** Columns padded to their widest cell, two spaces apart, with a header row. */
+export function table<T>(columns: readonly Column<T>[], rows: readonly T[]): string {
+  const cells = rows.map((row) => columns.map((c) => cut(printable(c.value(row)), c.max)));
+  const widths = columns.map((c, i) =>
+    Math.max([...c.header].length, ...cells.map((r) => [...r[i]!].length)),
+  );
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => {
+        const pad = ' '.repeat(widths[i]! - [...v].length);
+        return columns[i]!.align === 'right' ? pad + v : v + pad;
+      })
+      .join('  ')
+      .trimEnd();
+  return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n') + '\n';
+}
+
+/** `--json` output: the API's own objects, indented, and nothing else on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Writes the JSON for `--json`, else the table (or `empty` when there are no rows). */
+export function output<T>(
+  json: boolean | undefined,
+  value: unknown,
+  columns: readonly Column<T>[],
+  rows: readonly T[],
+  empty: string,
+): void {
+  if (json) printJson(value);
+  else process.stdout.write(rows.length === 0 ? `${empty}\n` : table(columns, rows));
+}
+
+/** 850 ms, 1.5 s, 2m 30s, 1h 5m, 3d 2h. */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${Number((ms / 1000).toFixed(1))} s`;
+  const units: [string, number][] = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ];
+  const i = units.findIndex(([, size]) => ms >= size);
+  const [bigName, big] = units[i]!;
+  const [smallName, small] = units[i + 1]!;
+  const whole = Math.floor(ms / big);
+  const rest = Math.floor((ms - whole * big) / small);
+  return rest ? `${whole}${bigName} ${rest}${smallName}` : `${whole}${bigName}`;
+}
+
+/** An API timestamp in UTC to the second: 2026-01-01 12:00:05Z. */
+export function timestamp(iso: string): string {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms)
+    ? iso
+    : new Date(ms)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, 'Z');
+}
+
+/** `-` for absent values, so every column lines up. */
+export const orDash = (value: string | number | null | undefined): string =>
+  value === null || value === undefined || value === '' ? '-' : String(value);

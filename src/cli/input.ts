@@ -1,0 +1,79 @@
+/** Checks of what the operator typed, done before anything is sent (failures exit 2). */
+import { readFile } from 'node:fs/promises';
+import { InvalidArgumentError } from 'commander';
+import { usageError } from './errors.ts';
+
+/** commander parser for repeatable options (`--channel a --channel b`); commas separate values too. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, ...value.split(',').filter(Boolean)];
+}
+
+/** commander parser for counts such as --limit. */
+export function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) {
+    throw new InvalidArgumentError('expected a positive whole number.');
+  }
+  return n;
+}
+
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
+ * commander parser for --since/--until: an ISO 8601 date or date-time (2026-01-31,
+ * 2026-01-31T12:00:00Z, with an offset…), sent in the API's RFC 3339 form. A time without a zone
+ * is taken as UTC, so the same command means the same range on every machine.
+ */
+export function isoTime(value: string): string {
+  const m = ISO_TIME.exec(value.trim());
+  const [, y, mo, d, time = '00:00:00', zone = 'Z'] = m ?? [];
+  const ms = m ? Date.parse(`${y}-${mo}-${d}T${time}${zone.toUpperCase()}`) : Number.NaN;
+  // Date.parse accepts 2026-02-30 (as March 2): the day must exist.
+  const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
+  if (Number.isNaN(ms) || day.getUTCMonth() !== Number(mo) - 1 || day.getUTCDate() !== Number(d)) {
+    throw new InvalidArgumentError('expected an ISO 8601 time such as 2026-01-31 or 2026-01-31T12:00:00Z.');
+  }
+  return new Date(ms).toISOString();
+}
+
+/**
+ * The payload argument: inline JSON, `@file` or `-` (standard input). It must be a JSON object,
+ * as the API requires, so a typo fails here instead of as a 422.
+ */
+export async function readPayload(
+  arg: string,
+  stdin: NodeJS.ReadableStream = process.stdin,
+): Promise<object> {
+  let text: string;
+  let source: string;
+  if (arg === '-') {
+    source = 'standard input';
+    text = await readAll(stdin);
+  } else if (arg.startsWith('@')) {
+    source = arg.slice(1);
+    try {
+      text = await readFile(source, 'utf8');
+    } catch (error) {
+      throw usageError(`cannot read payload file ${source}: ${(error as Error).message}`);
+    }
+  } else {
+    source = 'the payload argument';
+    text = arg;
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(text);
+  } catch (error) {
+    throw usageError(`invalid JSON in ${source}: ${(error as Error).message}`);
+  }
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+    throw usageError(`the payload in ${source} must be a JSON object ({…})`);
+  }
+  return payload;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return Buffer.concat(chunks).toString('utf8');
+}

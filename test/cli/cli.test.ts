@@ -1,0 +1,197 @@
+/**
+ * The operator commands end to end: the real `courier` binary (a child process) against a real API
+ * on PostgreSQL, with deliveries driven by a worker on virtual time to a loopback receiver.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedPort, type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { createApp, createEndpoint, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { runCli } from './run.ts';
+
+describe('courier operator commands', () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  let engine: ReturnType<typeof virtualWorker>;
+  let endpointId: string;
+  let gone = true; // the /gone receiver answers 410 (permanent: a dead letter at once) until healed
+  const cli = (args: string[], env: Record<string, string> = {}, stdin?: string) =>
+    runCli(args, { env: { COURIER_URL: api.url, COURIER_TOKEN: TOKEN, ...env }, stdin });
+
+  beforeAll(async () => {
+    api = await startApi();
+    receiver = await startReceiver((req, res) => {
+      res.writeHead(req.url === '/gone' && gone ? 410 : 200);
+      res.end(req.url === '/gone' && gone ? 'no such customer' : 'ok');
+    });
+    engine = virtualWorker(api.db, { clock: api.clock });
+    await createApp(api, { uid: 'acme' });
+    endpointId = (await createEndpoint(api, 'acme', { url: `${receiver.url}/ok`, uid: 'main' })).id;
+    await createApp(api, { uid: 'dlq' });
+    await createEndpoint(api, 'dlq', { url: `${receiver.url}/gone`, uid: 'broken' });
+  });
+  afterAll(async () => {
+    await engine.sender.close();
+    await receiver.close();
+    await api.close();
+  });
+
+  /** Runs the worker until nothing is due (one second of virtual time per round, for rate limits). */
+  async function deliverAll() {
+    for (let round = 0; round < 20; round++) {
+      api.clock.advance(1000);
+      if ((await engine.worker.runOnce()) === 0) return;
+    }
+  }
+  const publish = async (app: string, n: number) => {
+    for (let i = 0; i < n; i++) {
+      await api.request('POST', `/api/v1/app/${app}/msg`, {
+        body: { eventType: 'order.created', payload: { i } },
+      });
+    }
+  };
+  const messageCount = async (app: string) =>
+    (await api.request('GET', `/api/v1/app/${app}/msg?limit=250`)).body.data.length as number;
+
+  it('send publishes a message, from an argument or standard input', async () => {
+    const [table, json] = await Promise.all([
+      cli(['send', 'acme', 'invoice.paid', '{"invoice":42}', '--event-id', 'inv-42', '--channel', 'eu']),
+      cli(['send', 'acme', 'invoice.paid', '-', '--json'], {}, '{"invoice":43}'),
+    ]);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const [header, row] = table.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^ID +EVENT TYPE +EVENT ID +CHANNELS +CREATED$/);
+    const id = /^(msg_\w+) +invoice\.paid +inv-42 +eu +2026-01-01 12:00:\d\dZ$/.exec(row!)?.[1];
+    const stored = await api.request('GET', '/api/v1/app/acme/msg/inv-42');
+    expect(stored.body).toMatchObject({ id, payload: { invoice: 42 }, channels: ['eu'] });
+
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    const message = JSON.parse(json.stdout);
+    expect(message).toMatchObject({ id: expect.stringMatching(/^msg_/), payload: { invoice: 43 } });
+    expect((await api.request('GET', `/api/v1/app/acme/msg/${message.id}`)).status).toBe(200);
+  });
+
+  it('endpoints lists the endpoints with status and limits', async () => {
+    const [table, json] = await Promise.all([
+      cli(['endpoints', 'acme']),
+      cli(['endpoints', 'acme', '--json']),
+    ]);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID +UID +URL +STATUS +MAX IN FLIGHT +RATE LIMIT$/);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(
+      new RegExp(`^${endpointId} +main +${receiver.url}/ok +enabled +\\d+ +(\\d+/s|-)$`),
+    );
+    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ id: endpointId, uid: 'main' })]);
+  });
+
+  it('attempts shows the deliveries made', async () => {
+    await deliverAll();
+    const [table, json, one] = await Promise.all([
+      cli(['attempts', 'acme', 'main']),
+      cli(['attempts', 'acme', 'main', '--json', '--limit', '1']),
+      cli(['attempts', 'acme', 'main', '--msg', 'inv-42']),
+    ]);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^TIME +MESSAGE +# +STATUS +RESULT +DURATION +DECISION$/);
+    expect(lines).toHaveLength(3); // both messages of the first test
+    expect(lines[1]).toMatch(/^2026-01-01 \d\d:\d\d:\d\dZ +msg_\w+ +1 +200 +success +\d+ ms +delivered$/);
+    const parsed = JSON.parse(json.stdout);
+    expect(parsed).toHaveLength(1);
+    expect(parsed[0]).toMatchObject({ endpointId, responseStatusCode: 200, decision: 'delivered' });
+    expect(one.stdout.trimEnd().split('\n')).toHaveLength(2);
+  });
+
+  it('dlq list shows the dead letters and dlq replay replays them all', async () => {
+    await publish('dlq', 3);
+    await deliverAll();
+    const [table, json, later] = await Promise.all([
+      cli(['dlq', 'list', 'dlq', 'broken']),
+      cli(['dlq', 'list', 'dlq', 'broken', '--json']),
+      cli(['dlq', 'list', 'dlq', 'broken', '--since', '2030-01-01']),
+    ]);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^MESSAGE +STATE +ATTEMPTS +LAST ERROR +WHEN$/);
+    expect(lines.slice(1)).toEqual(
+      Array(3).fill(expect.stringMatching(/^msg_\w+ +failed +1 +.*410.* +2026-/)),
+    );
+    expect(JSON.parse(json.stdout)).toEqual(Array(3).fill(expect.objectContaining({ state: 'failed' })));
+    expect(later).toMatchObject({ code: 0, stdout: 'no dead letters\n' });
+
+    gone = false;
+    // Not a terminal: no progress bar on stderr, only the final line.
+    expect(await cli(['dlq', 'replay', 'dlq', 'broken'])).toEqual({
+      code: 0,
+      stdout: 'replayed 3 deliveries\n',
+      stderr: '',
+    });
+    await deliverAll();
+    const after = await cli(['dlq', 'replay', 'dlq', 'broken', '--json']);
+    expect(JSON.parse(after.stdout)).toEqual({ replayed: 0, total: 0 });
+    const attempts = await api.request('GET', '/api/v1/app/dlq/attempt/endpoint/broken?status=0');
+    expect(attempts.body.data).toHaveLength(3);
+  });
+
+  it('reports API and network failures on stderr with exit 1', async () => {
+    const down = `http://127.0.0.1:${await closedPort()}`;
+    const [unknownApp, badToken, unreachable, invalid] = await Promise.all([
+      cli(['endpoints', 'nope', '--json']),
+      cli(['endpoints', 'acme'], { COURIER_TOKEN: 'wrong-token-0123456789' }),
+      cli(['attempts', 'acme', 'main', '--url', down]),
+      cli(['send', 'acme', 'bad type!', '{}']),
+    ]);
+    expect(unknownApp).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'courier: Application nope not found (not_found, HTTP 404)\n',
+    });
+    expect(badToken).toMatchObject({ code: 1, stdout: '' });
+    expect(badToken.stderr).toBe('courier: Invalid token (authentication_failed, HTTP 401)\n');
+    expect(unreachable).toMatchObject({ code: 1, stdout: '' });
+    expect(unreachable.stderr).toBe(`courier: cannot reach Courier at ${down}: is it running?\n`);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/^courier: body\.eventType: must match .* \(validation, HTTP 422\)\n$/);
+  });
+
+  it('refuses bad input with exit 2 and sends nothing', async () => {
+    const before = await messageCount('acme');
+    // Other payload mistakes (not an object, an unreadable @file) are covered by format.test.ts.
+    const [badJson, noToken, badTime] = await Promise.all([
+      cli(['send', 'acme', 'e', '{"a":']),
+      cli(['send', 'acme', 'e', '{}'], { COURIER_TOKEN: '' }),
+      cli(['dlq', 'replay', 'dlq', 'broken', '--since', 'yesterday']),
+    ]);
+    for (const run of [badJson, noToken, badTime]) {
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+    }
+    expect(badJson.stderr).toMatch(/^courier: invalid JSON in the payload argument: /);
+    expect(noToken.stderr).toMatch(/^courier: no API token: set COURIER_TOKEN/);
+    expect(badTime.stderr).toMatch(/option '--since <time>' argument 'yesterday' is invalid/);
+    expect(await messageCount('acme')).toBe(before);
+  });
+
+  it('documents itself, and names mistyped commands (exit 2)', async () => {
+    const [help, dlqHelp, typo] = await Promise.all([
+      cli(['--help']),
+      cli(['dlq', '--help']),
+      cli(['endpoint', 'acme']),
+    ]);
+    expect(help.code).toBe(0);
+    for (const usage of [
+      'send <app> <event-type> <payload>',
+      'endpoints <app>',
+      'attempts <app> <endpoint>',
+    ]) {
+      expect(help.stdout).toContain(usage);
+    }
+    expect(help.stdout).toContain('COURIER_TOKEN');
+    expect(dlqHelp.code).toBe(0);
+    expect(dlqHelp.stdout).toMatch(/list <app> <endpoint> +list an endpoint's dead letters/);
+    expect(dlqHelp.stdout).toMatch(/replay <app> <endpoint> +replay dead letters/);
+    expect(typo).toMatchObject({ code: 2, stdout: '' });
+    expect(typo.stderr).toMatch(/^error: unknown command 'endpoint'\n/);
+  });
+});

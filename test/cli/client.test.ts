@@ -1,0 +1,150 @@
+/** The API client and the chunked replay, in process against a real API (no child processes). */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ApiClient, apiPath } from '../../src/cli/api-client.ts';
+import { dlqReplay } from '../../src/cli/commands/dlq.ts';
+import { CliError } from '../../src/cli/errors.ts';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { createApp, createEndpoint, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
+import { virtualWorker } from '../support/engine.ts';
+
+const failureOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (error: CliError) => error,
+  );
+
+describe('ApiClient', () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  let client: ApiClient;
+  beforeAll(async () => {
+    api = await startApi();
+    // Not Courier: a proxy's HTML error page, and a 200 that is not JSON.
+    receiver = await startReceiver((req, res) => {
+      res.writeHead(req.url?.includes('proxy') ? 502 : 200, { 'content-type': 'text/html' });
+      res.end('<html>hello</html>');
+    });
+    client = new ApiClient(`${api.url}/`, TOKEN);
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await api.close();
+  });
+
+  it('takes the flags first, then the environment, and needs a token and an http(s) URL', () => {
+    const env = { COURIER_URL: 'http://env:1', COURIER_TOKEN: 'env-token', COURIER_ADMIN_TOKEN: 'admin' };
+    expect(ApiClient.connect({ url: 'https://flag:2/' }, env).url).toBe('https://flag:2');
+    expect(ApiClient.connect({}, env).url).toBe('http://env:1');
+    expect(ApiClient.connect({}, { COURIER_ADMIN_TOKEN: 'admin' }).url).toBe('http://127.0.0.1:8080');
+    for (const [options, environment, message] of [
+      [{}, {}, /^no API token/],
+      [{}, { COURIER_TOKEN: '' }, /^no API token/],
+      [{ url: 'localhost:8080', token: 't' }, {}, /^invalid --url "localhost:8080"/],
+    ] as const) {
+      const error = (() => {
+        try {
+          ApiClient.connect(options, environment);
+        } catch (e) {
+          return e as CliError;
+        }
+      })();
+      expect(error).toBeInstanceOf(CliError);
+      expect(error).toMatchObject({ exitCode: 2, message: expect.stringMatching(message) });
+    }
+  });
+
+  it('walks every page of a list', async () => {
+    const appId = await createApp(api);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push((await createEndpoint(api, appId, { url: `https://example.com/${i}` })).id);
+    }
+    const path = apiPath('app', appId, 'endpoint');
+    const all = await client.list<{ id: string }>(path, { limit: 2 });
+    expect(all.map((e) => e.id)).toEqual(ids);
+    expect((await client.list<{ id: string }>(path, { limit: 2 }, 3)).map((e) => e.id)).toEqual(
+      ids.slice(0, 3),
+    );
+  });
+
+  it("turns the API's errors into one readable line (exit 1)", async () => {
+    const validation = await failureOf(
+      client.request('POST', apiPath('app'), { body: { name: 'x', uid: 'app_bad', rateLimit: 'fast' } }),
+    );
+    expect(validation).toMatchObject({ exitCode: 1 });
+    expect(validation.message).toMatch(
+      /^body\.uid: must be .*; body\.rateLimit: must be integer.* \(validation, HTTP 422\)$/,
+    );
+    const proxy = await failureOf(new ApiClient(`${receiver.url}/proxy`, 't').request('GET', '/api/v1/app'));
+    expect(proxy.message).toBe(`HTTP 502 Bad Gateway from ${receiver.url}/proxy/api/v1/app`);
+    const other = await failureOf(new ApiClient(receiver.url, 't').request('GET', '/api/v1/app'));
+    expect(other.message).toBe(`${receiver.url} answered HTTP 200 without JSON: is it Courier?`);
+  });
+});
+
+describe('dlq replay', () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  let gone = true;
+  beforeAll(async () => {
+    api = await startApi();
+    receiver = await startReceiver((_req, res) => {
+      res.writeHead(gone ? 410 : 200);
+      res.end();
+    });
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await api.close();
+  });
+
+  it('replays in chunks, advancing a progress bar on a terminal', async () => {
+    const appId = await createApp(api);
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/hook` });
+    for (let i = 0; i < 150; i++) {
+      await api.request('POST', `/api/v1/app/${appId}/msg`, { body: { eventType: 'e', payload: { i } } });
+    }
+    // 150 permanent failures in a row would pause the endpoint at the default 100.
+    const engine = virtualWorker(api.db, { clock: api.clock, pauseAfter: 1000 });
+    for (let round = 0; round < 20; round++) {
+      api.clock.advance(1000);
+      if ((await engine.worker.runOnce()) === 0) break;
+    }
+    await engine.sender.close();
+    gone = false;
+
+    const out: string[] = [];
+    const err: string[] = [];
+    const stdout = vi
+      .spyOn(process.stdout, 'write')
+      .mockImplementation((chunk) => out.push(String(chunk)) > 0);
+    const stderr = vi
+      .spyOn(process.stderr, 'write')
+      .mockImplementation((chunk) => err.push(String(chunk)) > 0);
+    const tty = Object.getOwnPropertyDescriptor(process.stderr, 'isTTY');
+    Object.defineProperty(process.stderr, 'isTTY', { value: true, configurable: true });
+    try {
+      await dlqReplay(appId, ep.id, { url: api.url, token: TOKEN });
+    } finally {
+      stdout.mockRestore();
+      stderr.mockRestore();
+      if (tty) Object.defineProperty(process.stderr, 'isTTY', tty);
+      else delete (process.stderr as { isTTY?: boolean }).isTTY;
+    }
+    // One draw before the first chunk, one after each of the two chunks (100 + 50), then erased.
+    expect(err.map((e) => /\d+\/150/.exec(e)?.[0] ?? e)).toEqual([
+      '0/150',
+      '100/150',
+      '150/150',
+      '\r\u001b[K',
+    ]);
+    expect(out).toEqual(['replayed 150 deliveries\n']);
+    const { rows } = await api.db.query<{ state: string; n: number }>(
+      'select state, count(*)::int as n from courier_deliveries where endpoint_id = $1 group by state',
+      [ep.id],
+    );
+    expect(rows).toEqual([{ state: 'pending', n: 150 }]);
+  });
+});
