@@ -5,6 +5,8 @@ import { publish } from '../../src/store/queries/publish.ts';
 import { type BenchReceiver, payload, percentile, preciseNow, waitFor } from '../lib.ts';
 import { ENDPOINTS, setupCourier, startWorkers } from './courier.ts';
 
+const MAX_OUTSTANDING = 64;
+
 export interface LatencyResult {
   offeredPerSec: number;
   achievedPerSec: number;
@@ -31,7 +33,13 @@ export async function courierLatency(
       const due = started + (sent * 1000) / ratePerSec;
       const wait = due - preciseNow();
       if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-      while (sent < total && started + (sent * 1000) / ratePerSec <= preciseNow()) {
+      // More publishes outstanding than the pool can serve would only queue inside this process.
+      while (inFlight.size >= MAX_OUTSTANDING) await Promise.race(inFlight);
+      while (
+        sent < total &&
+        started + (sent * 1000) / ratePerSec <= preciseNow() &&
+        inFlight.size < MAX_OUTSTANDING
+      ) {
         const i = sent++;
         const now = systemClock.now();
         const p = publish(setup.db, {

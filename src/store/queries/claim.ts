@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.ts';
 import { toBuffer, toDate, toMs } from '../rows.ts';
+import { type EndpointConfig, EndpointConfigCache } from './endpoint-config.ts';
 
 export interface ClaimedDelivery {
   id: number;
@@ -31,11 +32,8 @@ interface ClaimRow {
   trigger: number;
   event_type: string;
   payload: Uint8Array;
-  url: string;
-  headers: Record<string, string> | null;
-  endpoint_policy: unknown;
-  app_policy: unknown;
-  secrets: string[];
+  endpoint_version: number;
+  app_version: number;
 }
 
 export interface ClaimInput {
@@ -45,28 +43,46 @@ export interface ClaimInput {
   limit: number;
 }
 
-/** Claims due deliveries within every endpoint's in-flight cap and rate limit (courier_claim). */
-export async function claim(db: Queryable, input: ClaimInput): Promise<ClaimedDelivery[]> {
+const sharedCache = new EndpointConfigCache();
+
+/**
+ * Claims due deliveries within every endpoint's in-flight cap and rate limit (courier_claim).
+ * Endpoint configuration comes from a cache, refreshed when its config_version changes.
+ */
+export async function claim(
+  db: Queryable,
+  input: ClaimInput,
+  cache: EndpointConfigCache = sharedCache,
+): Promise<ClaimedDelivery[]> {
   const { rows } = await db.query<ClaimRow>('select * from courier_claim($1, $2, $3, $4)', [
     input.owner,
     toDate(input.now),
     input.leaseMs,
     input.limit,
   ]);
-  return rows.map((r) => ({
-    id: r.delivery_id,
-    claimedAt: input.now,
-    messageId: r.message_id,
-    endpointId: r.endpoint_id,
-    attempts: r.attempts,
-    giveUpAt: toMs(r.give_up_at),
-    trigger: r.trigger,
-    eventType: r.event_type,
-    payload: toBuffer(r.payload),
-    url: r.url,
-    headers: r.headers ?? {},
-    endpointPolicy: r.endpoint_policy,
-    appPolicy: r.app_policy,
-    secrets: r.secrets,
-  }));
+  if (rows.length === 0) return [];
+  const configs = await cache.resolve(
+    db,
+    rows.map((r) => ({ endpointId: r.endpoint_id, version: `${r.endpoint_version}.${r.app_version}` })),
+    input.now,
+  );
+  return rows.map((r) => {
+    const config = configs.get(r.endpoint_id) as EndpointConfig;
+    return {
+      id: r.delivery_id,
+      claimedAt: input.now,
+      messageId: r.message_id,
+      endpointId: r.endpoint_id,
+      attempts: r.attempts,
+      giveUpAt: toMs(r.give_up_at),
+      trigger: r.trigger,
+      eventType: r.event_type,
+      payload: toBuffer(r.payload),
+      url: config.url,
+      headers: config.headers,
+      endpointPolicy: config.endpointPolicy,
+      appPolicy: config.appPolicy,
+      secrets: config.secretsAt(input.now),
+    };
+  });
 }

@@ -1,0 +1,69 @@
+import type { Queryable } from '../db.ts';
+import { toDate, toMs } from '../rows.ts';
+
+export interface EndpointConfig {
+  version: string;
+  url: string;
+  headers: Record<string, string>;
+  endpointPolicy: unknown;
+  appPolicy: unknown;
+  /** The secrets that sign at `now`: a rotated-out one only until its grace period ends. */
+  secretsAt(now: number): string[];
+}
+
+interface ConfigRow {
+  endpoint_id: string;
+  endpoint_version: number;
+  app_version: number;
+  url: string;
+  headers: Record<string, string> | null;
+  endpoint_policy: unknown;
+  app_policy: unknown;
+  secret_keys: string[];
+  secret_expiry: (Date | null)[];
+}
+
+const MAX_ENTRIES = 10_000;
+
+/**
+ * Endpoint configuration (URL, headers, policies, secrets) by endpoint, valid while the endpoint's
+ * and its application's config_version stay the same; every change bumps one of them.
+ */
+export class EndpointConfigCache {
+  private readonly entries = new Map<string, EndpointConfig>();
+
+  async resolve(
+    db: Queryable,
+    wanted: readonly { endpointId: string; version: string }[],
+    now: number,
+  ): Promise<Map<string, EndpointConfig>> {
+    const stale = new Set<string>();
+    for (const { endpointId, version } of wanted) {
+      if (this.entries.get(endpointId)?.version !== version) stale.add(endpointId);
+    }
+    if (this.entries.size + stale.size > MAX_ENTRIES) {
+      this.entries.clear();
+      for (const { endpointId } of wanted) stale.add(endpointId);
+    }
+    if (stale.size > 0) {
+      const { rows } = await db.query<ConfigRow>('select * from courier_endpoint_configs($1, $2)', [
+        [...stale],
+        toDate(now),
+      ]);
+      for (const row of rows) this.entries.set(row.endpoint_id, toConfig(row));
+    }
+    return this.entries;
+  }
+}
+
+function toConfig(row: ConfigRow): EndpointConfig {
+  const secrets = row.secret_keys.map((key, i) => ({ key, expiresAt: toMs(row.secret_expiry[i] ?? null) }));
+  return {
+    version: `${row.endpoint_version}.${row.app_version}`,
+    url: row.url,
+    headers: row.headers ?? {},
+    endpointPolicy: row.endpoint_policy,
+    appPolicy: row.app_policy,
+    secretsAt: (now) => secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.key),
+  };
+}
