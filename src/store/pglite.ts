@@ -68,14 +68,21 @@ export class PgliteDatabase implements Database {
   }
 }
 
+const lockedHere = new Set<string>();
+
 /** An exclusive lock file holding our pid; a lock left by a dead process is taken over. */
 function acquireLock(path: string): () => void {
+  if (lockedHere.has(path)) throw new Error(`the data directory is already open in this process (${path})`);
   for (let tries = 0; tries < 2; tries++) {
     try {
       const fd = openSync(path, 'wx');
       writeSync(fd, String(process.pid));
       closeSync(fd);
-      return () => rmSync(path, { force: true });
+      lockedHere.add(path);
+      return () => {
+        lockedHere.delete(path);
+        rmSync(path, { force: true });
+      };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = Number(readFileSync(path, 'utf8').trim());
