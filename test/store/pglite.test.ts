@@ -21,12 +21,13 @@ describe('embedded storage (PGlite)', () => {
     const first = await PgliteDatabase.open({ dataDir: dir });
     await migrate(first);
     await first.query(`insert into courier_applications (id, name, created_at, updated_at) values ('app_1', 'x', now(), now())`);
-    // The lock file names a live process (this one is alive; fake another live pid: our parent).
-    writeFileSync(join(dir, 'courier.lock'), String(process.ppid));
-    await expect(PgliteDatabase.open({ dataDir: dir })).rejects.toThrow(/in use by process \d+/);
-    writeFileSync(join(dir, 'courier.lock'), String(process.pid));
     await expect(PgliteDatabase.open({ dataDir: dir })).rejects.toThrow(/already open in this process/);
     await first.close();
+
+    // Another live process (our parent stands in for it) holding the lock keeps us out.
+    const held = tempDir();
+    writeFileSync(join(held, 'courier.lock'), String(process.ppid));
+    await expect(PgliteDatabase.open({ dataDir: held })).rejects.toThrow(/in use by process \d+/);
 
     const again = await PgliteDatabase.open({ dataDir: dir });
     expect((await again.query('select id from courier_applications')).rows).toEqual([{ id: 'app_1' }]);
