@@ -12,6 +12,13 @@ const $ = (tag, attrs = {}, ...kids) => {
   for (const kid of kids) if (kid != null) el.append(kid instanceof Node ? kid : String(kid));
   return el;
 };
+// Descriptions are CommonMark; code spans are the only markup they use, so those become <code>.
+const TICK = String.fromCharCode(96);
+function rich(text) {
+  const parts = String(text || '').split(TICK);
+  if (parts.length % 2 === 0) return $('span', {}, parts.join(TICK));
+  return $('span', {}, ...parts.map((part, i) => (i % 2 ? $('code', {}, part) : part)));
+}
 let components = {};
 const resolve = (s) => (s && s.$ref ? components[s.$ref.split('/').pop()] || {} : s || {});
 const refName = (s) => (s && s.$ref ? s.$ref.split('/').pop() : null);
@@ -27,11 +34,11 @@ function schemaView(schema, depth = 0) {
   const s = resolve(schema);
   const box = $('div', { class: 'schema' });
   if (name) box.append($('div', { class: 'name' }, name));
-  if (s.description) box.append($('p', {}, s.description));
+  if (s.description) box.append($('p', {}, rich(s.description)));
   const facts = [];
   if (s.enum) facts.push('one of: ' + s.enum.map((v) => JSON.stringify(v)).join(', '));
   for (const k of ['minimum', 'maximum', 'minLength', 'maxLength', 'maxItems', 'pattern', 'default'])
-    if (s[k] !== undefined) facts.push(k + ': ' + JSON.stringify(s[k]));
+    if (s[k] !== undefined) facts.push(k + ': ' + (k === 'pattern' ? s[k] : JSON.stringify(s[k])));
   if (facts.length) box.append($('p', { class: 'facts' }, facts.join(' · ')));
   const props = s.properties || (s.items && resolve(s.items).properties);
   if (props && depth < 6) {
@@ -51,24 +58,26 @@ function operationView(path, method, op) {
   const id = op.operationId;
   const card = $('section', { class: 'op', id }, $('h3', {}, $('span', { class: 'method ' + method }, method.toUpperCase()), ' ', $('code', {}, path), op.security && op.security.length === 0 ? $('span', { class: 'public' }, ' no token') : null));
   if (op.summary) card.append($('p', { class: 'summary' }, op.summary));
-  if (op.description) card.append($('p', {}, op.description));
+  if (op.description) card.append($('p', {}, rich(op.description)));
   if (op.parameters && op.parameters.length) {
     const table = $('table', {}, $('tr', {}, $('th', {}, 'parameter'), $('th', {}, 'in'), $('th', {}, 'type'), $('th', {}, 'description')));
-    for (const p of op.parameters) table.append($('tr', {}, $('td', {}, $('code', {}, p.name), p.required ? $('span', { class: 'req' }, ' *') : null), $('td', {}, p.in), $('td', {}, typeOf(p.schema)), $('td', {}, p.description || '', schemaView(p.schema, 99))));
+    for (const p of op.parameters) table.append($('tr', {}, $('td', {}, $('code', {}, p.name), p.required ? $('span', { class: 'req' }, ' *') : null), $('td', {}, p.in), $('td', {}, typeOf(p.schema)), $('td', {}, rich(p.description), schemaView(p.schema, 99))));
     card.append($('h4', {}, 'Parameters'), table);
   }
   if (op.requestBody) card.append($('h4', {}, 'Request body (application/json)' + (op.requestBody.required ? '' : ', optional')), schemaView(op.requestBody.content['application/json'].schema));
   card.append($('h4', {}, 'Responses'));
   for (const [status, r] of Object.entries(op.responses || {})) {
     const body = r.content && r.content['application/json'];
-    card.append($('details', { class: 'resp' }, $('summary', {}, $('b', {}, status), ' ', r.description || ''), body ? schemaView(body.schema) : $('p', {}, 'No body')));
+    card.append($('details', { class: 'resp' }, $('summary', {}, $('b', {}, status), ' ', rich(r.description)), body ? schemaView(body.schema) : $('p', {}, 'No body')));
   }
   return card;
 }
 fetch('/openapi.json').then((r) => r.json()).then((doc) => {
   components = (doc.components && doc.components.schemas) || {};
   document.getElementById('title').textContent = doc.info.title + ' ' + doc.info.version;
-  document.getElementById('intro').textContent = doc.info.description || '';
+  const intro = document.getElementById('intro');
+  intro.textContent = '';
+  intro.append(rich(doc.info.description));
   const byTag = new Map();
   for (const [path, item] of Object.entries(doc.paths))
     for (const [method, op] of Object.entries(item)) {
@@ -100,6 +109,7 @@ main { flex: 1; padding: 0 32px 64px; max-width: 1100px; }
 .summary { font-weight: 600; } table { border-collapse: collapse; width: 100%; margin: 4px 0; }
 td, th { border-top: 1px solid #e5e6ea; text-align: left; vertical-align: top; padding: 4px 8px; }
 .schema .name { font: bold 12px monospace; color: #556; } code { font-size: 13px; } details.resp { margin: 2px 0 2px 8px; }
+.schema p { margin: 2px 0; } td:first-child { white-space: nowrap; }
 `;
 
 export const DOCS_HTML = `<!doctype html>

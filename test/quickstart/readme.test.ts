@@ -1,0 +1,287 @@
+/**
+ * README.md's Quickstart, followed literally in a fresh clone of the repository's committed HEAD:
+ * `npm ci`, a first `npm start` (which prints the URL and a token), the receiver command, the
+ * restart with the loopback range allowed, then the README's curl commands, run by bash as a
+ * person would paste them. The commands are read from the clone's README, so the test breaks when
+ * the README and the code drift apart. Only the ports change (free ones instead of 8080 and 9000,
+ * through COURIER_PORT and the URLs), and the data directory is a temporary one.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { OPTIONS } from '../../src/config.ts';
+
+const run = promisify(execFile);
+/** The repository to clone: this one (COURIER_QUICKSTART_REPO points elsewhere, to try the test itself). */
+const REPO = process.env.COURIER_QUICKSTART_REPO ?? fileURLToPath(new URL('../..', import.meta.url));
+const DEFAULT_PORT = Number(OPTIONS.find((o) => o.name === 'COURIER_PORT')!.default);
+
+/** The commands of the Quickstart's ```sh blocks, continuation lines joined, comments kept. */
+function quickstartCommands(readme: string): string[] {
+  const start = readme.search(/^## Quickstart/m);
+  if (start < 0) throw new Error('README.md has no "## Quickstart" section');
+  const rest = readme.slice(start);
+  const end = rest.slice(3).search(/^## /m);
+  const section = end < 0 ? rest : rest.slice(0, end + 3);
+  const commands: string[] = [];
+  for (const [, block] of section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)) {
+    let pending = '';
+    for (const line of block!.split('\n')) {
+      if (!line.trim() && !pending) continue;
+      if (line.endsWith('\\')) pending += line + '\n';
+      else {
+        commands.push(pending + line);
+        pending = '';
+      }
+    }
+    if (pending) commands.push(pending);
+  }
+  return commands;
+}
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  output: string;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  ms: number,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('README quickstart in a fresh clone', () => {
+  const procs: Proc[] = [];
+  let dir: string | undefined;
+
+  /** Starts `script` under bash in its own process group (so the whole tree can be signalled). */
+  function background(name: string, script: string, cwd: string, env: NodeJS.ProcessEnv): Proc {
+    const child = spawn('bash', ['-c', script], {
+      cwd,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const proc: Proc = { name, child, output: '' };
+    child.stdout!.on('data', (chunk: Buffer) => {
+      proc.output += chunk.toString();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      proc.output += chunk.toString();
+    });
+    procs.push(proc);
+    return proc;
+  }
+
+  /** Signals the process group, then kills it if it has not gone within `ms`. */
+  async function stop(proc: Proc, signal: NodeJS.Signals, ms = 10_000): Promise<void> {
+    const pid = proc.child.pid!;
+    if (!groupAlive(pid)) return;
+    process.kill(-pid, signal);
+    const deadline = Date.now() + ms;
+    while (groupAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
+    await until(`${proc.name} to exit`, () => !groupAlive(pid), 5_000);
+  }
+
+  const transcript = () => procs.map((p) => `--- ${p.name}:\n${p.output}`).join('\n');
+
+  afterAll(async () => {
+    for (const proc of procs) await stop(proc, 'SIGTERM', 5_000).catch(() => undefined);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('delivers a webhook by following the Quickstart literally', { timeout: 180_000 }, async () => {
+    dir = await mkdtemp(join(tmpdir(), 'courier-quickstart-'));
+    const clone = join(dir, 'courier');
+    await run('git', ['clone', '--quiet', REPO, clone], { timeout: 60_000 });
+
+    const env: NodeJS.ProcessEnv = {};
+    for (const [key, value] of Object.entries(process.env))
+      if (!/^(COURIER_|VITEST)|^(NODE_ENV|NODE_OPTIONS|TEST)$/.test(key)) env[key] = value;
+    await run('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], {
+      cwd: clone,
+      env,
+      timeout: 150_000,
+      maxBuffer: 16 << 20,
+    });
+
+    const readme = await readFile(join(clone, 'README.md'), 'utf8');
+    const commands = quickstartCommands(readme);
+    expect(commands.length, 'Quickstart commands').toBeGreaterThan(4);
+
+    // The README's ports, replaced by free ones: the API's through COURIER_PORT, the receiver's in
+    // its command and in the endpoint URL.
+    const apiLine = commands.find((c) => /^export API=/.test(c));
+    const receiverLine = commands.find((c) => /^node -e .*\.listen\(\d+\)/.test(c));
+    expect(apiLine, 'an `export API=` line in the Quickstart').toBeDefined();
+    expect(receiverLine, 'a receiver `node -e …listen(PORT)` command in the Quickstart').toBeDefined();
+    const readmeApiPort = Number(/^export API=http:\/\/127\.0\.0\.1:(\d+)\/api\/v1$/.exec(apiLine!)?.[1]);
+    expect(readmeApiPort, 'the README API URL uses the default COURIER_PORT').toBe(DEFAULT_PORT);
+    const readmeReceiverPort = Number(/\.listen\((\d+)\)/.exec(receiverLine!)![1]);
+    expect(readme, 'the README says how to use another port').toMatch(/COURIER_PORT/);
+    const apiPort = await freePort();
+    const receiverPort = await freePort();
+    const localize = (command: string) =>
+      command
+        .replaceAll(`127.0.0.1:${readmeApiPort}`, `127.0.0.1:${apiPort}`)
+        .replaceAll(`127.0.0.1:${readmeReceiverPort}`, `127.0.0.1:${receiverPort}`)
+        .replaceAll(`.listen(${readmeReceiverPort})`, `.listen(${receiverPort})`);
+    const serverEnv = { ...env, COURIER_PORT: String(apiPort), COURIER_DATA_DIR: join(dir, 'data') };
+    const apiUrl = `http://127.0.0.1:${apiPort}/api/v1`;
+
+    // "npm start prints the API URL and, on first start, an admin token".
+    const first = background('npm start (first start)', 'npm start', clone, serverEnv);
+    const generated = await until(
+      'the first `npm start` to print its URL and token',
+      () => {
+        if (first.child.exitCode !== null) throw new Error(`npm start exited:\n${first.output}`);
+        return /\n\s+(courier_[A-Za-z0-9_-]{43})\n/.exec(first.output)?.[1];
+      },
+      60_000,
+    );
+    expect(first.output).toContain(`Courier is running at http://127.0.0.1:${apiPort}`);
+    expect(first.output).toContain(`API: ${apiUrl}`);
+    await stop(first, 'SIGINT');
+    expect(await listening(apiPort), 'the first server is gone after Ctrl-C').toBe(false);
+
+    let prelude = 'set -e\n';
+    let server: Proc | undefined;
+    let receiver: Proc | undefined;
+    const answers: { command: string; output: string }[] = [];
+    let messageId: string | undefined;
+
+    for (const original of commands) {
+      const command = localize(original);
+      if (/^export \w+=/.test(command)) {
+        // The placeholder of the token the first start printed.
+        prelude += command.replace(/courier_\.\.\./, generated) + '\n';
+      } else if (receiverLine === original) {
+        receiver = background('receiver', prelude + command, clone, env);
+        await until('the receiver to listen', () => listening(receiverPort), 15_000);
+      } else if (/\bnpm start\b/.test(command)) {
+        server = background('npm start', prelude + command, clone, serverEnv);
+        await until(
+          '`npm start` to print its URL',
+          () => {
+            if (server!.child.exitCode !== null) throw new Error(`npm start exited:\n${server!.output}`);
+            return server!.output.includes(`API: ${apiUrl}`);
+          },
+          60_000,
+        );
+        expect(server.output).toContain(`Courier is running at http://127.0.0.1:${apiPort}`);
+        expect(server.output, 'no token is generated when COURIER_ADMIN_TOKEN is set').not.toMatch(
+          /courier_[A-Za-z0-9_-]{43}/,
+        );
+      } else if (/^curl /.test(command)) {
+        expect(server, 'the server is started before the first curl').toBeDefined();
+        const isAttempts = /\/attempt\//.test(command);
+        if (isAttempts) {
+          // "The receiver prints the event within milliseconds."
+          await until(
+            'the receiver to print the event',
+            () => messageId && receiver?.output.includes(messageId),
+            5_000,
+          ).catch((error) => {
+            throw new Error(`${error.message}\n${transcript()}`);
+          });
+        }
+        const deadline = Date.now() + 5_000;
+        let output: string;
+        for (;;) {
+          ({ stdout: output } = await run('bash', ['-c', prelude + command], {
+            cwd: clone,
+            env,
+            timeout: 15_000,
+          }));
+          // An attempt is recorded just after the receiver answers: look again briefly if it is not yet.
+          if (!isAttempts || output.includes('"responseStatusCode":200') || Date.now() > deadline) break;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        answers.push({ command, output });
+        let body: { id?: string };
+        try {
+          body = JSON.parse(output);
+        } catch {
+          throw new Error(`not a JSON answer from: ${command}\n→ ${output}\n${transcript()}`);
+        }
+        expect(body, `${command}\n→ ${output}`).not.toHaveProperty('code');
+        if (/\/msg\s/.test(command.split('\n')[0]!)) messageId = body.id;
+      } else {
+        throw new Error(`the test does not know how to follow this Quickstart command: ${original}`);
+      }
+    }
+
+    expect(
+      answers.length,
+      'create an application, an endpoint, a message; list attempts',
+    ).toBeGreaterThanOrEqual(4);
+    expect(answers.at(-1)!.command, 'the last curl lists the attempts').toMatch(/\/attempt\//);
+    expect(messageId, 'the message curl answered an id').toMatch(/^msg_/);
+
+    // The receiver printed `<webhook-id> <body>`: the message's id and the payload sent.
+    const sent = /-d '(\{.*"payload".*\})'/.exec(commands.find((c) => /\/msg\b/.test(c))!)?.[1];
+    const payload = JSON.parse(sent!).payload;
+    const printed = receiver!.output.split('\n').find((line) => line.startsWith(`${messageId} `));
+    expect(printed, transcript()).toBeDefined();
+    expect(JSON.parse(printed!.slice(messageId!.length + 1))).toEqual(payload);
+
+    // The attempts curl shows one successful attempt with a 200.
+    const attempts = JSON.parse(answers.at(-1)!.output);
+    expect(attempts.data, answers.at(-1)!.output).toEqual([
+      expect.objectContaining({
+        msgId: messageId,
+        responseStatusCode: 200,
+        status: 0,
+        statusText: 'success',
+      }),
+    ]);
+
+    // Ctrl-C stops everything and frees the ports.
+    for (const proc of [server!, receiver!]) await stop(proc, 'SIGINT');
+    expect(await listening(apiPort)).toBe(false);
+    expect(await listening(receiverPort)).toBe(false);
+  });
+});
