@@ -7,8 +7,8 @@ import pg from 'pg';
 import { migrate } from '../src/store/migrate.ts';
 import { PgDatabase } from '../src/store/pg.ts';
 import { claim } from '../src/store/queries/claim.ts';
-import { type Completion, complete } from '../src/store/queries/complete.ts';
-import { makeApp, makeEndpoint, publishJson } from '../test/support/fixtures.ts';
+import { complete } from '../src/store/queries/complete.ts';
+import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../test/support/fixtures.ts';
 
 const URL = process.env.COURIER_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DUE = 2_000;
@@ -19,34 +19,6 @@ async function admin(sql: string) {
   await client.connect();
   await client.query(sql);
   await client.end();
-}
-
-function done(id: number, now: number): Completion {
-  return {
-    deliveryId: id,
-    state: 'delivered',
-    attempts: 1,
-    nextAttemptAt: null,
-    giveUpAt: now + 3_600_000,
-    lastError: null,
-    streak: 'reset',
-    attempt: {
-      id: `atmpt_${id}`,
-      number: 1,
-      trigger: 0,
-      url: 'http://127.0.0.1/',
-      startedAt: now,
-      durationMs: 1,
-      statusCode: 200,
-      failureKind: null,
-      responseHeaders: null,
-      responseBody: null,
-      decision: 'delivered',
-      delayMs: null,
-      reason: null,
-      detail: 'ok',
-    },
-  };
 }
 
 export async function measureClaimCost(
@@ -91,7 +63,7 @@ export async function measureClaimCost(
         db,
         'bench',
         Date.now(),
-        batch.map((d) => done(d.id, Date.now())),
+        batch.map((d) => deliveredCompletion(d.id, 1, Date.now())),
         1000,
       );
     }

@@ -1,39 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { claim } from '../../src/store/queries/claim.ts';
-import { type Completion, complete } from '../../src/store/queries/complete.ts';
+import { complete } from '../../src/store/queries/complete.ts';
 import { nextDueAt } from '../../src/store/queries/next-due.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
-import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
-
-function delivered(id: number, attempts: number, now: number): Completion {
-  return {
-    deliveryId: id,
-    state: 'delivered',
-    attempts,
-    nextAttemptAt: null,
-    giveUpAt: now + 72 * 3_600_000,
-    lastError: null,
-    streak: 'reset',
-    attempt: {
-      id: `atmpt_${id}_${attempts}_${now}`,
-      number: attempts,
-      trigger: 0,
-      url: 'http://127.0.0.1/',
-      startedAt: now,
-      durationMs: 1,
-      statusCode: 200,
-      failureKind: null,
-      responseHeaders: null,
-      responseBody: null,
-      decision: 'delivered',
-      delayMs: null,
-      reason: null,
-      detail: 'ok',
-    },
-  };
-}
+import { deliveredCompletion as delivered, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 
 describe.each(BACKENDS)('claiming on %s', (backend) => {
   let t: TestDatabase;
@@ -83,7 +55,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     const claimedAt: number[] = [];
     for (let step = 0; step < 60; step++) {
       const batch = await claimAs('w');
-      for (const d of batch) claimedAt.push(clock.now());
+      claimedAt.push(...batch.map(() => clock.now()));
       await complete(
         t.db,
         'w',

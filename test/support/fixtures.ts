@@ -1,6 +1,7 @@
 import { newId } from '../../src/ids.ts';
 import { generateSecret } from '../../src/signing/index.ts';
 import type { Database } from '../../src/store/db.ts';
+import type { Completion } from '../../src/store/queries/complete.ts';
 import { publish } from '../../src/store/queries/publish.ts';
 import { createApplication } from '../../src/store/repos/applications.ts';
 import { createEndpoint, type Endpoint, type EndpointFields } from '../../src/store/repos/endpoints.ts';
@@ -43,4 +44,33 @@ export async function publishJson(
     payload: Buffer.from(JSON.stringify(payload)),
     now,
   });
+}
+
+/** A successful first attempt, as the worker would report it. */
+export function deliveredCompletion(id: number, attempts: number, now: number): Completion {
+  return {
+    deliveryId: id,
+    state: 'delivered',
+    attempts,
+    nextAttemptAt: null,
+    giveUpAt: now + 72 * 3_600_000,
+    lastError: null,
+    streak: 'reset',
+    attempt: {
+      id: `atmpt_${id}_${attempts}_${now}`,
+      number: attempts,
+      trigger: 0,
+      url: 'http://127.0.0.1/',
+      startedAt: now,
+      durationMs: 1,
+      statusCode: 200,
+      failureKind: null,
+      responseHeaders: null,
+      responseBody: null,
+      decision: 'delivered',
+      delayMs: null,
+      reason: null,
+      detail: 'ok',
+    },
+  };
 }
