@@ -20,7 +20,9 @@ describe('embedded storage (PGlite)', () => {
     const dir = tempDir();
     const first = await PgliteDatabase.open({ dataDir: dir });
     await migrate(first);
-    await first.query(`insert into courier_applications (id, name, created_at, updated_at) values ('app_1', 'x', now(), now())`);
+    await first.query(
+      `insert into courier_applications (id, name, created_at, updated_at) values ('app_1', 'x', now(), now())`,
+    );
     await expect(PgliteDatabase.open({ dataDir: dir })).rejects.toThrow(/already open in this process/);
     await first.close();
 
