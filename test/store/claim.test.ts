@@ -87,10 +87,33 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       100,
     );
     expect(await claimAs('w')).toHaveLength(0);
+    // A claim that took deliveries looks at its endpoint once more 500 ms later (see the next test).
+    expect(await nextDueAt(t.db)).toBe(clock.now() + 500);
+    clock.advance(500);
+    expect(await claimAs('w')).toHaveLength(0);
     expect(await nextDueAt(t.db)).toBe(retryAt);
-    clock.advance(90_000);
+    clock.advance(89_500);
     const [again] = await claimAs('w');
     expect(again).toMatchObject({ id: d!.id, attempts: 1, endpointId: ep.id });
+  });
+
+  it('finds a delivery published while a claim drained its endpoint', async () => {
+    const ep = await makeEndpoint(t.db, appId, clock.now(), {
+      url: 'http://127.0.0.1:1/',
+      eventTypes: ['invoice.paid'],
+    });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    expect(await claimAs('w')).toHaveLength(1);
+    // The race: a publisher saw the endpoint as already due, so it left next_due_at alone, and its
+    // delivery committed after the claim's snapshot. Reproduced by inserting behind the queue's back.
+    const { messageId } = await publishJson(t.db, appId, clock.now(), { i: 2 }, { eventType: 'other' });
+    await t.db.query(
+      `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, created_at, updated_at)
+       values ($1, $2, 'pending', $3, $3, $3)`,
+      [messageId, ep.id, new Date(clock.now())],
+    );
+    clock.advance(500);
+    expect(await claimAs('w')).toMatchObject([{ messageId }]);
   });
 
   it('gives a released delivery back with the same attempt count and due time', async () => {

@@ -155,10 +155,18 @@ begin
         rl_slot = w.newest,
         rl_counts = w.counts,
         blocked_until = courier_rl_blocked(w.counts, q.rate_limit, w.newest),
-        next_due_at = (select d.next_attempt_at from courier_deliveries d
-                        where d.endpoint_id = q.endpoint_id and d.state = 'pending'
-                        order by d.next_attempt_at limit 1)
+        -- After claiming, look again within 500 ms even if nothing seems pending: a publish that
+        -- committed during this claim saw the endpoint as already due and left next_due_at alone,
+        -- while this statement's snapshot cannot see its delivery. Without the second look that
+        -- delivery would wait for the endpoint's next publish or retry.
+        next_due_at = case
+          when w.n > 0 then least(v_next.at, p_now + interval '500 milliseconds')
+          else v_next.at
+        end
   from windows w
+  left join lateral (select d.next_attempt_at as at from courier_deliveries d
+                      where d.endpoint_id = w.endpoint_id and d.state = 'pending'
+                      order by d.next_attempt_at limit 1) v_next on true
   where q.endpoint_id = w.endpoint_id;
 
   return query
