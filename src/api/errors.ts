@@ -2,6 +2,8 @@
  * Every error leaves as JSON `{code, detail}` (422: `{code: 'validation', detail: [{loc, msg, type}]}`),
  * the shapes the Svix SDKs parse. Nothing the client sends may produce HTML or a 500.
  */
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../logger.ts';
 import { DatabaseUnavailableError } from '../store/db.ts';
@@ -110,6 +112,50 @@ export function sendError(
   }
   if (status === 401) reply.header('www-authenticate', 'Bearer');
   return reply.code(status).type('application/json; charset=utf-8').send(body);
+}
+
+/** A whole HTTP/1.1 error response, for sockets no request object exists for. */
+export function rawErrorResponse(status: number, code: string, detail: string): string {
+  const body = JSON.stringify({ code, detail });
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body
+  );
+}
+
+/**
+ * Fastify's clientErrorHandler: requests Node's HTTP parser refuses (CR, LF or NUL in a header,
+ * a method that is not a token, bad framing, headers over the size limit) never reach the error
+ * handler. Fastify's default answers `{error, message, statusCode}`; this answers `{code, detail}`.
+ */
+export function clientErrorHandler(error: Error & { code?: string; reason?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  let response: string;
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    response = rawErrorResponse(431, 'headers_too_large', 'The request line and headers are too large');
+  } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    response = rawErrorResponse(408, 'request_timeout', 'The request took too long to arrive');
+  } else {
+    const reason = error.reason ?? error.message;
+    response = rawErrorResponse(400, 'bad_request', `Malformed HTTP request: ${reason}`);
+  }
+  if (socket.writable) socket.write(response);
+  socket.destroy(error);
+}
+
+/** CONNECT (proxy tunnelling) never reaches Fastify; Node would drop the connection without an answer. */
+export function refuseConnect(socket: Duplex): void {
+  socket.on('error', () => {}); // a client gone already: nothing to answer
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(rawErrorResponse(405, 'method_not_allowed', 'CONNECT is not allowed: this is not a proxy'), () =>
+    socket.destroy(),
+  );
 }
 
 /** Error handler, JSON 404 and 405 for unknown routes and methods, and Fastify's framework errors. */

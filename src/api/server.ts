@@ -11,8 +11,10 @@ import { type Logger, silentLogger } from '../logger.ts';
 import { type Random, systemRandom } from '../random.ts';
 import type { Database } from '../store/db.ts';
 import { registerAuth } from './auth.ts';
-import { registerErrorHandling, sendError } from './errors.ts';
+import { clientErrorHandler, refuseConnect, registerErrorHandling, sendError } from './errors.ts';
 import { registerIdempotency } from './idempotency.ts';
+import { registerJsonBody } from './json-body.ts';
+import { retryingDeadlocks } from './retry.ts';
 import { type RouteRecord, RouteTable } from './route-table.ts';
 import { applicationRoutes } from './routes/applications.ts';
 import { attemptRoutes } from './routes/attempts.ts';
@@ -57,10 +59,12 @@ const RESOURCE_ROUTES = [
 ];
 
 export async function buildServer(input: ServerDeps): Promise<FastifyInstance> {
+  const random = input.random ?? systemRandom;
   const deps: ApiDeps = {
     ...input,
+    db: retryingDeadlocks(input.db, random),
     logger: input.logger ?? silentLogger,
-    random: input.random ?? systemRandom,
+    random,
   };
   const { logger } = deps;
   const routes = new RouteTable();
@@ -73,10 +77,13 @@ export async function buildServer(input: ServerDeps): Promise<FastifyInstance> {
     frameworkErrors: (error, request, reply) => {
       sendError(error, request, reply, logger);
     },
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.on('connect', (_request, socket) => refuseConnect(socket));
 
   // Only JSON bodies: anything else is a 415 rather than a string that fails validation later.
   app.removeContentTypeParser('text/plain');
+  registerJsonBody(app);
   app.setValidatorCompiler(compileValidator);
   app.addHook('onRoute', (options) => routes.add(options));
   registerErrorHandling(app, routes, logger);

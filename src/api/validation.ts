@@ -22,6 +22,13 @@ function makeAjv(coerce: boolean): Ajv {
     coerceTypes: coerce ? 'array' : false,
   });
   addFormats.default(ajv, ['date-time', 'uri']);
+  // RFC 3339 allows a leap second (23:59:60) that Date.parse cannot read: handlers would get NaN.
+  const dateTime = ajv.formats['date-time'] as { validate: (s: string) => boolean };
+  ajv.addFormat('date-time', {
+    ...dateTime,
+    type: 'string',
+    validate: (s: string) => dateTime.validate(s) && !Number.isNaN(Date.parse(s)),
+  });
   ajv.addFormat('uid', { type: 'string', validate: isValidUid });
   return ajv;
 }
@@ -40,6 +47,12 @@ const PART_NAMES: Record<string, string> = {
 };
 
 function message(e: ErrorObject): string {
+  // An error about a key (propertyNames) rather than its value.
+  if (e.propertyName !== undefined) return `key ${JSON.stringify(e.propertyName)} ${valueMessage(e)}`;
+  return valueMessage(e);
+}
+
+function valueMessage(e: ErrorObject): string {
   if (e.keyword === 'format' && e.params.format === 'uid') {
     return 'must be 1-256 characters of a-z A-Z 0-9 - _ . and must not start with an id prefix (app_, ep_, msg_, …)';
   }

@@ -10,7 +10,7 @@ import {
   updateApplication,
 } from '../../store/repos/applications.ts';
 import { checkPolicy } from '../endpoint-input.ts';
-import { conflict, isUniqueViolation } from '../errors.ts';
+import { conflict, isUniqueViolation, notFound } from '../errors.ts';
 import { requireApp } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import {
@@ -52,7 +52,13 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
 
   async function save(current: Application, fields: ApplicationFields) {
     await uidFree(fields.uid, current.id);
-    return applicationOut(await updateApplication(db, current.id, fields, clock.now()));
+    try {
+      return applicationOut(await updateApplication(db, current.id, fields, clock.now()));
+    } catch (error) {
+      // Deleted since it was looked up (a concurrent DELETE): a 404, as if the lookup had missed.
+      if (!(await findApplication(db, current.id))) throw notFound(`Application ${current.id} not found`);
+      throw error;
+    }
   }
 
   async function create(fields: ApplicationFields) {

@@ -32,7 +32,7 @@ export function StringEnum<const V extends readonly string[]>(
 }
 
 // PostgreSQL text cannot hold NUL; refusing it here makes it a 422 instead of a database error.
-const NO_NUL = '^[^\\u0000]*$';
+export const NO_NUL = '^[^\\u0000]*$';
 
 export const Text = (options: { minLength?: number; maxLength: number; description?: string }) =>
   Type.String({ pattern: NO_NUL, ...options });
@@ -41,6 +41,7 @@ export const StringMap = (description: string) =>
   Type.Unsafe<Record<string, string>>({
     type: 'object',
     additionalProperties: { type: 'string', pattern: NO_NUL, maxLength: 4096 },
+    propertyNames: { pattern: NO_NUL }, // jsonb refuses \u0000 in keys too
     maxProperties: 100,
     description,
   });

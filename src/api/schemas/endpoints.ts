@@ -5,6 +5,7 @@ import {
   EventTypeName,
   IdOrUid,
   iso,
+  NO_NUL,
   Nullable,
   StringEnum,
   StringMap,
@@ -49,7 +50,8 @@ const settings = {
   ),
   rateLimit: perSecond('Requests per second at most (default: COURIER_RATE_LIMIT). Alias: throttleRate.'),
   throttleRate: perSecond('Svix v2 name of rateLimit.'),
-  version: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  // The column is a PostgreSQL integer.
+  version: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 2_147_483_647 }))),
   metadata: Type.Optional(Nullable(StringMap('Free-form string pairs.'))),
   maxInFlight: Type.Optional(
     Nullable(
@@ -66,6 +68,7 @@ const settings = {
 const Url = Type.String({
   minLength: 1,
   maxLength: 4096,
+  pattern: NO_NUL, // WHATWG URL parsing percent-encodes a NUL, but PostgreSQL text cannot hold the one stored
   description:
     'http or https; private and loopback addresses are refused unless COURIER_ALLOW_PRIVATE_NETWORKS allows them.',
   examples: ['https://example.com/webhook/'],

@@ -1,0 +1,69 @@
+/**
+ * JSON request bodies: Fastify's parser (which refuses `__proto__` and `constructor.prototype`
+ * keys), plus the checks it lacks for what the rest of Courier cannot hold (RFC 7493, I-JSON):
+ *  - bytes that are not UTF-8 would be decoded to U+FFFD and stored changed;
+ *  - a lone UTF-16 surrogate (`"\ud800"`) cannot be encoded in UTF-8 either: PostgreSQL text
+ *    would get U+FFFD instead;
+ *  - nesting deeper than MAX_JSON_DEPTH overflows the stack of the recursive code a body meets
+ *    later (JSON.stringify, the idempotency fingerprint, PostgreSQL's jsonb parser): a 500.
+ * Each is a 400 `invalid_json`, like any other body that is not JSON.
+ */
+import { ApiError } from './errors.ts';
+import type { Api } from './types.ts';
+
+/** As serde_json (and so Svix) allows: a body nests at most this many arrays and objects. */
+export const MAX_JSON_DEPTH = 128;
+
+// ignoreBOM keeps a leading BOM for Fastify's parser, which skips one (as before).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+// With the u flag a surrogate class only matches surrogates that are not part of a pair.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+const invalidJson = (detail: string) => new ApiError(400, 'invalid_json', detail);
+
+/** Why the parsed value cannot be taken (walked without recursion), or null. */
+export function jsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string | null {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v))
+        return 'Body contains a lone UTF-16 surrogate (\\uD800-\\uDFFF) in a string';
+    } else if (v !== null && typeof v === 'object') {
+      if (depth >= maxDepth) return `Body is nested deeper than ${maxDepth} levels`;
+      if (Array.isArray(v)) {
+        for (const item of v) stack.push([item, depth + 1]);
+      } else {
+        for (const [key, item] of Object.entries(v)) {
+          if (LONE_SURROGATE.test(key))
+            return 'Body contains a lone UTF-16 surrogate (\\uD800-\\uDFFF) in a key';
+          stack.push([item, depth + 1]);
+        }
+      }
+    }
+  }
+  return null;
+}
+
+export function registerJsonBody(app: Api): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = utf8.decode(body as Buffer);
+    } catch {
+      done(invalidJson('Body is not valid UTF-8'), undefined);
+      return;
+    }
+    parse(request, text, (error, value) => {
+      if (error) {
+        done(error, undefined);
+        return;
+      }
+      const problem = jsonProblem(value);
+      if (problem) done(invalidJson(problem), undefined);
+      else done(null, value);
+    });
+  });
+}

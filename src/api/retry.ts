@@ -1,0 +1,41 @@
+/**
+ * PostgreSQL breaks a deadlock (40P01) or a serialization conflict (40001) by aborting one of the
+ * transactions involved, and expects the victim to be retried. The API's database handle retries
+ * such a transaction (or single statement) a few times, with jitter so the two do not meet again,
+ * instead of answering 500 for what a concurrent request caused. What a rolled-back transaction
+ * did is undone, so running it again is safe.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Random } from '../random.ts';
+import type { Database } from '../store/db.ts';
+
+const RETRYABLE = new Set(['40P01', '40001']);
+const ATTEMPTS = 4;
+
+export function isRetryable(error: unknown): boolean {
+  return RETRYABLE.has((error as { code?: unknown } | null)?.code as string);
+}
+
+async function retried<T>(run: () => Promise<T>, random: Random): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (attempt >= ATTEMPTS || !isRetryable(error)) throw error;
+      await sleep(Math.floor(random() * 20 * attempt));
+    }
+  }
+}
+
+/** `db` with deadlocked and conflicting transactions retried (looked up on each call, so `db` may be swapped in tests). */
+export function retryingDeadlocks(db: Database, random: Random): Database {
+  return {
+    get kind() {
+      return db.kind;
+    },
+    query: (sql, params) => retried(() => db.query(sql, params), random),
+    transaction: (fn) => retried(() => db.transaction(fn), random),
+    listen: (channel, onNotify) => db.listen(channel, onNotify),
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * Defects outside src/api that concurrent fuzzing turned up: check-then-act races in the store,
+ * pinned here with deterministic interleavings (one transaction held open while the other runs).
+ * Each is `it.fails`: the test asserts the invariant, which the current store breaks. When the
+ * store is fixed the test starts passing, so `it.fails` fails: then make it `it` and drop the
+ * matching `known` marker in harness.ts INVARIANTS.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateSecret } from '../../src/signing/index.ts';
+import type { Database, Transaction } from '../../src/store/db.ts';
+import { holdEndpoint, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
+import { deleteApplication } from '../../src/store/repos/applications.ts';
+import { getEndpointById, rotateSecret, updateEndpoint } from '../../src/store/repos/endpoints.ts';
+import { createApp, createEndpoint, startApi, type TestApi } from '../e2e/support.ts';
+
+/** Runs `work` in a transaction and keeps it open (locks held, nothing committed) until commit(). */
+async function holdOpen(db: Database, work: (tx: Transaction) => Promise<unknown>) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let started!: (pid: number) => void;
+  const pid = new Promise<number>((resolve) => {
+    started = resolve;
+  });
+  const finished = db.transaction(async (tx) => {
+    await work(tx);
+    const { rows } = await tx.query<{ pid: number }>('select pg_backend_pid() as pid');
+    started(rows[0]!.pid);
+    await gate;
+  });
+  finished.catch(() => {});
+  return {
+    pid: await Promise.race([pid, finished.then(() => -1)]),
+    commit: async () => {
+      release();
+      await finished;
+    },
+  };
+}
+
+/** Waits until some session is waiting for a lock the session `pid` holds. */
+async function blockedBy(db: Database, pid: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await db.query('select 1 from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [
+      pid,
+    ]);
+    if (rows.length > 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`nothing blocked on session ${pid}`);
+}
+
+describe('store races (defects outside src/api)', () => {
+  let api: TestApi;
+  let appId: string;
+  beforeAll(async () => {
+    api = await startApi();
+    appId = await createApp(api);
+  });
+  afterAll(() => api.close());
+
+  const count = async (sql: string, params: unknown[]) =>
+    (await api.db.query<{ n: number }>(sql, params)).rows[0]!.n;
+
+  it.fails('rotateSecret: two rotations at once leave two current secrets, the older never expiring', async () => {
+    // src/store/repos/endpoints.ts rotateSecret: the UPDATE that expires the current secret does not
+    // see a secret inserted by a concurrent rotation, and nothing serialises rotations per endpoint.
+    // Through the API: two POST …/secret/rotate (or PATCH with a secret) at once.
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/rotate' });
+    const now = api.clock.now();
+    const first = await holdOpen(api.db, (tx) => rotateSecret(tx, ep.id, generateSecret(), 0, now));
+    const second = api.db.transaction((tx) => rotateSecret(tx, ep.id, generateSecret(), 0, now));
+    await blockedBy(api.db, first.pid);
+    await first.commit();
+    await second;
+    const current = await count(
+      'select count(*)::int as n from courier_endpoint_secrets where endpoint_id = $1 and expires_at is null',
+      [ep.id],
+    );
+    expect(current).toBe(1); // is 2
+  });
+
+  it.fails('courier_publish: a message published while its endpoint resumes stays held for good', async () => {
+    // courier_publish reads the endpoint status without locking the queue row; resumeEndpoint has
+    // already released the held deliveries it could see, so the new 'held' one is never released.
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/resume' });
+    expect((await api.request('POST', `/api/v1/app/${appId}/endpoint/${ep.id}/pause`)).status).toBe(200);
+    const resume = await holdOpen(api.db, (tx) => resumeEndpoint(tx, ep.id, api.clock.now(), 1_000, 1));
+    const sent = await api.request('POST', `/api/v1/app/${appId}/msg`, {
+      body: { eventType: 'a', payload: {} },
+    });
+    expect(sent.status).toBe(202);
+    await resume.commit();
+    const held = await count(
+      `select count(*)::int as n from courier_deliveries d join courier_endpoints e on e.id = d.endpoint_id
+        where d.endpoint_id = $1 and d.state = 'held' and e.status = 'enabled'`,
+      [ep.id],
+    );
+    expect(held).toBe(0); // is 1
+  });
+
+  it.fails('courier_publish: a message published while its endpoint is paused stays pending', async () => {
+    // The other order: publish sees 'enabled', inserts 'pending', then waits for the queue row the
+    // hold locked; holdEndpoint had already turned the pending deliveries it could see into held.
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/pause' });
+    const hold = await holdOpen(api.db, (tx) => holdEndpoint(tx, ep.id, 'paused', 'test', api.clock.now()));
+    const sent = api.request('POST', `/api/v1/app/${appId}/msg`, { body: { eventType: 'b', payload: {} } });
+    await blockedBy(api.db, hold.pid);
+    await hold.commit();
+    expect((await sent).status).toBe(202);
+    const pending = await count(
+      `select count(*)::int as n from courier_deliveries d join courier_endpoints e on e.id = d.endpoint_id
+        where d.endpoint_id = $1 and d.state = 'pending' and e.status <> 'enabled'`,
+      [ep.id],
+    );
+    expect(pending).toBe(0); // is 1
+  });
+
+  it.fails('updateEndpoint locks the endpoint row before the queue row, holdEndpoint the other way: deadlock', async () => {
+    // src/store/repos/endpoints.ts updateEndpoint updates courier_endpoints, then
+    // courier_endpoint_queues; holdEndpoint, resumeEndpoint, deleteEndpoint and deleteApplication take
+    // the queue row first. Through the API: PATCH/PUT …/endpoint/:id or PUT/PATCH …/headers racing
+    // POST …/pause, …/resume or DELETE. PostgreSQL aborts one of them with 40P01 (the API now
+    // retries the victim; before, it answered 500).
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/deadlock' });
+    const endpoint = (await getEndpointById(api.db, ep.id))!;
+    const now = api.clock.now();
+    let atQueueRow!: () => void;
+    const reachedQueueRow = new Promise<void>((resolve) => {
+      atQueueRow = resolve;
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let updater = 0;
+    const update = api.db.transaction(async (tx) => {
+      updater = (await tx.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      // The same transaction, paused just before updateEndpoint touches the queue row.
+      const paused: Transaction = {
+        exec: (sql) => tx.exec(sql),
+        query: (async (sql: string, params?: readonly unknown[]) => {
+          if (sql.includes('update courier_endpoint_queues')) {
+            atQueueRow();
+            await gate;
+          }
+          return tx.query(sql, params);
+        }) as Transaction['query'],
+      };
+      await updateEndpoint(paused, ep.id, { ...endpoint, description: 'updated' }, now);
+    });
+    await reachedQueueRow;
+    const hold = api.db.transaction((tx) => holdEndpoint(tx, ep.id, 'paused', null, now));
+    await blockedBy(api.db, updater);
+    release();
+    const outcomes = await Promise.allSettled([update, hold]);
+    expect(
+      outcomes.map((o) => (o.status === 'fulfilled' ? 'ok' : (o.reason as { code?: string }).code)),
+    ).toEqual(['ok', 'ok']); // one of them is 40P01
+  });
+
+  it.fails('createEndpoint: an endpoint created while its application is deleted outlives it', async () => {
+    // POST …/endpoint looks the application up (still live), then createEndpoint inserts without
+    // checking it again: its foreign key waits for the deletion, which has already soft-deleted the
+    // endpoints it could see, and then passes (the row is only marked deleted). The endpoint stays
+    // live, with an active queue, under a deleted application.
+    const doomed = await createApp(api, { name: 'doomed' });
+    const deletion = await holdOpen(api.db, (tx) => deleteApplication(tx, doomed, api.clock.now()));
+    const created = api.request('POST', `/api/v1/app/${doomed}/endpoint`, {
+      body: { url: 'https://example.com/orphan' },
+    });
+    await blockedBy(api.db, deletion.pid);
+    await deletion.commit();
+    expect((await created).status).toBe(201);
+    const orphans = await count(
+      'select count(*)::int as n from courier_endpoints where app_id = $1 and deleted_at is null',
+      [doomed],
+    );
+    expect(orphans).toBe(0); // is 1
+  });
+});
