@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../logger.ts';
 import { DatabaseUnavailableError } from '../store/db.ts';
+import { StoreNotFoundError } from '../store/errors.ts';
 import type { RouteTable } from './route-table.ts';
 import type { Api } from './types.ts';
 import { type ValidationItem, validationItems } from './validation.ts';
@@ -74,6 +75,9 @@ function toReply(error: FastifyError | ApiError | Error): Reply {
       status: 422,
       body: { code: 'validation', detail: validationItems(e.validation, e.validationContext) },
     };
+  }
+  if (error instanceof StoreNotFoundError) {
+    return { status: 404, body: { code: 'not_found', detail: error.message } };
   }
   if (error instanceof DatabaseUnavailableError) {
     return {

@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type Results } from '@electric-sql/pglite';
 import type { Database, QueryResult, Transaction } from './db.ts';
 
 export interface PgliteOptions {
@@ -38,7 +38,7 @@ export class PgliteDatabase implements Database {
 
   async query<T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
     const result = await this.db.query<T>(sql, params as unknown[] | undefined);
-    return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+    return toResult(result);
   }
 
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
@@ -46,7 +46,7 @@ export class PgliteDatabase implements Database {
       fn({
         async query<R>(sql: string, params?: readonly unknown[]) {
           const result = await t.query<R>(sql, params as unknown[] | undefined);
-          return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+          return toResult(result);
         },
         async exec(sql: string) {
           await t.exec(sql);
@@ -69,6 +69,11 @@ export class PgliteDatabase implements Database {
 }
 
 const lockedHere = new Set<string>();
+
+/** pg's rowCount: rows changed by a write, rows returned by a read (PGlite reports 0 changed for reads). */
+function toResult<T>(result: Results<T>): QueryResult<T> {
+  return { rows: result.rows, rowCount: Math.max(result.affectedRows ?? 0, result.rows.length) };
+}
 
 /** An exclusive lock file holding our pid; a lock left by a dead process is taken over. */
 function acquireLock(path: string): () => void {

@@ -322,19 +322,16 @@ export const INVARIANTS: Invariant[] = [
     name: 'endpoints of a deleted application are deleted',
     sql: `select e.id from courier_endpoints e join courier_applications a on a.id = e.app_id
            where a.deleted_at is not null and e.deleted_at is null`,
-    known: 'an endpoint created while its application is deleted survives it (store-races.test.ts)',
   },
   {
     name: 'no held delivery for an enabled endpoint',
     sql: `select d.id from courier_deliveries d join courier_endpoints e on e.id = d.endpoint_id
            where d.state = 'held' and e.status = 'enabled' and e.deleted_at is null`,
-    known: 'a message published while its endpoint resumes stays held (store-races.test.ts)',
   },
   {
     name: 'no pending delivery for a paused or disabled endpoint',
     sql: `select d.id from courier_deliveries d join courier_endpoints e on e.id = d.endpoint_id
            where d.state = 'pending' and e.status <> 'enabled'`,
-    known: 'a message published while its endpoint is paused stays pending (store-races.test.ts)',
   },
   {
     name: 'live uids are unique (applications, endpoints per application)',

@@ -1,9 +1,9 @@
 /**
- * Defects outside src/api that concurrent fuzzing turned up: check-then-act races in the store,
- * pinned here with deterministic interleavings (one transaction held open while the other runs).
- * Each is `it.fails`: the test asserts the invariant, which the current store breaks. When the
- * store is fixed the test starts passing, so `it.fails` fails: then make it `it` and drop the
- * matching `known` marker in harness.ts INVARIANTS.
+ * Check-then-act races in the store that concurrent fuzzing turned up, pinned with deterministic
+ * interleavings (one transaction held open while the other runs) so they stay fixed. The fixes:
+ * one lock order everywhere (application, endpoint, deliveries, queue rows), publishes that read
+ * endpoint status FOR SHARE, rotations serialised on the endpoint row, and endpoint creation that
+ * re-checks its application under a share lock.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecret } from '../../src/signing/index.ts';
@@ -63,7 +63,7 @@ describe('store races (defects outside src/api)', () => {
   const count = async (sql: string, params: unknown[]) =>
     (await api.db.query<{ n: number }>(sql, params)).rows[0]!.n;
 
-  it.fails('rotateSecret: two rotations at once leave two current secrets, the older never expiring', async () => {
+  it('rotateSecret: two rotations at once leave one current secret', async () => {
     // src/store/repos/endpoints.ts rotateSecret: the UPDATE that expires the current secret does not
     // see a secret inserted by a concurrent rotation, and nothing serialises rotations per endpoint.
     // Through the API: two POST …/secret/rotate (or PATCH with a secret) at once.
@@ -78,29 +78,28 @@ describe('store races (defects outside src/api)', () => {
       'select count(*)::int as n from courier_endpoint_secrets where endpoint_id = $1 and expires_at is null',
       [ep.id],
     );
-    expect(current).toBe(1); // is 2
+    expect(current).toBe(1);
   });
 
-  it.fails('courier_publish: a message published while its endpoint resumes stays held for good', async () => {
+  it('courier_publish: a message published while its endpoint resumes is not held', async () => {
     // courier_publish reads the endpoint status without locking the queue row; resumeEndpoint has
     // already released the held deliveries it could see, so the new 'held' one is never released.
     const ep = await createEndpoint(api, appId, { url: 'https://example.com/resume' });
     expect((await api.request('POST', `/api/v1/app/${appId}/endpoint/${ep.id}/pause`)).status).toBe(200);
     const resume = await holdOpen(api.db, (tx) => resumeEndpoint(tx, ep.id, api.clock.now(), 1_000, 1));
-    const sent = await api.request('POST', `/api/v1/app/${appId}/msg`, {
-      body: { eventType: 'a', payload: {} },
-    });
-    expect(sent.status).toBe(202);
+    const sent = api.request('POST', `/api/v1/app/${appId}/msg`, { body: { eventType: 'a', payload: {} } });
+    await blockedBy(api.db, resume.pid);
     await resume.commit();
+    expect((await sent).status).toBe(202);
     const held = await count(
       `select count(*)::int as n from courier_deliveries d join courier_endpoints e on e.id = d.endpoint_id
         where d.endpoint_id = $1 and d.state = 'held' and e.status = 'enabled'`,
       [ep.id],
     );
-    expect(held).toBe(0); // is 1
+    expect(held).toBe(0);
   });
 
-  it.fails('courier_publish: a message published while its endpoint is paused stays pending', async () => {
+  it('courier_publish: a message published while its endpoint is paused is held', async () => {
     // The other order: publish sees 'enabled', inserts 'pending', then waits for the queue row the
     // hold locked; holdEndpoint had already turned the pending deliveries it could see into held.
     const ep = await createEndpoint(api, appId, { url: 'https://example.com/pause' });
@@ -114,10 +113,10 @@ describe('store races (defects outside src/api)', () => {
         where d.endpoint_id = $1 and d.state = 'pending' and e.status <> 'enabled'`,
       [ep.id],
     );
-    expect(pending).toBe(0); // is 1
+    expect(pending).toBe(0);
   });
 
-  it.fails('updateEndpoint locks the endpoint row before the queue row, holdEndpoint the other way: deadlock', async () => {
+  it('updateEndpoint and holdEndpoint lock in the same order: no deadlock', async () => {
     // src/store/repos/endpoints.ts updateEndpoint updates courier_endpoints, then
     // courier_endpoint_queues; holdEndpoint, resumeEndpoint, deleteEndpoint and deleteApplication take
     // the queue row first. Through the API: PATCH/PUT …/endpoint/:id or PUT/PATCH …/headers racing
@@ -157,10 +156,10 @@ describe('store races (defects outside src/api)', () => {
     const outcomes = await Promise.allSettled([update, hold]);
     expect(
       outcomes.map((o) => (o.status === 'fulfilled' ? 'ok' : (o.reason as { code?: string }).code)),
-    ).toEqual(['ok', 'ok']); // one of them is 40P01
+    ).toEqual(['ok', 'ok']);
   });
 
-  it.fails('createEndpoint: an endpoint created while its application is deleted outlives it', async () => {
+  it('createEndpoint: an endpoint created while its application is deleted is refused', async () => {
     // POST …/endpoint looks the application up (still live), then createEndpoint inserts without
     // checking it again: its foreign key waits for the deletion, which has already soft-deleted the
     // endpoints it could see, and then passes (the row is only marked deleted). The endpoint stays
@@ -172,11 +171,11 @@ describe('store races (defects outside src/api)', () => {
     });
     await blockedBy(api.db, deletion.pid);
     await deletion.commit();
-    expect((await created).status).toBe(201);
+    expect((await created).status).toBe(404);
     const orphans = await count(
       'select count(*)::int as n from courier_endpoints where app_id = $1 and deleted_at is null',
       [doomed],
     );
-    expect(orphans).toBe(0); // is 1
+    expect(orphans).toBe(0);
   });
 });

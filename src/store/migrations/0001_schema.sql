@@ -8,6 +8,8 @@ create table courier_applications (
   rate_limit integer check (rate_limit > 0),
   retry_policy jsonb,
   metadata jsonb not null default '{}',
+  -- bumped on every change; workers cache configuration by it
+  config_version bigint not null default 1,
   created_at timestamptz not null,
   updated_at timestamptz not null,
   deleted_at timestamptz
@@ -31,6 +33,8 @@ create table courier_endpoints (
   headers jsonb not null default '{}',
   metadata jsonb not null default '{}',
   version integer not null default 1,
+  -- bumped on every change (its secrets' too); workers cache configuration by it
+  config_version bigint not null default 1,
   created_at timestamptz not null,
   updated_at timestamptz not null,
   deleted_at timestamptz

@@ -1,6 +1,7 @@
 -- The queue's hot paths as functions: one round trip each, and callable by an application
 -- sharing the database (courier_publish inside its own transaction is the transactional outbox).
--- Lock order everywhere: delivery rows first, then endpoint queue rows in endpoint_id order.
+-- Lock order everywhere: an application row, then endpoint rows, then delivery rows, then endpoint
+-- queue rows in endpoint_id order. Claims never wait (SKIP LOCKED); the rest follow the order.
 
 -- The NOTIFY channel for new work, per schema so several installations can share a database.
 create or replace function courier_channel() returns text language sql stable as $$
@@ -25,6 +26,29 @@ begin
   end loop;
   return p_prefix || '_' || body;
 end $$;
+
+-- Configuration versions: every change to an endpoint, its application or its secrets bumps one.
+create or replace function courier_bump_config_version() returns trigger language plpgsql as $$
+begin
+  new.config_version := old.config_version + 1;
+  return new;
+end $$;
+
+create trigger courier_endpoints_config_version before update on courier_endpoints
+  for each row execute function courier_bump_config_version();
+create trigger courier_applications_config_version before update on courier_applications
+  for each row execute function courier_bump_config_version();
+
+-- A secret added, rotated or expired changes what the endpoint's requests are signed with.
+create or replace function courier_secrets_touch_endpoint() returns trigger language plpgsql as $$
+begin
+  update courier_endpoints set config_version = config_version
+    where id = coalesce(new.endpoint_id, old.endpoint_id);
+  return null;
+end $$;
+
+create trigger courier_endpoint_secrets_touch after insert or update or delete on courier_endpoint_secrets
+  for each row execute function courier_secrets_touch_endpoint();
 
 -- Locks the queue rows of these endpoints in a fixed order (no deadlocks between writers),
 -- then gives back in-flight slots and lowers next_due_at to the earliest newly pending time.
@@ -71,11 +95,14 @@ begin
     return;
   end if;
 
+  -- FOR SHARE: a pause or resume in progress finishes first, so the status read here is the one
+  -- that holds when this commits (held or pending), and a pause or resume after us sees our rows.
   with targets as (
     select e.id, e.status from courier_endpoints e
     where e.app_id = p_app_id and e.deleted_at is null and e.status <> 'disabled'
       and (e.event_types is null or cardinality(e.event_types) = 0 or p_event_type = any(e.event_types))
       and (e.channels is null or cardinality(e.channels) = 0 or e.channels && p_channels)
+    for share
   ), ins as (
     insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, created_at, updated_at)
     select v_id, t.id, case t.status when 'enabled' then 'pending' else 'held' end, p_now, p_now, p_now
@@ -101,13 +128,48 @@ begin
   return query select v_id, true, v_count;
 end $$;
 
--- Claim: up to p_limit due deliveries, endpoint by endpoint, within each endpoint's in-flight cap
--- and rate limit. The endpoint's queue row is locked (SKIP LOCKED) while its budget is computed,
--- so the cap and the rate limit hold across every worker process sharing the database.
 -- Rate limit: claims are counted in 100 ms slots; at most rate_limit claims in any 12 slots (1.2 s),
 -- so a receiver sees at most rate_limit requests in any second even with 100 ms of send jitter,
 -- and at most ceil(rate_limit / 10) per slot, so requests are spread out instead of sent in bursts
 -- at the window's edges (where any delay on the way would squeeze two bursts into one second).
+
+-- The rate window (12 slots of 100 ms, newest last) moved forward by p_shift slots.
+create or replace function courier_rl_age(p_counts integer[], p_shift bigint) returns integer[]
+language sql immutable as $$
+  select case
+    when p_shift <= 0 then p_counts
+    when p_shift >= 12 then array_fill(0, array[12])
+    else p_counts[p_shift + 1 : 12] || array_fill(0, array[p_shift::int])
+  end
+$$;
+
+-- Until when an endpoint with this window may claim nothing more: the next slot when the newest
+-- slot is full, the slot at which enough old slots age out when the window is, else null.
+create or replace function courier_rl_blocked(p_counts integer[], p_rate integer, p_newest bigint)
+returns timestamptz language plpgsql immutable as $$
+declare
+  v_used integer;
+begin
+  select coalesce(sum(c), 0)::int into v_used from unnest(p_counts) c;
+  if v_used < p_rate then
+    if p_counts[12] >= ceil(p_rate / 10.0) then
+      return to_timestamp((p_newest + 1) / 10.0);
+    end if;
+    return null;
+  end if;
+  for j in 1..12 loop
+    v_used := v_used - p_counts[j];
+    if v_used < p_rate then
+      return to_timestamp((p_newest + j) / 10.0);
+    end if;
+  end loop;
+  return to_timestamp((p_newest + 12) / 10.0);
+end $$;
+
+-- Claim: up to p_limit due deliveries, endpoint by endpoint, within each endpoint's in-flight cap
+-- and rate limit, in a few statements however many endpoints the batch spans. The endpoints' queue
+-- rows are locked (SKIP LOCKED) while their budgets are computed, so the limits hold across all
+-- workers. Endpoint configuration is not returned: workers cache it by config_version.
 create or replace function courier_claim(p_owner text, p_now timestamptz, p_lease_ms integer, p_limit integer)
 returns table (
   delivery_id bigint,
@@ -118,110 +180,135 @@ returns table (
   trigger smallint,
   event_type text,
   payload bytea,
-  url text,
-  headers jsonb,
-  endpoint_policy jsonb,
-  app_policy jsonb,
-  secrets text[]
+  endpoint_version bigint,
+  app_version bigint
 )
 language plpgsql as $$
 declare
-  q record;
   v_slot bigint := floor(extract(epoch from p_now) * 10);
-  v_newest bigint;
-  v_counts integer[];
-  v_shift bigint;
-  v_used integer;
-  v_take integer;
-  v_left integer := p_limit;
-  v_n integer;
-  v_next timestamptz;
-  v_blocked timestamptz;
-  v_claimed bigint[];
-  v_ids bigint[] := '{}';
+  v_eps text[];
+  v_takes integer[];
+  v_newest bigint[];
+  v_ids bigint[];
+  v_claimed text[];
 begin
-  for q in
-    select * from courier_endpoint_queues cq
+  with locked as (
+    select cq.endpoint_id, cq.max_in_flight, cq.in_flight, cq.rate_limit, cq.next_due_at,
+           greatest(v_slot, cq.rl_slot) as newest,
+           courier_rl_age(cq.rl_counts, greatest(v_slot, cq.rl_slot) - cq.rl_slot) as counts
+    from courier_endpoint_queues cq
     where cq.active and cq.next_due_at <= p_now and cq.in_flight < cq.max_in_flight
       and (cq.blocked_until is null or cq.blocked_until <= p_now)
     order by cq.next_due_at
     limit p_limit
     for update skip locked
-  loop
-    exit when v_left <= 0;
-    -- Age the rate window to the current slot (a clock behind the window counts into its newest slot).
-    v_newest := greatest(v_slot, q.rl_slot);
-    v_shift := v_newest - q.rl_slot;
-    if v_shift >= 12 then
-      v_counts := array_fill(0, array[12]);
-    elsif v_shift > 0 then
-      v_counts := q.rl_counts[v_shift + 1 : 12] || array_fill(0, array[v_shift::int]);
-    else
-      v_counts := q.rl_counts;
-    end if;
-    select coalesce(sum(c), 0)::int into v_used from unnest(v_counts) c;
+  ), budget as (
+    select l.endpoint_id, l.newest, l.next_due_at,
+           greatest(0, least(l.max_in_flight - l.in_flight,
+                             l.rate_limit - (select coalesce(sum(c), 0)::int from unnest(l.counts) c),
+                             ceil(l.rate_limit / 10.0)::int - l.counts[12])) as want
+    from locked l
+  ), shared as (
+    -- The batch limit goes to the endpoints due first.
+    select b.endpoint_id, b.newest,
+           least(b.want, greatest(0, p_limit - coalesce(sum(b.want) over (
+             order by b.next_due_at, b.endpoint_id rows between unbounded preceding and 1 preceding), 0)))::int as take
+    from budget b
+  )
+  select array_agg(s.endpoint_id), array_agg(s.take), array_agg(s.newest)
+    into v_eps, v_takes, v_newest from shared s;
+  if v_eps is null then
+    return;
+  end if;
 
-    v_take := least(v_left, q.max_in_flight - q.in_flight, q.rate_limit - v_used,
-                    ceil(q.rate_limit / 10.0)::int - v_counts[12]);
-    v_n := 0;
-    if v_take > 0 then
-      with picked as (
-        select d.id from courier_deliveries d
-        where d.endpoint_id = q.endpoint_id and d.state = 'pending' and d.next_attempt_at <= p_now
-        order by d.next_attempt_at
-        limit v_take
-        for update skip locked
-      ), upd as (
-        update courier_deliveries d
-          set state = 'in_flight', lease_owner = p_owner, updated_at = p_now,
-              lease_expires_at = p_now + make_interval(secs => p_lease_ms / 1000.0)
-        from picked where d.id = picked.id
-        returning d.id
-      )
-      select coalesce(array_agg(upd.id), '{}'), count(*)::int into v_claimed, v_n from upd;
-      v_ids := v_ids || v_claimed;
-      v_left := v_left - v_n;
-      v_counts[12] := v_counts[12] + v_n;
-      v_used := v_used + v_n;
-    end if;
+  with picked as (
+    select p.id from unnest(v_eps, v_takes) as e(endpoint_id, take)
+    cross join lateral (
+      select d.id from courier_deliveries d
+      where d.endpoint_id = e.endpoint_id and d.state = 'pending' and d.next_attempt_at <= p_now
+      order by d.next_attempt_at
+      limit e.take
+      for update skip locked
+    ) p
+    where e.take > 0
+  ), upd as (
+    update courier_deliveries d
+      set state = 'in_flight', lease_owner = p_owner, updated_at = p_now,
+          lease_expires_at = p_now + make_interval(secs => p_lease_ms / 1000.0)
+    from picked where d.id = picked.id
+    returning d.id, d.endpoint_id
+  )
+  select coalesce(array_agg(upd.id), '{}'), coalesce(array_agg(upd.endpoint_id), '{}')
+    into v_ids, v_claimed from upd;
 
-    -- Window full: the endpoint sleeps until enough old slots age out; slot full: until the next slot.
-    v_blocked := null;
-    if v_used < q.rate_limit and v_counts[12] >= ceil(q.rate_limit / 10.0) then
-      v_blocked := to_timestamp((v_newest + 1) / 10.0);
-    elsif v_used >= q.rate_limit then
-      for j in 1..12 loop
-        v_used := v_used - v_counts[j];
-        if v_used < q.rate_limit then
-          v_blocked := to_timestamp((v_newest + j) / 10.0);
-          exit;
-        end if;
-      end loop;
-    end if;
-
-    select d.next_attempt_at into v_next from courier_deliveries d
-      where d.endpoint_id = q.endpoint_id and d.state = 'pending'
-      order by d.next_attempt_at limit 1;
-
-    update courier_endpoint_queues cq
-      set in_flight = cq.in_flight + v_n, next_due_at = v_next, blocked_until = v_blocked,
-          rl_slot = v_newest, rl_counts = v_counts
-      where cq.endpoint_id = q.endpoint_id;
-  end loop;
+  with claimed as (
+    select e.endpoint_id, e.newest, e.take,
+           (select count(*)::int from unnest(v_claimed) c where c = e.endpoint_id) as n
+    from unnest(v_eps, v_newest, v_takes) as e(endpoint_id, newest, take)
+  ), windows as (
+    select c.endpoint_id, c.newest, c.n, aged[1:11] || (aged[12] + c.n) as counts
+    from claimed c
+    join courier_endpoint_queues q on q.endpoint_id = c.endpoint_id,
+    lateral courier_rl_age(q.rl_counts, c.newest - q.rl_slot) as aged
+    -- Untouched: endpoints the batch limit left out (nothing changed for them). Updated: those that
+    -- had a share (claimed, or found nothing due: next_due_at must move), and those out of rate
+    -- budget, which sleep until their window frees up.
+    where c.take > 0 or courier_rl_blocked(aged, q.rate_limit, c.newest) is not null
+  )
+  update courier_endpoint_queues q
+    set in_flight = q.in_flight + w.n,
+        rl_slot = w.newest,
+        rl_counts = w.counts,
+        blocked_until = courier_rl_blocked(w.counts, q.rate_limit, w.newest),
+        -- After claiming, look again within 500 ms even if nothing seems pending: a publish that
+        -- committed during this claim saw the endpoint as already due and left next_due_at alone,
+        -- while this statement's snapshot cannot see its delivery. Without the second look that
+        -- delivery would wait for the endpoint's next publish or retry.
+        next_due_at = case
+          when w.n > 0 then least(v_next.at, p_now + interval '500 milliseconds')
+          else v_next.at
+        end
+  from windows w
+  left join lateral (select d.next_attempt_at as at from courier_deliveries d
+                      where d.endpoint_id = w.endpoint_id and d.state = 'pending'
+                      order by d.next_attempt_at limit 1) v_next on true
+  where q.endpoint_id = w.endpoint_id;
 
   return query
     select d.id, d.message_id, d.endpoint_id, d.attempts, d.give_up_at, d.trigger,
-           m.event_type, m.payload, e.url, e.headers, e.retry_policy, a.retry_policy,
-           array(select s.key from courier_endpoint_secrets s
-                 where s.endpoint_id = e.id and (s.expires_at is null or s.expires_at > p_now)
-                 order by s.expires_at is null desc, s.created_at desc)
-    from courier_deliveries d
+           m.event_type, m.payload, e.config_version, a.config_version
+    from unnest(v_ids) as c(id)
+    join courier_deliveries d on d.id = c.id
     join courier_messages m on m.id = d.message_id
     join courier_endpoints e on e.id = d.endpoint_id
     join courier_applications a on a.id = e.app_id
-    where d.id = any(v_ids)
     order by d.id;
 end $$;
+
+-- What a worker needs to send to these endpoints; cached until a config_version changes.
+create or replace function courier_endpoint_configs(p_ids text[], p_now timestamptz)
+returns table (
+  endpoint_id text,
+  endpoint_version bigint,
+  app_version bigint,
+  url text,
+  headers jsonb,
+  endpoint_policy jsonb,
+  app_policy jsonb,
+  secret_keys text[],
+  secret_expiry timestamptz[]
+)
+language sql stable as $$
+  select e.id, e.config_version, a.config_version, e.url, e.headers, e.retry_policy, a.retry_policy,
+         array(select s.key from courier_endpoint_secrets s
+               where s.endpoint_id = e.id and (s.expires_at is null or s.expires_at > p_now)
+               order by s.expires_at is null desc, s.created_at desc),
+         array(select s.expires_at from courier_endpoint_secrets s
+               where s.endpoint_id = e.id and (s.expires_at is null or s.expires_at > p_now)
+               order by s.expires_at is null desc, s.created_at desc)
+  from courier_endpoints e join courier_applications a on a.id = e.app_id
+  where e.id = any(p_ids)
+$$;
 
 -- Complete a batch of attempts: each delivery's transition and its attempt row, written together.
 -- Only rows still leased to p_owner change, so a completion that lost its lease counts nothing.
@@ -246,12 +333,15 @@ begin
       response_body text, decision text, delay_ms bigint, reason text, detail text)
   ), upd as (
     update courier_deliveries d
-      set state = x.state, attempts = x.attempts,
+      -- A retry for an endpoint paused meanwhile waits as held, like the rest of its deliveries.
+      set state = case when x.state = 'pending' and not q.active then 'held' else x.state end,
+          attempts = x.attempts,
           next_attempt_at = coalesce(x.next_attempt_at, d.next_attempt_at),
           give_up_at = x.give_up_at, last_error = x.last_error,
           lease_owner = null, lease_expires_at = null, updated_at = p_now
-    from input x
+    from input x, courier_endpoint_queues q
     where d.id = x.delivery_id and d.state = 'in_flight' and d.lease_owner = p_owner
+      and q.endpoint_id = d.endpoint_id
     returning d.id, d.endpoint_id, d.message_id, d.state, d.next_attempt_at
   ), att as (
     insert into courier_attempts (id, delivery_id, message_id, endpoint_id, number, trigger, url, started_at,

@@ -2,6 +2,15 @@ import type { Queryable } from '../db.ts';
 import { toDate } from '../rows.ts';
 
 /**
+ * The endpoint row, then its queue row (the store's lock order): publishes in progress finish
+ * first and new ones wait, and claims skip the endpoint until we commit.
+ */
+export async function lockEndpoint(db: Queryable, endpointId: string): Promise<void> {
+  await db.query('select 1 from courier_endpoints where id = $1 for update', [endpointId]);
+  await db.query('select 1 from courier_endpoint_queues where endpoint_id = $1 for update', [endpointId]);
+}
+
+/**
  * Stops deliveries to an endpoint without losing any: its pending deliveries become held,
  * new messages for it are stored as held, and nothing is claimed until it is resumed.
  * `paused` is Courier's own doing (a streak of permanent failures); `disabled` is its owner's.
@@ -14,8 +23,7 @@ export async function holdEndpoint(
   reason: string | null,
   now: number,
 ): Promise<boolean> {
-  // The queue row first: claims for this endpoint wait for us instead of racing the hold.
-  await db.query('select 1 from courier_endpoint_queues where endpoint_id = $1 for update', [endpointId]);
+  await lockEndpoint(db, endpointId);
   const { rowCount } = await db.query(
     `update courier_endpoints set status = $2, status_reason = $3, updated_at = $4
       where id = $1 and status = 'enabled'`,
@@ -43,7 +51,7 @@ export async function resumeEndpoint(
   spreadMs: number,
   seed: number,
 ): Promise<number | null> {
-  await db.query('select 1 from courier_endpoint_queues where endpoint_id = $1 for update', [endpointId]);
+  await lockEndpoint(db, endpointId);
   const { rowCount } = await db.query(
     `update courier_endpoints set status = 'enabled', status_reason = null, updated_at = $2
       where id = $1 and status <> 'enabled' and deleted_at is null`,

@@ -123,14 +123,15 @@ export async function deleteApplication(db: Queryable, id: string, now: number):
     [id, toDate(now)],
   );
   if (rowCount > 0) {
+    // Endpoint rows before their queue rows: the store's lock order.
+    await db.query(
+      'update courier_endpoints set deleted_at = $2, uid = null where app_id = $1 and deleted_at is null',
+      [id, toDate(now)],
+    );
     await db.query(
       `update courier_endpoint_queues set active = false
         where endpoint_id in (select id from courier_endpoints where app_id = $1)`,
       [id],
-    );
-    await db.query(
-      'update courier_endpoints set deleted_at = $2, uid = null where app_id = $1 and deleted_at is null',
-      [id, toDate(now)],
     );
   }
   return rowCount > 0;

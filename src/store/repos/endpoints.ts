@@ -1,4 +1,5 @@
 import type { Queryable } from '../db.ts';
+import { StoreNotFoundError } from '../errors.ts';
 import { toDate, toMs } from '../rows.ts';
 import type { Page } from './applications.ts';
 
@@ -101,6 +102,12 @@ export async function createEndpoint(
 ): Promise<Endpoint> {
   const { id, appId, fields, now } = input;
   const status: EndpointStatus = input.disabled ? 'disabled' : 'enabled';
+  // A deletion of the application in progress finishes first; then there is nothing to add to.
+  const { rows: live } = await db.query(
+    'select 1 from courier_applications where id = $1 and deleted_at is null for share',
+    [appId],
+  );
+  if (live.length === 0) throw new StoreNotFoundError(`application ${appId} not found`);
   await db.query(
     `insert into courier_endpoints (id, app_id, uid, url, description, status, event_types, channels, rate_limit,
        max_in_flight, retry_policy, headers, metadata, version, created_at, updated_at)
@@ -199,8 +206,8 @@ export async function updateEndpoint(
 
 /** Soft delete: nothing more is claimed for it; its history stays. */
 export async function deleteEndpoint(db: Queryable, id: string, now: number): Promise<void> {
-  await db.query('update courier_endpoint_queues set active = false where endpoint_id = $1', [id]);
   await db.query('update courier_endpoints set deleted_at = $2, uid = null where id = $1', [id, toDate(now)]);
+  await db.query('update courier_endpoint_queues set active = false where endpoint_id = $1', [id]);
 }
 
 /** Active secrets, current first (the signing order). */
@@ -222,6 +229,8 @@ export async function rotateSecret(
   graceMs: number,
   now: number,
 ): Promise<void> {
+  // One rotation at a time per endpoint: each sees the secret the previous one made current.
+  await db.query('select 1 from courier_endpoints where id = $1 for update', [endpointId]);
   await db.query(
     `update courier_endpoint_secrets set expires_at = $2
       where endpoint_id = $1 and (expires_at is null or expires_at > $2)`,
