@@ -15,6 +15,15 @@ import {
 
 const worker = (name: string) => fileURLToPath(new URL(`../workers/${name}.ts`, import.meta.url));
 
+/** Every system is measured in steady state, with planner statistics of its freshly filled tables. */
+async function analyzeSchema(schema: string): Promise<void> {
+  const tables = await adminQuery<{ t: string }>(
+    `select quote_ident(schemaname) || '.' || quote_ident(relname) as t from pg_stat_user_tables where schemaname = $1`,
+    [schema],
+  );
+  for (const { t } of tables) await adminQuery(`analyze ${t}`);
+}
+
 /** undici alone against the receiver: the ceiling of any system here. */
 export async function ceiling(receiver: BenchReceiver, n: number): Promise<number> {
   await receiver.reset();
@@ -36,6 +45,7 @@ export async function rawSql(receiver: BenchReceiver, n: number): Promise<number
       payload(),
       n,
     ]);
+    await analyzeSchema(schema);
     await receiver.reset();
     const child = spawnChild([worker('raw-sql'), receiver.url, schema, '4']);
     const rate = await receiver.rate(n);
@@ -63,6 +73,7 @@ export async function graphile(
         [payload(), size],
       );
     }
+    await analyzeSchema(schema);
     await receiver.reset();
     const child = spawnChild([worker('graphile'), receiver.url, schema, preset]);
     const rate = await receiver.rate(n);
@@ -86,6 +97,7 @@ export async function pgBoss(receiver: BenchReceiver, n: number, batchSize: numb
       const size = Math.min(1000, n - done);
       await boss.insert(Array.from({ length: size }, () => ({ name: 'webhook', data: { body } })));
     }
+    await analyzeSchema(schema);
     await receiver.reset();
     const child = spawnChild([worker('pgboss'), receiver.url, schema, String(batchSize)]);
     const rate = await receiver.rate(n);

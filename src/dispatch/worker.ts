@@ -6,6 +6,7 @@ import type { Random } from '../random.ts';
 import type { Database } from '../store/db.ts';
 import { type ClaimedDelivery, claim } from '../store/queries/claim.ts';
 import { type Completion, complete } from '../store/queries/complete.ts';
+import { analyzeIfStale } from '../store/queries/maintenance.ts';
 import { nextDueAt } from '../store/queries/next-due.ts';
 import { reapExpiredLeases, release } from '../store/queries/unclaim.ts';
 import { buildRequest, completionFor, type SenderLike } from './attempt.ts';
@@ -113,6 +114,7 @@ export class Worker {
     if (this.running) return;
     this.running = true;
     await this.wakeups.start();
+    await this.reap();
     this.reapTimer = setInterval(
       () => void this.reap(),
       this.options.reapIntervalMs ?? Math.max(1_000, this.leaseMs / 4),
@@ -283,12 +285,15 @@ export class Worker {
     }
   }
 
+  /** Housekeeping on a timer: take over expired leases, keep planner statistics fresh. */
   private async reap(): Promise<void> {
     try {
       const taken = await reapExpiredLeases(this.db, this.clock.now());
       if (taken > 0) this.log.warn({ deliveries: taken }, 'took over deliveries whose lease expired');
+      const analysed = await analyzeIfStale(this.db);
+      if (analysed.length > 0) this.log.debug({ tables: analysed }, 'refreshed planner statistics');
     } catch (error) {
-      this.log.debug({ err: error }, 'lease reaper failed');
+      this.log.debug({ err: error }, 'housekeeping failed');
     }
   }
 }

@@ -191,6 +191,10 @@ declare
   v_newest bigint[];
   v_ids bigint[];
   v_claimed text[];
+  v_messages text[];
+  v_attempts integer[];
+  v_give_up timestamptz[];
+  v_triggers smallint[];
 begin
   with locked as (
     select cq.endpoint_id, cq.max_in_flight, cq.in_flight, cq.rate_limit, cq.next_due_at,
@@ -236,10 +240,11 @@ begin
       set state = 'in_flight', lease_owner = p_owner, updated_at = p_now,
           lease_expires_at = p_now + make_interval(secs => p_lease_ms / 1000.0)
     from picked where d.id = picked.id
-    returning d.id, d.endpoint_id
+    returning d.id, d.endpoint_id, d.message_id, d.attempts, d.give_up_at, d.trigger
   )
-  select coalesce(array_agg(upd.id), '{}'), coalesce(array_agg(upd.endpoint_id), '{}')
-    into v_ids, v_claimed from upd;
+  select coalesce(array_agg(upd.id), '{}'), coalesce(array_agg(upd.endpoint_id), '{}'),
+         array_agg(upd.message_id), array_agg(upd.attempts), array_agg(upd.give_up_at), array_agg(upd.trigger)
+    into v_ids, v_claimed, v_messages, v_attempts, v_give_up, v_triggers from upd;
 
   with claimed as (
     select e.endpoint_id, e.newest, e.take,
@@ -274,15 +279,19 @@ begin
                       order by d.next_attempt_at limit 1) v_next on true
   where q.endpoint_id = w.endpoint_id;
 
+  -- Lateral lookups by primary key: the plan must not depend on table statistics (a fresh table
+  -- without them once made this a sequential scan of every delivery).
   return query
-    select d.id, d.message_id, d.endpoint_id, d.attempts, d.give_up_at, d.trigger,
-           m.event_type, m.payload, e.config_version, a.config_version
-    from unnest(v_ids) as c(id)
-    join courier_deliveries d on d.id = c.id
-    join courier_messages m on m.id = d.message_id
-    join courier_endpoints e on e.id = d.endpoint_id
-    join courier_applications a on a.id = e.app_id
-    order by d.id;
+    select u.id, u.message_id, u.endpoint_id, u.attempts, u.give_up_at, u.trigger,
+           m.event_type, m.payload, c.endpoint_version, c.app_version
+    from unnest(v_ids, v_messages, v_claimed, v_attempts, v_give_up, v_triggers)
+           as u(id, message_id, endpoint_id, attempts, give_up_at, trigger)
+    cross join lateral (select m.event_type, m.payload from courier_messages m where m.id = u.message_id) m
+    cross join lateral (
+      select e.config_version as endpoint_version, a.config_version as app_version
+      from courier_endpoints e join courier_applications a on a.id = e.app_id
+      where e.id = u.endpoint_id) c
+    order by u.id;
 end $$;
 
 -- What a worker needs to send to these endpoints; cached until a config_version changes.
@@ -340,8 +349,9 @@ begin
           give_up_at = x.give_up_at, last_error = x.last_error,
           lease_owner = null, lease_expires_at = null, updated_at = p_now
     from input x, courier_endpoint_queues q
-    where d.id = x.delivery_id and d.state = 'in_flight' and d.lease_owner = p_owner
-      and q.endpoint_id = d.endpoint_id
+    -- lease_owner is set exactly while a delivery is in flight; testing state too would steer the
+    -- planner to the leases index and a quadratic join with the input.
+    where d.id = x.delivery_id and d.lease_owner = p_owner and q.endpoint_id = d.endpoint_id
     returning d.id, d.endpoint_id, d.message_id, d.state, d.next_attempt_at
   ), att as (
     insert into courier_attempts (id, delivery_id, message_id, endpoint_id, number, trigger, url, started_at,
