@@ -29,7 +29,7 @@ export function renderChart(r: BenchReport): string {
   const latTop = 40 + bars.length * (barH + 8) + 40;
   const lat = r.latency.map(
     (l, i) =>
-      `<text x="${left - 8}" y="${latTop + 24 + i * 22}" text-anchor="end">at ${l.offeredPerSec.toLocaleString('en-US')}/s</text>
+      `<text x="${left - 8}" y="${latTop + 24 + i * 22}" text-anchor="end">offered ${l.offeredPerSec.toLocaleString('en-US')}/s (achieved ${Math.round(l.achievedPerSec).toLocaleString('en-US')}/s)</text>
 <text x="${left}" y="${latTop + 24 + i * 22}">p50 ${l.p50Ms.toFixed(2)} ms · p99 ${l.p99Ms.toFixed(2)} ms</text>`,
   );
   const height = latTop + 40 + r.latency.length * 22;
