@@ -1,0 +1,61 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { makeApp, makeEndpoint } from '../support/fixtures.ts';
+
+// The transactional outbox: an application sharing the database queues a webhook inside its own
+// transaction with courier_publish(), so the webhook exists if and only if the business change commits.
+describe.each(BACKENDS)('courier_publish as a transactional outbox on %s', (backend) => {
+  let t: TestDatabase;
+  const now = Date.UTC(2026, 0, 1, 12);
+
+  beforeEach(async () => {
+    t = await openTestDatabase(backend);
+    await t.db.query('create table invoices (id integer primary key, status text not null)');
+  });
+  afterEach(async () => {
+    await t.drop();
+  });
+
+  const count = async (table: string) =>
+    (await t.db.query<{ n: number }>(`select count(*)::int as n from ${table}`)).rows[0]!.n;
+
+  async function payInvoice(appId: string, fail: boolean): Promise<void> {
+    await t.db.transaction(async (tx) => {
+      await tx.query(`insert into invoices values (42, 'paid')`);
+      await tx.query(
+        `select * from courier_publish(p_app_id => $1, p_event_type => 'invoice.paid',
+           p_payload => convert_to('{"invoice":42}', 'UTF8'), p_event_id => 'invoice-42-paid', p_now => $2)`,
+        [appId, new Date(now)],
+      );
+      if (fail) throw new Error('the business change failed after queuing the webhook');
+    });
+  }
+
+  it('queues nothing when the business transaction rolls back', async () => {
+    const app = await makeApp(t.db, now);
+    await makeEndpoint(t.db, app.id, now, { url: 'https://example.com/hook' });
+    await expect(payInvoice(app.id, true)).rejects.toThrow(/business change failed/);
+    expect(await count('invoices')).toBe(0);
+    expect(await count('courier_messages')).toBe(0);
+    expect(await count('courier_deliveries')).toBe(0);
+  });
+
+  it('queues the message and its deliveries when it commits, once per event id', async () => {
+    const app = await makeApp(t.db, now);
+    await makeEndpoint(t.db, app.id, now, { url: 'https://example.com/hook' });
+    await payInvoice(app.id, false);
+    expect(await count('invoices')).toBe(1);
+    const { rows } = await t.db.query<{ id: string; payload: Uint8Array }>(
+      'select id, payload from courier_messages',
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.id).toMatch(/^msg_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(Buffer.from(rows[0]!.payload).toString()).toBe('{"invoice":42}');
+    expect(await count('courier_deliveries')).toBe(1);
+    const { rows: again } = await t.db.query<{ created: boolean; message_id: string }>(
+      `select * from courier_publish($1, 'invoice.paid', convert_to('{}', 'UTF8'), 'invoice-42-paid')`,
+      [app.id],
+    );
+    expect(again).toEqual([{ message_id: rows[0]!.id, created: false, deliveries: 0 }]);
+  });
+});
