@@ -31,10 +31,8 @@ export interface CourierSetup {
   close(): Promise<void>;
 }
 
-/** A fresh schema with one application and ENDPOINTS endpoints on the receiver (event types e0…e19). */
-export async function setupCourier(receiver: BenchReceiver): Promise<CourierSetup> {
-  const schema = await freshSchema('bench_courier');
-  const db = new PgDatabase({ connectionString: DATABASE_URL, schema, poolSize: 16 });
+/** One application with ENDPOINTS endpoints on the receiver (event types e0…e19); returns its id. */
+export async function createBenchApp(db: Database, receiverUrl: string): Promise<string> {
   await migrate(db);
   const now = systemClock.now();
   const app = await createApplication(db, newId('app', now), { name: 'bench' }, now);
@@ -43,16 +41,24 @@ export async function setupCourier(receiver: BenchReceiver): Promise<CourierSetu
       createEndpoint(tx, {
         id: newId('ep', now),
         appId: app.id,
-        fields: { url: `${receiver.url}/ep${i}`, eventTypes: [`e${i}`], maxInFlight: 50, rateLimit: 100_000 },
+        fields: { url: `${receiverUrl}/ep${i}`, eventTypes: [`e${i}`], maxInFlight: 50, rateLimit: 100_000 },
         secret: generateSecret(),
         now,
       }),
     );
   }
+  return app.id;
+}
+
+/** A fresh schema holding the bench application. */
+export async function setupCourier(receiver: BenchReceiver): Promise<CourierSetup> {
+  const schema = await freshSchema('bench_courier');
+  const db = new PgDatabase({ connectionString: DATABASE_URL, schema, poolSize: 16 });
+  const appId = await createBenchApp(db, receiver.url);
   return {
     schema,
     db,
-    appId: app.id,
+    appId,
     async close() {
       await db.close();
       await dropSchema(schema);

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { isValidUid, newId } from '../../ids.ts';
 import { generateSecret } from '../../signing/index.ts';
+import type { Transaction } from '../../store/db.ts';
 import { holdEndpoint } from '../../store/queries/endpoint-status.ts';
 import type { Application } from '../../store/repos/applications.ts';
 import {
@@ -185,51 +186,39 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     },
   );
 
-  app.post(
-    `${BASE}/:endpoint_id/pause`,
-    {
-      schema: {
-        tags,
-        summary: 'Pause an endpoint (Courier extension)',
-        description:
-          'Courier extension. Stops deliveries without losing any: pending and newly published messages are held ' +
-          'until the endpoint is resumed. (disabled: true instead drops new messages, as in Svix.)',
-        params: EndpointParams,
-        response: { 200: EndpointOut },
+  /** pause and resume: a status change, answered with the endpoint as it now is. */
+  const statusRoute = (
+    action: string,
+    summary: string,
+    description: string,
+    change: (tx: Transaction, endpoint: Endpoint) => Promise<unknown>,
+  ) =>
+    app.post(
+      `${BASE}/:endpoint_id/${action}`,
+      { schema: { tags, summary, description, params: EndpointParams, response: { 200: EndpointOut } } },
+      async (request) => {
+        const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+        return endpointOut(
+          await db.transaction(async (tx) => {
+            await change(tx, endpoint);
+            return (await getEndpointById(tx, endpoint.id))!;
+          }),
+        );
       },
-    },
-    async (request) => {
-      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
-      return endpointOut(
-        await db.transaction(async (tx) => {
-          await holdEndpoint(tx, endpoint.id, 'paused', 'paused through the API', clock.now());
-          return (await getEndpointById(tx, endpoint.id))!;
-        }),
-      );
-    },
-  );
+    );
 
-  app.post(
-    `${BASE}/:endpoint_id/resume`,
-    {
-      schema: {
-        tags,
-        summary: 'Resume an endpoint (Courier extension)',
-        description:
-          'Courier extension. Re-enables a paused or disabled endpoint; its held deliveries are released, spread ' +
-          'over held ÷ rate-limit seconds (1 s to 5 min).',
-        params: EndpointParams,
-        response: { 200: EndpointOut },
-      },
-    },
-    async (request) => {
-      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
-      return endpointOut(
-        await db.transaction(async (tx) => {
-          await resume(tx, endpoint, deps);
-          return (await getEndpointById(tx, endpoint.id))!;
-        }),
-      );
-    },
+  statusRoute(
+    'pause',
+    'Pause an endpoint (Courier extension)',
+    'Courier extension. Stops deliveries without losing any: pending and newly published messages are held ' +
+      'until the endpoint is resumed. (disabled: true instead drops new messages, as in Svix.)',
+    (tx, endpoint) => holdEndpoint(tx, endpoint.id, 'paused', 'paused through the API', clock.now()),
+  );
+  statusRoute(
+    'resume',
+    'Resume an endpoint (Courier extension)',
+    'Courier extension. Re-enables a paused or disabled endpoint; its held deliveries are released, spread ' +
+      'over held ÷ rate-limit seconds (1 s to 5 min).',
+    (tx, endpoint) => resume(tx, endpoint, deps),
   );
 }
