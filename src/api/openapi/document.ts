@@ -48,16 +48,24 @@ function parameters(schema: unknown, location: 'path' | 'query', c: Components):
   });
 }
 
+const STATUS_TEXT: Record<string, string> = {
+  '200': 'OK',
+  '201': 'Created',
+  '202': 'Accepted',
+  '503': 'Database unavailable',
+};
+
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 
 function responses(route: RouteRecord, c: Components): Json {
   const out: Json = {};
   const declared = (route.schema?.response ?? {}) as Record<string, Json>;
   for (const [status, schema] of Object.entries(declared)) {
+    // A declared schema may carry its own description (e.g. the 503 of /health/ready).
+    const description =
+      typeof schema.description === 'string' ? schema.description : (STATUS_TEXT[status] ?? 'OK');
     out[status] =
-      schema.type === 'null'
-        ? { description: 'No content' }
-        : { description: 'OK', ...json(c.convert(schema)) };
+      schema.type === 'null' ? { description: 'No content' } : { description, ...json(c.convert(schema)) };
   }
   const error = c.convert(HttpError);
   const add = (status: string, description: string, schema = error) => {
