@@ -1,0 +1,40 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadMigrations, migrate } from '../../src/store/migrate.ts';
+import { PgDatabase } from '../../src/store/pg.ts';
+import { TEST_DATABASE_URL } from '../support/databases.ts';
+
+describe('migrations', () => {
+  const schema = `t_mig_${randomBytes(4).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client(TEST_DATABASE_URL);
+    await client.connect();
+    await client.query(sql);
+    await client.end();
+  };
+  afterAll(() => admin(`drop schema if exists ${schema} cascade`));
+
+  it('are numbered files applied once, even by several processes starting together', async () => {
+    const names = loadMigrations().map((m) => m.name);
+    expect(names[0]).toBe('0001_schema');
+    expect(names).toEqual([...names].sort());
+    await admin(`create schema ${schema}`);
+    // Separate pools stand in for separate processes: each has its own connections.
+    const dbs = [0, 1, 2, 3].map(
+      () => new PgDatabase({ connectionString: TEST_DATABASE_URL, schema, poolSize: 1 }),
+    );
+    try {
+      const applied = await Promise.all(dbs.map((db) => migrate(db)));
+      expect(applied.flat().sort()).toEqual([...names].sort());
+      expect(applied.filter((a) => a.length > 0)).toHaveLength(1);
+      const { rows } = await dbs[0]!.query<{ version: number }>(
+        'select version from courier_migrations order by 1',
+      );
+      expect(rows.map((r) => r.version)).toEqual(loadMigrations().map((m) => m.version));
+      expect(await migrate(dbs[1]!)).toEqual([]);
+    } finally {
+      await Promise.all(dbs.map((db) => db.close()));
+    }
+  });
+});
