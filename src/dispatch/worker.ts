@@ -125,7 +125,8 @@ export class Worker {
 
   /**
    * Graceful stop: claim nothing more, let requests in flight finish until graceMs, then give the
-   * rest back without counting an attempt, and write every completion.
+   * rest back without counting an attempt, and write every completion. A graceMs shorter than the
+   * request timeout may give back a request still open at the receiver (sent again at once).
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.running = false;

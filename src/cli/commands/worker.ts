@@ -32,7 +32,9 @@ export async function startWorker(
   await worker.start();
   logger.info({ owner: worker.owner }, 'worker started');
   return async () => {
-    await worker.stop(config.requestTimeoutMs);
+    // Longer than a request can take (its deadline plus the abandoned-request grace), so nothing
+    // still on the wire is given back and sent again while the first request is open.
+    await worker.stop(config.requestTimeoutMs + 1_000);
     await sender.close();
   };
 }
