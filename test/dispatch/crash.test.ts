@@ -98,4 +98,26 @@ describe('worker crashes and shutdowns', () => {
     );
     expect(rows).toEqual([{ state: 'delivered', n: 4 }]);
   });
+  it('SIGTERM waits out a request hanging to its deadline and records it, instead of sending it again', {
+    timeout: 60_000,
+  }, async () => {
+    const now = systemClock.now();
+    const app = await makeApp(t.db, now);
+    const url = receiver.script('hanging', () => ({ hang: true }));
+    await makeEndpoint(t.db, app.id, now, { url, eventTypes: ['hanging'] });
+    const { messageId } = await publishJson(t.db, app.id, systemClock.now(), {}, { eventType: 'hanging' });
+
+    const worker = await spawnWorker(t.schema!, ENV);
+    await until(async () => receiver.requestsFor(messageId).length === 1, 20_000, 'the hanging request');
+    expect(await stopWorker(worker, 'SIGTERM')).toBe(0);
+    // The request timed out (2 s) before the worker exited, so it is one counted attempt, retried
+    // later on the policy's schedule; not released and sent again while the first was still open.
+    const { rows } = await t.db.query<{ state: string; attempts: number; failure_kind: string }>(
+      `select d.state, d.attempts, a.failure_kind from courier_deliveries d
+         join courier_attempts a on a.delivery_id = d.id where d.message_id = $1`,
+      [messageId],
+    );
+    expect(rows).toEqual([{ state: 'pending', attempts: 1, failure_kind: 'timeout' }]);
+    expect(receiver.requestsFor(messageId)).toHaveLength(1);
+  });
 });
