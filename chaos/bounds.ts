@@ -1,0 +1,125 @@
+/**
+ * `npm run bounds`: resource bounds of one worker process.
+ * 1. Head-of-line isolation: a healthy endpoint's latency while a dead endpoint (connections
+ *    accepted, never answered) holds a deep backlog, against the same run without it.
+ * 2. Memory: the worker's peak RSS while 1,000,000 deliveries are due at once.
+ */
+import { createServer } from 'node:net';
+import { payload, peakRssMiB, percentile, preciseNow, startReceiver, waitFor } from '../bench/lib.ts';
+import { setupCourier, startWorkers } from '../bench/scenarios/courier.ts';
+import { systemClock } from '../src/clock.ts';
+import { newId } from '../src/ids.ts';
+import { generateSecret } from '../src/signing/index.ts';
+import { publish } from '../src/store/queries/publish.ts';
+import { createEndpoint } from '../src/store/repos/endpoints.ts';
+
+const DUE = Number(process.env.COURIER_BOUNDS_DUE ?? 1_000_000);
+
+/** Latency of 500 messages to a healthy endpoint, with or without a dead endpoint's backlog. */
+async function healthyLatency(withDeadBacklog: boolean): Promise<{ p50: number; p99: number }> {
+  const receiver = await startReceiver();
+  const setup = await setupCourier(receiver);
+  const blackhole = createServer(() => {}); // accepts, never answers: every request hits its deadline
+  await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
+  try {
+    if (withDeadBacklog) {
+      const now = systemClock.now();
+      const port = (blackhole.address() as { port: number }).port;
+      await setup.db.transaction((tx) =>
+        createEndpoint(tx, {
+          id: newId('ep', now),
+          appId: setup.appId,
+          fields: {
+            url: `http://127.0.0.1:${port}/dead`,
+            eventTypes: ['dead'],
+            maxInFlight: 10,
+            rateLimit: 1000,
+          },
+          secret: generateSecret(),
+          now,
+        }),
+      );
+      for (let i = 0; i < 2_000; i++) {
+        const t = systemClock.now();
+        await publish(setup.db, {
+          appId: setup.appId,
+          messageId: newId('msg', t),
+          eventType: 'dead',
+          payload: Buffer.from('{}'),
+          now: t,
+        });
+      }
+    }
+    const workers = await startWorkers(setup.schema, 1, {
+      COURIER_REQUEST_TIMEOUT: '5s',
+      COURIER_LEASE: '15s',
+    });
+    await receiver.reset();
+    for (let i = 0; i < 500; i++) {
+      const t = systemClock.now();
+      await publish(setup.db, {
+        appId: setup.appId,
+        messageId: newId('msg', t),
+        eventType: `e${i % 20}`,
+        payload: Buffer.from(payload(preciseNow())),
+        now: t,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 4));
+    }
+    let stats = await receiver.stats();
+    await waitFor(async () => (stats = await receiver.stats()).count >= 500, 60_000, 'healthy deliveries');
+    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    return { p50: percentile(stats.latencies, 50), p99: percentile(stats.latencies, 99) };
+  } finally {
+    blackhole.close();
+    await setup.close();
+    await receiver.stop();
+  }
+}
+
+async function memoryWithDueBacklog(): Promise<{
+  due: number;
+  peakRssMiB: number | null;
+  delivered: number;
+}> {
+  const receiver = await startReceiver();
+  const setup = await setupCourier(receiver);
+  try {
+    const now = systemClock.now();
+    await setup.db.query(
+      `insert into courier_messages (id, app_id, event_type, payload, created_at)
+       select 'msg_due_' || g, $1, 'due', convert_to(repeat('x', 1024), 'UTF8'), $2 from generate_series(1, $3) g`,
+      [setup.appId, new Date(now), DUE],
+    );
+    await setup.db.query(
+      `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, created_at, updated_at)
+       select 'msg_due_' || g, e.ids[1 + g % cardinality(e.ids)], 'pending', $1, $1, $1
+         from generate_series(1, $2) g, (select array_agg(id) as ids from courier_endpoints) e`,
+      [new Date(now), DUE],
+    );
+    await setup.db.query(`update courier_endpoint_queues set next_due_at = $1`, [new Date(now)]);
+    await setup.db.query('analyze');
+    await receiver.reset();
+    const [worker] = await startWorkers(setup.schema, 1);
+    await new Promise((resolve) => setTimeout(resolve, 30_000));
+    const rss = peakRssMiB(worker!.proc.pid);
+    const delivered = (await receiver.stats()).count;
+    await worker!.stop('SIGKILL');
+    return { due: DUE, peakRssMiB: rss, delivered };
+  } finally {
+    await setup.close();
+    await receiver.stop();
+  }
+}
+
+const baseline = await healthyLatency(false);
+const isolated = await healthyLatency(true);
+const memory = await memoryWithDueBacklog();
+process.stdout.write(`
+| Check | Figure |
+|---|---|
+| Healthy endpoints alone | latency p50 ${baseline.p50.toFixed(1)} ms, p99 ${baseline.p99.toFixed(1)} ms (500 messages, 20 endpoints) |
+| Beside a dead endpoint with 2,000 queued | latency p50 ${isolated.p50.toFixed(1)} ms, p99 ${isolated.p99.toFixed(1)} ms |
+| ${memory.due.toLocaleString('en-US')} deliveries due at once | worker peak RSS ${memory.peakRssMiB} MiB after 30 s (${memory.delivered.toLocaleString('en-US')} delivered meanwhile) |
+`);
+process.exit(0);
