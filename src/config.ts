@@ -11,6 +11,8 @@ export interface Config {
   port: number;
   host: string;
   adminToken: string | null;
+  /** Base64 of 32 bytes; null: a key generated once and kept in the database. */
+  secretsKey: string | null;
   retry: PolicyOverrides;
   requestTimeoutMs: number;
   leaseMs: number;
@@ -71,6 +73,12 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_ADMIN_TOKEN',
     default: '',
     description: 'API token. Absent: one is generated on first start, printed once, and stored hashed.',
+  },
+  {
+    name: 'COURIER_SECRETS_KEY',
+    default: '',
+    description:
+      'Base64 of 32 random bytes that encrypts signing secrets at rest (AES-256-GCM). Absent: a key generated on first start and kept in the database.',
   },
   { name: 'COURIER_RETRY_BASE', default: '1m', description: 'First retry delay; doubles each retry.' },
   { name: 'COURIER_RETRY_CAP', default: '1h', description: 'Longest delay between two attempts.' },
@@ -282,6 +290,10 @@ export function loadConfig(env: Source = process.env): Config {
   if (!/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) {
     throw new ConfigError('COURIER_SCHEMA', 'must be a lower-case SQL identifier of at most 41 characters');
   }
+  const secretsKey = r.optional('COURIER_SECRETS_KEY');
+  if (secretsKey && Buffer.from(secretsKey, 'base64').length !== 32) {
+    throw new ConfigError('COURIER_SECRETS_KEY', 'must be base64 of 32 bytes (openssl rand -base64 32)');
+  }
   const adminToken = r.optional('COURIER_ADMIN_TOKEN');
   if (adminToken && adminToken.length < 16) {
     throw new ConfigError('COURIER_ADMIN_TOKEN', 'must be at least 16 characters');
@@ -294,6 +306,7 @@ export function loadConfig(env: Source = process.env): Config {
     port: r.int('COURIER_PORT', 0, 65535),
     host: r.raw('COURIER_HOST'),
     adminToken,
+    secretsKey,
     retry: retryOverrides(r),
     requestTimeoutMs,
     leaseMs,

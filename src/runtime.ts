@@ -11,6 +11,7 @@ import type { Database } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
 import { PgDatabase } from './store/pg.ts';
 import { PgliteDatabase } from './store/pglite.ts';
+import { enableSecretsAtRest } from './store/secrets-at-rest.ts';
 
 /** PostgreSQL when COURIER_DATABASE_URL is set, else the embedded PGlite in the data directory. */
 export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
@@ -37,6 +38,7 @@ export async function openMigratedDatabase(config: Config, logger: Logger): Prom
   try {
     const applied = await migrate(db);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    await enableSecretsAtRest(db, config.secretsKey);
     return db;
   } catch (error) {
     await db.close().catch(() => {});

@@ -56,6 +56,7 @@ describe('configuration', () => {
     ['COURIER_OPERATOR_WEBHOOK_URL', 'ftp://x'],
     ['COURIER_ADMIN_TOKEN', 'short'],
     ['COURIER_SCHEMA', 'Robert; drop table'],
+    ['COURIER_SECRETS_KEY', 'c2hvcnQ='],
   ])('a bad %s (%s) stops start-up with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));

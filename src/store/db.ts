@@ -12,7 +12,11 @@ export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
 }
 
+/** Transactions point back at their database (see secrets-at-rest.ts). */
+export const PARENT_DATABASE = Symbol('courier.parentDatabase');
+
 export interface Transaction extends Queryable {
+  readonly [PARENT_DATABASE]?: Database;
   /** Runs a script of several statements (migrations). */
   exec(sql: string): Promise<void>;
 }

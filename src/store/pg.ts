@@ -1,6 +1,11 @@
 import pg from 'pg';
-import type { Database, QueryResult, Transaction } from './db.ts';
-import { DatabaseUnavailableError } from './db.ts';
+import {
+  type Database,
+  DatabaseUnavailableError,
+  PARENT_DATABASE,
+  type QueryResult,
+  type Transaction,
+} from './db.ts';
 
 // int8 (delivery ids, counts) as numbers: they stay far below 2^53 in practice.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -87,6 +92,7 @@ export class PgDatabase implements Database {
       throw wrap(error);
     }
     const tx: Transaction = {
+      [PARENT_DATABASE]: this,
       async query<R>(sql: string, params?: readonly unknown[]) {
         const result = await client.query(sql, params as unknown[] | undefined);
         return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };

@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite, type Results } from '@electric-sql/pglite';
-import type { Database, QueryResult, Transaction } from './db.ts';
+import { type Database, PARENT_DATABASE, type QueryResult, type Transaction } from './db.ts';
 
 export interface PgliteOptions {
   /** Directory for the data files; absent means in memory (tests). */
@@ -44,6 +44,7 @@ export class PgliteDatabase implements Database {
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     return this.db.transaction((t) =>
       fn({
+        [PARENT_DATABASE]: this,
         async query<R>(sql: string, params?: readonly unknown[]) {
           const result = await t.query<R>(sql, params as unknown[] | undefined);
           return toResult(result);

@@ -299,8 +299,9 @@ export const INVARIANTS: Invariant[] = [
            group by e.id having count(s.id) = 0`,
   },
   {
-    name: 'every stored secret is whsec_ + base64',
-    sql: `select id from courier_endpoint_secrets where key !~ '^whsec_[A-Za-z0-9+/]+={0,2}$'`,
+    name: 'every stored secret is whsec_ + base64, or sealed (encrypted at rest)',
+    sql: `select id from courier_endpoint_secrets
+           where key !~ '^whsec_[A-Za-z0-9+/]+={0,2}$' and key !~ '^enc:v1:[A-Za-z0-9+/]+={0,2}$'`,
   },
   {
     name: "a queue's in_flight equals its in-flight deliveries (0: no worker runs)",

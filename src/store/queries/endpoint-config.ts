@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
+import { openSecret } from '../secrets-at-rest.ts';
 
 export interface EndpointConfig {
   version: string;
@@ -50,7 +51,12 @@ export class EndpointConfigCache {
         [...stale],
         toDate(now),
       ]);
-      for (const row of rows) this.entries.set(row.endpoint_id, toConfig(row));
+      for (const row of rows) {
+        this.entries.set(
+          row.endpoint_id,
+          toConfig({ ...row, secret_keys: row.secret_keys.map((k) => openSecret(db, k)) }),
+        );
+      }
     }
     return this.entries;
   }

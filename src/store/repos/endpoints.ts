@@ -1,6 +1,7 @@
 import type { Queryable } from '../db.ts';
 import { StoreNotFoundError } from '../errors.ts';
 import { toDate, toMs } from '../rows.ts';
+import { openSecret, sealSecret } from '../secrets-at-rest.ts';
 import type { Page } from './applications.ts';
 
 export type EndpointStatus = 'enabled' | 'disabled' | 'paused';
@@ -132,7 +133,7 @@ export async function createEndpoint(
   );
   await db.query('insert into courier_endpoint_secrets (endpoint_id, key, created_at) values ($1, $2, $3)', [
     id,
-    input.secret,
+    sealSecret(db, input.secret),
     toDate(now),
   ]);
   await db.query(
@@ -218,7 +219,7 @@ export async function activeSecrets(db: Queryable, endpointId: string, now: numb
       order by expires_at is null desc, created_at desc`,
     [endpointId, toDate(now)],
   );
-  return rows.map((r) => r.key);
+  return rows.map((r) => openSecret(db, r.key));
 }
 
 /** The current secret signs from now on; the previous one keeps signing for graceMs. */
@@ -238,7 +239,7 @@ export async function rotateSecret(
   );
   await db.query('insert into courier_endpoint_secrets (endpoint_id, key, created_at) values ($1, $2, $3)', [
     endpointId,
-    newKey,
+    sealSecret(db, newKey),
     toDate(now),
   ]);
 }
