@@ -94,6 +94,23 @@ describe('endpoints', () => {
     expect((await api.request('GET', `${base()}/${ep.id}/secret`)).body).toEqual({ key: secret });
   });
 
+  it('lets the signing secret leave only through the secret endpoint', async () => {
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const created = await api.request('POST', base(), { body: { url: 'https://example.com/s', secret } });
+    const id = (created.body as { id: string }).id;
+    const hidden = secret.slice(6);
+    for (const res of [
+      created,
+      await api.request('GET', `${base()}/${id}`),
+      await api.request('GET', base()),
+      await api.request('PATCH', `${base()}/${id}`, { body: { description: 'still hidden' } }),
+      await api.request('GET', `${base()}/${id}/headers`),
+    ]) {
+      expect(JSON.stringify(res.body)).not.toContain(hidden);
+    }
+    expect((await api.request('GET', `${base()}/${id}/secret`)).body).toEqual({ key: secret });
+  });
+
   it('refuses a uid already used in the application (409), allows it in another one', async () => {
     await createEndpoint(api, appId, { url: 'https://example.com/x', uid: 'same' });
     const dup = await api.request('POST', base(), { body: { url: 'https://example.com/y', uid: 'same' } });
