@@ -31,6 +31,12 @@ export interface ChaosOptions {
   databaseUrl: string;
   command: string;
   log: (line: string) => void;
+  /**
+   * Receiver-side bunching tolerated by the rate check, in ms (default 0: any 1 s window). The
+   * smoke run inside npm test shares two cores with the rest of the suite, whose load can stall a
+   * receiver and bunch its arrival times; the full run keeps the strict check.
+   */
+  rateSlackMs?: number;
 }
 
 export interface ChaosResult {
@@ -157,7 +163,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       requestTimeoutMs: REQUEST_TIMEOUT_MS,
       leaseMs: LEASE_MS,
     });
-    const m = measure(plans, report);
+    const m = measure(plans, report, o.rateSlackMs ?? 0);
     const violations = [
       ...stats.failures.map((f) => `publish failed: ${f}`),
       ...v.violations,

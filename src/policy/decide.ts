@@ -12,6 +12,8 @@ import type { Decision, DecisionInput, JitterMode } from './types.ts';
 interface Wait {
   readonly delayMs: number;
   readonly reason: 'backoff' | 'retry_after';
+  /** The honoured Retry-After (0 without one): no retry may come sooner, even clamped. */
+  readonly floorMs: number;
   /** Why this long, for the detail sentence. */
   readonly why: string;
 }
@@ -33,16 +35,17 @@ export function decide(input: DecisionInput): Decision {
   const spent = exhausted(attempts, giveUpAt, now, policy.giveUp);
   if (spent !== undefined) return { kind: 'expired', ...spent, classification };
 
-  const { delayMs, reason, why } = chooseWait(input);
+  const { delayMs, reason, why, floorMs } = chooseWait(input);
   const next = `attempt ${attempts + 1} of ${policy.giveUp.maxAttempts}`;
   if (now + delayMs <= giveUpAt) {
     const detail = `${next} in ${roughly(delayMs)} (${why})`;
     return { kind: 'retry', at: now + delayMs, delayMs, reason, detail, classification };
   }
-  if (reason === 'retry_after') {
-    // The receiver told us not to come back before then; retrying earlier would undercut it.
+  if (reason === 'retry_after' || giveUpAt - now < floorMs) {
+    // The receiver told us not to come back before then; retrying earlier would undercut it
+    // (also when the backoff was longer and only the clamp to the deadline would bring it under).
     const detail =
-      `Retry-After ${roughly(delayMs)} reaches past the give-up time (${roughly(giveUpAt - now)} left); ` +
+      `Retry-After ${roughly(floorMs)} reaches past the give-up time (${roughly(giveUpAt - now)} left); ` +
       'giving up rather than returning before the receiver allows';
     return { kind: 'expired', reason: 'deadline', detail, classification };
   }
@@ -61,7 +64,7 @@ function chooseWait({ outcome, attempts, policy, now, random }: DecisionInput): 
     outcome.kind === 'response' && policy.retryAfter.statuses.includes(outcome.status)
       ? retryAfterFromHeaders(outcome.headers, now)
       : undefined;
-  if (asked === undefined) return { delayMs: backoff, reason: 'backoff', why: backoffWhy };
+  if (asked === undefined) return { delayMs: backoff, reason: 'backoff', why: backoffWhy, floorMs: 0 };
 
   const { ceilingMs } = policy.retryAfter;
   const honoured = Math.min(asked, ceilingMs);
@@ -69,9 +72,14 @@ function chooseWait({ outcome, attempts, policy, now, random }: DecisionInput): 
   const stated = `Retry-After ${roughly(asked)}${clamp}`;
   if (honoured > backoff) {
     const why = `${stated} honoured, longer than backoff ${roughly(backoff)}`;
-    return { delayMs: honoured, reason: 'retry_after', why };
+    return { delayMs: honoured, reason: 'retry_after', why, floorMs: honoured };
   }
-  return { delayMs: backoff, reason: 'backoff', why: `${backoffWhy}; ${stated} is not longer` };
+  return {
+    delayMs: backoff,
+    reason: 'backoff',
+    why: `${backoffWhy}; ${stated} is not longer`,
+    floorMs: honoured,
+  };
 }
 
 /** Jittered delays are odd milliseconds; to the second is what a person reading the log wants. */

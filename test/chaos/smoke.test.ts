@@ -25,6 +25,8 @@ describe('chaos smoke run', () => {
       databaseUrl: TEST_DATABASE_URL,
       command: 'vitest test/chaos/smoke.test.ts',
       log: (line) => log.push(line),
+      // The suite's load can stall a receiver and bunch its arrivals; the full run is strict.
+      rateSlackMs: 150,
     });
     expect(result.violations.slice(0, 10), `${log.join('\n')}\n${result.table}`).toEqual([]);
     expect(result.table).toContain('| Faults | 1 worker kill -9');

@@ -189,6 +189,19 @@ describe('decide: Retry-After', () => {
     expect(decision.delayMs).toBeGreaterThanOrEqual(2 * MINUTE);
   });
 
+  it('expires rather than clamp a longer backoff to the deadline below a honoured Retry-After', () => {
+    // Found by the property below: backoff (16m, jittered up) beat Retry-After 675 s, but only
+    // 674,999 ms were left, so the clamp to the deadline would have come back 1 ms too early.
+    const decision = decide(
+      input(status(429, { 'Retry-After': '675' }), {
+        attempts: 5,
+        now: DEADLINE - 674_999,
+        random: () => 0.99,
+      }),
+    );
+    expect(decision).toMatchObject({ kind: 'expired', reason: 'deadline' });
+  });
+
   it('reaching past the give-up time expires the delivery rather than undercutting the receiver', () => {
     const decision = decide(input(status(429, { 'Retry-After': '3600' }), { giveUpAt: NOW + 30 * MINUTE }));
     expect(decision).toMatchObject({
