@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:net';
 import { payload, peakRssMiB, percentile, preciseNow, startReceiver, waitFor } from '../bench/lib.ts';
-import { setupCourier, startWorkers } from '../bench/scenarios/courier.ts';
+import { bulkDeliveries, setupCourier, startWorkers } from '../bench/scenarios/courier.ts';
 import { systemClock } from '../src/clock.ts';
 import { newId } from '../src/ids.ts';
 import { generateSecret } from '../src/signing/index.ts';
@@ -85,20 +85,7 @@ async function memoryWithDueBacklog(): Promise<{
   const receiver = await startReceiver();
   const setup = await setupCourier(receiver);
   try {
-    const now = systemClock.now();
-    await setup.db.query(
-      `insert into courier_messages (id, app_id, event_type, payload, created_at)
-       select 'msg_due_' || g, $1, 'due', convert_to(repeat('x', 1024), 'UTF8'), $2 from generate_series(1, $3) g`,
-      [setup.appId, new Date(now), DUE],
-    );
-    await setup.db.query(
-      `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, created_at, updated_at)
-       select 'msg_due_' || g, e.ids[1 + g % cardinality(e.ids)], 'pending', $1, $1, $1
-         from generate_series(1, $2) g, (select array_agg(id) as ids from courier_endpoints) e`,
-      [new Date(now), DUE],
-    );
-    await setup.db.query(`update courier_endpoint_queues set next_due_at = $1`, [new Date(now)]);
-    await setup.db.query('analyze');
+    await bulkDeliveries(setup, DUE, systemClock.now());
     await receiver.reset();
     const [worker] = await startWorkers(setup.schema, 1);
     await new Promise((resolve) => setTimeout(resolve, 30_000));

@@ -120,20 +120,25 @@ export interface ThroughputResult {
   peakRssMiB: number | null;
 }
 
-/** Schedules `count` deliveries a day ahead, in bulk: the backlog the claim must not trip over. */
-async function scheduleFutureBacklog(setup: CourierSetup, count: number): Promise<void> {
+/**
+ * `count` messages of 1 KiB and their deliveries, spread over the endpoints, inserted in bulk and
+ * due at `dueAt` (a day ahead: the backlog the claim must not trip over; now: a flood to drain).
+ */
+export async function bulkDeliveries(setup: CourierSetup, count: number, dueAt: number): Promise<void> {
   const now = systemClock.now();
   await setup.db.query(
     `insert into courier_messages (id, app_id, event_type, payload, created_at)
-     select 'msg_future_' || g, $1, 'future', convert_to(repeat('x', 1024), 'UTF8'), $2 from generate_series(1, $3) g`,
+     select 'msg_bulk_' || g, $1, 'bulk', convert_to(repeat('x', 1024), 'UTF8'), $2 from generate_series(1, $3) g`,
     [setup.appId, new Date(now), count],
   );
   await setup.db.query(
     `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, created_at, updated_at)
-     select 'msg_future_' || g, e.ids[1 + g % cardinality(e.ids)], 'pending', $1, $2, $2
+     select 'msg_bulk_' || g, e.ids[1 + g % cardinality(e.ids)], 'pending', $1, $2, $2
        from generate_series(1, $3) g, (select array_agg(id) as ids from courier_endpoints) e`,
-    [new Date(now + 86_400_000), new Date(now), count],
+    [new Date(dueAt), new Date(now), count],
   );
+  if (dueAt <= now)
+    await setup.db.query('update courier_endpoint_queues set next_due_at = $1', [new Date(dueAt)]);
   await setup.db.query('analyze');
 }
 
@@ -146,7 +151,7 @@ export async function courierThroughput(
 ): Promise<ThroughputResult> {
   const setup = await setupCourier(receiver);
   try {
-    if (futureBacklog > 0) await scheduleFutureBacklog(setup, futureBacklog);
+    if (futureBacklog > 0) await bulkDeliveries(setup, futureBacklog, systemClock.now() + 86_400_000);
     const wal0 = await walBytes();
     const publishPerSec = await publishMany(setup, n);
     const wal1 = await walBytes();
