@@ -67,7 +67,14 @@ async function healthyLatency(withDeadBacklog: boolean): Promise<{ p50: number; 
       await new Promise((resolve) => setTimeout(resolve, 4));
     }
     let stats = await receiver.stats();
-    await waitFor(async () => (stats = await receiver.stats()).count >= 500, 60_000, 'healthy deliveries');
+    await waitFor(
+      async () => {
+        stats = await receiver.stats();
+        return stats.count >= 500;
+      },
+      60_000,
+      'healthy deliveries',
+    );
     await Promise.all(workers.map((w) => w.stop('SIGKILL')));
     return { p50: percentile(stats.latencies, 50), p99: percentile(stats.latencies, 99) };
   } finally {

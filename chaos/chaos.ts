@@ -3,7 +3,7 @@
  * while workers are killed and PostgreSQL and the API restart, then every delivery checked.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
+import { freePort } from '../test/support/ports.ts';
 import { type ApiClient, createApp, createEndpoint, type PublishStats, publishAll } from './api.ts';
 import { mulberry32, planEndpoints } from './catalog.ts';
 import { Cluster, type CourierSettings } from './cluster.ts';
@@ -49,14 +49,6 @@ const MAX_ATTEMPTS = 6;
 const REQUEST_TIMEOUT_MS = 2_000;
 const LEASE_MS = 8_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   const started = Date.now();

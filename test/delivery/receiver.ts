@@ -59,13 +59,7 @@ export async function startReceiver(handle: Handle, host = '127.0.0.1', port = 0
 }
 
 /** A port nothing listens on: bind an ephemeral port, then release it. */
-export async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort as closedPort } from '../support/ports.ts';
 
 /** A TCP server that hands the socket to `onData` once request bytes arrive: for malformed replies. */
 export async function startRawReceiver(

@@ -8,13 +8,14 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OPTIONS } from '../../src/config.ts';
+import { freePort } from '../support/ports.ts';
 
 const run = promisify(execFile);
 /** The repository to clone: this one (COURIER_QUICKSTART_REPO points elsewhere, to try the test itself). */
@@ -48,14 +49,6 @@ interface Proc {
   name: string;
   child: ChildProcess;
   output: string;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function listening(port: number): Promise<boolean> {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db.ts';
+import type { Attempt } from '../repos/attempts.ts';
 import { toDate } from '../rows.ts';
 
 export type DeliveryState = 'pending' | 'in_flight' | 'delivered' | 'failed' | 'expired' | 'held';
@@ -12,22 +13,7 @@ export interface Completion {
   giveUpAt: number;
   lastError: string | null;
   streak: 'reset' | 'increment' | 'unchanged';
-  attempt: {
-    id: string;
-    number: number;
-    trigger: number;
-    url: string;
-    startedAt: number;
-    durationMs: number;
-    statusCode: number | null;
-    failureKind: string | null;
-    responseHeaders: Record<string, string> | null;
-    responseBody: string | null;
-    decision: 'delivered' | 'retry' | 'failed' | 'expired';
-    delayMs: number | null;
-    reason: string | null;
-    detail: string;
-  };
+  attempt: Omit<Attempt, 'deliveryId' | 'messageId' | 'endpointId'>;
 }
 
 export interface StreakAlarm {
