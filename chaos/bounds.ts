@@ -10,7 +10,7 @@ import { bulkDeliveries, setupCourier, startWorkers } from '../bench/scenarios/c
 import { systemClock } from '../src/clock.ts';
 import { newId } from '../src/ids.ts';
 import { generateSecret } from '../src/signing/index.ts';
-import { publish } from '../src/store/queries/publish.ts';
+import { publish } from '../src/store/publisher.ts';
 import { createEndpoint } from '../src/store/repos/endpoints.ts';
 
 const DUE = Number(process.env.COURIER_BOUNDS_DUE ?? 1_000_000);

@@ -6,7 +6,7 @@ import { generateSecret } from '../../src/signing/index.ts';
 import type { Database } from '../../src/store/db.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
-import { publish } from '../../src/store/queries/publish.ts';
+import { publish } from '../../src/store/publisher.ts';
 import { createApplication } from '../../src/store/repos/applications.ts';
 import { createEndpoint } from '../../src/store/repos/endpoints.ts';
 import {

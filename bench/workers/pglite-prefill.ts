@@ -2,7 +2,7 @@
 import { systemClock } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
 import { PgliteDatabase } from '../../src/store/pglite.ts';
-import { publish } from '../../src/store/queries/publish.ts';
+import { publish } from '../../src/store/publisher.ts';
 import { payload } from '../lib.ts';
 import { createBenchApp, ENDPOINTS } from '../scenarios/courier.ts';
 

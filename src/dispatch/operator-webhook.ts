@@ -3,7 +3,7 @@ import { newId } from '../ids.ts';
 import type { Logger } from '../logger.ts';
 import { generateSecret } from '../signing/index.ts';
 import type { Database } from '../store/db.ts';
-import { publish } from '../store/queries/publish.ts';
+import { publish } from '../store/publisher.ts';
 import { createApplication, findApplication } from '../store/repos/applications.ts';
 import { createEndpoint, findEndpoint, updateEndpoint } from '../store/repos/endpoints.ts';
 import type { OperationalEventSink } from './auto-pause.ts';

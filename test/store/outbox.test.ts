@@ -56,6 +56,6 @@ describe.each(BACKENDS)('courier_publish as a transactional outbox on %s', (back
       `select * from courier_publish($1, 'invoice.paid', convert_to('{}', 'UTF8'), 'invoice-42-paid')`,
       [app.id],
     );
-    expect(again).toEqual([{ message_id: rows[0]!.id, created: false, deliveries: 0 }]);
+    expect(again).toEqual([{ message_id: rows[0]!.id, created: false, deliveries: 0, woke: false }]);
   });
 });

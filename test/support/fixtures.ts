@@ -1,8 +1,8 @@
 import { newId } from '../../src/ids.ts';
 import { generateSecret } from '../../src/signing/index.ts';
 import type { Database } from '../../src/store/db.ts';
+import { publish } from '../../src/store/publisher.ts';
 import type { Completion } from '../../src/store/queries/complete.ts';
-import { publish } from '../../src/store/queries/publish.ts';
 import { createApplication } from '../../src/store/repos/applications.ts';
 import { createEndpoint, type Endpoint, type EndpointFields } from '../../src/store/repos/endpoints.ts';
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { newId } from '../../ids.ts';
-import { publish } from '../../store/queries/publish.ts';
+import { publish } from '../../store/publisher.ts';
 import { listMessages } from '../../store/repos/messages.ts';
 import { conflict } from '../errors.ts';
 import { requireApp, requireMessage } from '../lookup.ts';

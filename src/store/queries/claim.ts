@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.ts';
 import { toBuffer, toDate, toMs } from '../rows.ts';
+import { ASYNC_COMMIT } from './async-commit.ts';
 import { type EndpointConfig, EndpointConfigCache } from './endpoint-config.ts';
 
 export interface ClaimedDelivery {
@@ -54,12 +55,10 @@ export async function claim(
   input: ClaimInput,
   cache: EndpointConfigCache = sharedCache,
 ): Promise<ClaimedDelivery[]> {
-  const { rows } = await db.query<ClaimRow>('select * from courier_claim($1, $2, $3, $4)', [
-    input.owner,
-    toDate(input.now),
-    input.leaseMs,
-    input.limit,
-  ]);
+  const { rows } = await db.query<ClaimRow>(
+    `select c.* from ${ASYNC_COMMIT}, courier_claim($1, $2, $3, $4) c`,
+    [input.owner, toDate(input.now), input.leaseMs, input.limit],
+  );
   if (rows.length === 0) return [];
   const configs = await cache.resolve(
     db,

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db.ts';
 import type { Attempt } from '../repos/attempts.ts';
 import { toDate } from '../rows.ts';
+import { ASYNC_COMMIT } from './async-commit.ts';
 
 export type DeliveryState = 'pending' | 'in_flight' | 'delivered' | 'failed' | 'expired' | 'held';
 
@@ -61,7 +62,7 @@ export async function complete(
     detail: c.attempt.detail,
   }));
   const { rows } = await db.query<{ endpoint_id: string; failure_streak: number }>(
-    'select * from courier_complete($1, $2, $3, $4)',
+    `select c.* from ${ASYNC_COMMIT}, courier_complete($1, $2, $3, $4) c`,
     [owner, toDate(now), JSON.stringify(items), pauseAfter],
   );
   return rows.map((r) => ({ endpointId: r.endpoint_id, failureStreak: r.failure_streak }));

@@ -1,0 +1,114 @@
+import type { Database, Queryable } from './db.ts';
+import { type PublishInput, type PublishResult, publishBatch } from './queries/publish.ts';
+
+/** Messages per statement; a batch this size writes in a few milliseconds. */
+const MAX_BATCH = 100;
+/** Batches being written at once per database; more publishes wait and join the next batch. */
+const MAX_WRITING = 2;
+
+interface Pending {
+  input: PublishInput;
+  resolve(result: PublishResult): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Group publishing: publishes arriving while earlier ones are being written go out together, in
+ * one statement and one commit, with no added wait (an idle publisher writes at once). After a
+ * commit that made work due, one coalesced NOTIFY wakes the workers.
+ */
+class Publisher {
+  private queue: Pending[] = [];
+  private writing = 0;
+  private notifying = false;
+  private notifyAgain = false;
+
+  constructor(private readonly db: Database) {}
+
+  publish(input: PublishInput): Promise<PublishResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ input, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.writing < MAX_WRITING && this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      this.writing++;
+      void this.write(batch).finally(() => {
+        this.writing--;
+        this.pump();
+      });
+    }
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
+    try {
+      const results = await publishBatch(
+        this.db,
+        batch.map((p) => p.input),
+        false,
+      );
+      if (results.some((r) => r.woke)) this.wake();
+      for (const [i, p] of batch.entries()) p.resolve(strip(results[i]!));
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]!.reject(error);
+        return;
+      }
+      // The batch was rolled back whole; one bad message must not fail the others, so each alone.
+      await Promise.all(batch.map((p) => this.write([p])));
+    }
+  }
+
+  /**
+   * Coalesced: while one NOTIFY is on its way, any number of wake-ups become one more, since a
+   * woken worker claims everything due. A NOTIFY lost after the commit (the database went away in
+   * between) costs latency, not data: workers' timers and later publishes still find the work.
+   */
+  private wake(): void {
+    if (this.notifying) {
+      this.notifyAgain = true;
+      return;
+    }
+    this.notifying = true;
+    void (async () => {
+      try {
+        do {
+          this.notifyAgain = false;
+          await this.db.query('select pg_notify(courier_channel(), $1)', ['']);
+        } while (this.notifyAgain);
+      } catch {
+        // See above: nothing to undo, and no caller to tell.
+      } finally {
+        this.notifying = false;
+      }
+    })();
+  }
+}
+
+function strip({ messageId, created, deliveries }: PublishResult): PublishResult {
+  return { messageId, created, deliveries };
+}
+
+const publishers = new WeakMap<Database, Publisher>();
+
+function isDatabase(q: Queryable): q is Database {
+  return typeof (q as Partial<Database>).transaction === 'function';
+}
+
+/**
+ * Publishes a message: one delivery per matching endpoint, atomically. On a database it joins
+ * the next group commit; inside a transaction it is part of that transaction, and workers are
+ * woken when it commits (the transactional outbox).
+ */
+export async function publish(q: Queryable, input: PublishInput): Promise<PublishResult> {
+  if (!isDatabase(q)) return strip((await publishBatch(q, [input], true))[0]!);
+  let publisher = publishers.get(q);
+  if (!publisher) {
+    publisher = new Publisher(q);
+    publishers.set(q, publisher);
+  }
+  return publisher.publish(input);
+}

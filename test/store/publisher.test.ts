@@ -1,0 +1,129 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { newId } from '../../src/ids.ts';
+import { publish } from '../../src/store/publisher.ts';
+import { type PublishInput, publishBatch } from '../../src/store/queries/publish.ts';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { makeApp, makeEndpoint } from '../support/fixtures.ts';
+
+describe.each(BACKENDS)('publishing on %s', (backend) => {
+  let t: TestDatabase;
+  const now = Date.UTC(2026, 0, 1, 12);
+  let appId: string;
+
+  beforeEach(async () => {
+    t = await openTestDatabase(backend);
+    appId = (await makeApp(t.db, now)).id;
+    await makeEndpoint(t.db, appId, now, { url: 'https://example.com/all' });
+    await makeEndpoint(t.db, appId, now, { url: 'https://example.com/orders', eventTypes: ['order.paid'] });
+    await makeEndpoint(t.db, appId, now, { url: 'https://example.com/eu', channels: ['eu'] });
+  });
+  afterEach(async () => {
+    await t.drop();
+  });
+
+  const message = (i: number, extra: Partial<PublishInput> = {}): PublishInput => ({
+    appId,
+    messageId: newId('msg', now + i),
+    eventType: 'order.paid',
+    payload: Buffer.from(`{"i":${i}}`),
+    now: now + i,
+    ...extra,
+  });
+
+  it('writes a batch in one statement: exact bytes, channels, tags, and deliveries per message', async () => {
+    const inputs = [
+      message(0),
+      message(1, { eventType: 'user.created', channels: ['eu', 'us'], tags: ['t1'] }),
+      message(2, { payload: Buffer.from([0, 255, 10, 13]), channels: [] }),
+    ];
+    const results = await publishBatch(t.db, inputs, false);
+    expect(results.map((r) => [r.messageId, r.created, r.deliveries])).toEqual([
+      [inputs[0]!.messageId, true, 2],
+      [inputs[1]!.messageId, true, 2],
+      [inputs[2]!.messageId, true, 2],
+    ]);
+    const { rows } = await t.db.query<{
+      id: string;
+      payload: Uint8Array;
+      channels: string[] | null;
+      tags: string[] | null;
+    }>('select id, payload, channels, tags from courier_messages order by id');
+    expect(rows.map((r) => Buffer.from(r.payload))).toEqual(inputs.map((i) => i.payload));
+    expect(rows.map((r) => [r.channels, r.tags])).toEqual([
+      [null, null],
+      [['eu', 'us'], ['t1']],
+      [[], null],
+    ]);
+    const due = await t.db.query<{ message_id: string; next_attempt_at: Date }>(
+      `select message_id, next_attempt_at from courier_deliveries where state = 'pending' order by message_id, id`,
+    );
+    expect(due.rows.map((r) => r.next_attempt_at.getTime())).toEqual([
+      now,
+      now,
+      now + 1,
+      now + 1,
+      now + 2,
+      now + 2,
+    ]);
+  });
+
+  it('reports a repeated event id, earlier or within the same batch, as the existing message', async () => {
+    const [first] = await publishBatch(t.db, [message(0, { eventId: 'evt-1' })], false);
+    const inputs = [
+      message(1, { eventId: 'evt-1' }),
+      message(2, { eventId: 'evt-2' }),
+      message(3, { eventId: 'evt-2' }),
+    ];
+    const results = await publishBatch(t.db, inputs, false);
+    expect(results.map((r) => [r.messageId, r.created, r.deliveries])).toEqual([
+      [first!.messageId, false, 0],
+      [inputs[1]!.messageId, true, 2],
+      [inputs[1]!.messageId, false, 0],
+    ]);
+    const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_deliveries');
+    expect(rows[0]!.n).toBe(4);
+  });
+
+  it('wakes: true only when some endpoint had nothing due', async () => {
+    const [a] = await publishBatch(t.db, [message(0)], false);
+    const [b] = await publishBatch(t.db, [message(1)], false);
+    expect([a!.woke, b!.woke]).toEqual([true, false]);
+  });
+
+  it('groups concurrent publishes, and one bad message fails alone', async () => {
+    const good = Array.from({ length: 30 }, (_, i) => message(i));
+    const bad = message(99, { appId: 'app_missing' });
+    const settled = await Promise.allSettled([...good, bad].map((m) => publish(t.db, m)));
+    expect(settled.slice(0, 30).every((s) => s.status === 'fulfilled' && s.value.deliveries === 2)).toBe(
+      true,
+    );
+    expect(settled[30]!.status).toBe('rejected');
+    const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_messages');
+    expect(rows[0]!.n).toBe(30);
+  });
+
+  it('inside a transaction, publishes only if the transaction commits', async () => {
+    await expect(
+      t.db.transaction(async (tx) => {
+        await publish(tx, message(0));
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_messages');
+    expect(rows[0]!.n).toBe(0);
+  });
+
+  it('NOTIFYs workers after a publish that made work due', async () => {
+    const { rows } = await t.db.query<{ channel: string }>('select courier_channel() as channel');
+    let notified = 0;
+    const unlisten = await t.db.listen(rows[0]!.channel, () => notified++);
+    try {
+      await publish(t.db, message(0));
+      const deadline = Date.now() + 5_000;
+      while (notified === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(notified).toBeGreaterThan(0);
+    } finally {
+      await unlisten();
+    }
+  });
+});
