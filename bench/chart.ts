@@ -9,6 +9,7 @@ export function renderChart(r: BenchReport): string {
     ['raw SQL pipeline', r.rawSql, '#9aa5b1'],
     ['Courier, 1 worker', r.courier1.deliveriesPerSec, '#2f6fdb'],
     ['Courier, 3 workers', r.courier3.deliveriesPerSec, '#2f6fdb'],
+    ['Courier via its HTTP API', r.api.deliveriesPerSec, '#2f6fdb'],
     ['Courier, 1M scheduled later', r.courierBacklog.deliveriesPerSec, '#2f6fdb'],
     ['Courier on PGlite', r.embedded.deliveriesPerSec, '#2f6fdb'],
     ['graphile-worker, performance', r.graphilePerformance, '#e0823d'],

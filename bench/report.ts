@@ -1,4 +1,5 @@
 /** The benchmark's report: the figures of one run, its Markdown table and the ratios against targets. */
+import type { ApiResult } from './scenarios/api.ts';
 import type { ThroughputResult } from './scenarios/courier.ts';
 import type { LatencyResult } from './scenarios/latency.ts';
 
@@ -13,6 +14,8 @@ export interface BenchReport {
   rawSql: number;
   courier1: ThroughputResult;
   courier3: ThroughputResult;
+  /** `courier serve` with messages POSTed to its API, publishing and delivering at once. */
+  api: ApiResult;
   courierBacklog: ThroughputResult;
   graphileDefault: number;
   graphilePerformance: number;
@@ -85,6 +88,11 @@ export function renderMarkdown(r: BenchReport): string {
       `publish ${fmt(r.courier1.publishPerSec)}/s (engine)`,
     ],
     ['**Courier**, 3 worker processes', fmt(r.courier3.deliveriesPerSec), ''],
+    [
+      '**Courier** through its HTTP API (`courier serve`, 32 clients)',
+      fmt(r.api.deliveriesPerSec),
+      `publish ${fmt(r.api.publishPerSec)}/s (API, 202 answers), delivering meanwhile`,
+    ],
     [
       `**Courier**, 1 worker, ${fmt(r.backlog)} scheduled for later`,
       fmt(r.courierBacklog.deliveriesPerSec),

@@ -8,6 +8,7 @@ import { cpus, totalmem } from 'node:os';
 import { renderChart } from './chart.ts';
 import { adminQuery, startReceiver } from './lib.ts';
 import { type BenchReport, renderMarkdown } from './report.ts';
+import { apiThroughput } from './scenarios/api.ts';
 import { courierThroughput } from './scenarios/courier.ts';
 import { embeddedThroughput } from './scenarios/embedded.ts';
 import { courierLatency } from './scenarios/latency.ts';
@@ -41,6 +42,7 @@ export async function runBench(options: {
       rawSql: await step('raw SQL pipeline', () => rawSql(receiver, n)),
       courier1: await step('Courier, 1 worker', () => courierThroughput(receiver, n, 1)),
       courier3: await step('Courier, 3 workers', () => courierThroughput(receiver, n, 3)),
+      api: await step('Courier through its HTTP API', () => apiThroughput(receiver, n)),
       courierBacklog: await step(`Courier, 1 worker, ${backlog} scheduled for later`, () =>
         courierThroughput(receiver, n, 1, backlog),
       ),

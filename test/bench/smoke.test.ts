@@ -17,6 +17,8 @@ describe('benchmark smoke run', () => {
         report.rawSql,
         report.courier1.deliveriesPerSec,
         report.courier3.deliveriesPerSec,
+        report.api.publishPerSec,
+        report.api.deliveriesPerSec,
         report.courierBacklog.deliveriesPerSec,
         report.graphileDefault,
         report.graphilePerformance,

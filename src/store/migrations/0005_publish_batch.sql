@@ -94,11 +94,17 @@ begin
          (select array_agg(p.due order by p.endpoint_id) from per_endpoint p)
     into v_counts, v_eps, v_due;
 
+  -- Every target queue row is locked KEY SHARE (publishers do not block one another), so a claim
+  -- (FOR UPDATE) cannot decide the endpoint has nothing due while a delivery of ours it cannot see
+  -- yet is on its way: it skips the row until we commit. Rows whose next_due_at must come forward
+  -- are then locked for update, in the same order.
   if v_eps is not null then
+    perform 1 from courier_endpoint_queues q
+      where q.endpoint_id = any(v_eps) order by q.endpoint_id for key share;
     perform 1 from courier_endpoint_queues q
       join unnest(v_eps, v_due) as w(endpoint_id, due) on w.endpoint_id = q.endpoint_id
       where q.next_due_at is null or q.next_due_at > w.due
-      order by q.endpoint_id for update of q;
+      order by q.endpoint_id for no key update of q;
     update courier_endpoint_queues q set next_due_at = w.due
       from unnest(v_eps, v_due) as w(endpoint_id, due)
       where q.endpoint_id = w.endpoint_id and (q.next_due_at is null or q.next_due_at > w.due);
@@ -148,6 +154,134 @@ language sql as $$
     jsonb_build_array(to_jsonb(p_channels)), jsonb_build_array(to_jsonb(p_tags)),
     array[p_now], array[coalesce(p_message_id, courier_new_id('msg', p_now))], p_notify)
 $$;
+
+-- The claim of 0002, except that an endpoint it took deliveries from stays due (no second look
+-- 500 ms later): publishes now lock the endpoint's queue row (KEY SHARE), which closes the race the
+-- second look papered over.
+-- Claim: up to p_limit due deliveries, endpoint by endpoint, within each endpoint's in-flight cap
+-- and rate limit, in a few statements however many endpoints the batch spans. The endpoints' queue
+-- rows are locked (SKIP LOCKED) while their budgets are computed, so the limits hold across all
+-- workers. Endpoint configuration is not returned: workers cache it by config_version.
+create or replace function courier_claim(p_owner text, p_now timestamptz, p_lease_ms integer, p_limit integer)
+returns table (
+  delivery_id bigint,
+  message_id text,
+  endpoint_id text,
+  attempts integer,
+  give_up_at timestamptz,
+  trigger smallint,
+  event_type text,
+  payload bytea,
+  endpoint_version bigint,
+  app_version bigint
+)
+language plpgsql as $$
+declare
+  v_slot bigint := floor(extract(epoch from p_now) * 10);
+  v_eps text[];
+  v_takes integer[];
+  v_newest bigint[];
+  v_ids bigint[];
+  v_claimed text[];
+  v_messages text[];
+  v_attempts integer[];
+  v_give_up timestamptz[];
+  v_triggers smallint[];
+begin
+  with locked as (
+    select cq.endpoint_id, cq.max_in_flight, cq.in_flight, cq.rate_limit, cq.next_due_at,
+           greatest(v_slot, cq.rl_slot) as newest,
+           courier_rl_age(cq.rl_counts, greatest(v_slot, cq.rl_slot) - cq.rl_slot) as counts
+    from courier_endpoint_queues cq
+    where cq.active and cq.next_due_at <= p_now and cq.in_flight < cq.max_in_flight
+      and (cq.blocked_until is null or cq.blocked_until <= p_now)
+    order by cq.next_due_at
+    limit p_limit
+    for update skip locked
+  ), budget as (
+    select l.endpoint_id, l.newest, l.next_due_at,
+           greatest(0, least(l.max_in_flight - l.in_flight,
+                             l.rate_limit - (select coalesce(sum(c), 0)::int from unnest(l.counts) c),
+                             ceil(l.rate_limit / 10.0)::int - l.counts[12])) as want
+    from locked l
+  ), shared as (
+    -- The batch limit goes to the endpoints due first.
+    select b.endpoint_id, b.newest,
+           least(b.want, greatest(0, p_limit - coalesce(sum(b.want) over (
+             order by b.next_due_at, b.endpoint_id rows between unbounded preceding and 1 preceding), 0)))::int as take
+    from budget b
+  )
+  select array_agg(s.endpoint_id), array_agg(s.take), array_agg(s.newest)
+    into v_eps, v_takes, v_newest from shared s;
+  if v_eps is null then
+    return;
+  end if;
+
+  with picked as (
+    select p.id from unnest(v_eps, v_takes) as e(endpoint_id, take)
+    cross join lateral (
+      select d.id from courier_deliveries d
+      where d.endpoint_id = e.endpoint_id and d.state = 'pending' and d.next_attempt_at <= p_now
+      order by d.next_attempt_at
+      limit e.take
+      for update skip locked
+    ) p
+    where e.take > 0
+  ), upd as (
+    update courier_deliveries d
+      set state = 'in_flight', lease_owner = p_owner, updated_at = p_now,
+          lease_expires_at = p_now + make_interval(secs => p_lease_ms / 1000.0)
+    from picked where d.id = picked.id
+    returning d.id, d.endpoint_id, d.message_id, d.attempts, d.give_up_at, d.trigger
+  )
+  select coalesce(array_agg(upd.id), '{}'), coalesce(array_agg(upd.endpoint_id), '{}'),
+         array_agg(upd.message_id), array_agg(upd.attempts), array_agg(upd.give_up_at), array_agg(upd.trigger)
+    into v_ids, v_claimed, v_messages, v_attempts, v_give_up, v_triggers from upd;
+
+  with claimed as (
+    select e.endpoint_id, e.newest, e.take,
+           (select count(*)::int from unnest(v_claimed) c where c = e.endpoint_id) as n
+    from unnest(v_eps, v_newest, v_takes) as e(endpoint_id, newest, take)
+  ), windows as (
+    select c.endpoint_id, c.newest, c.n, aged[1:11] || (aged[12] + c.n) as counts
+    from claimed c
+    join courier_endpoint_queues q on q.endpoint_id = c.endpoint_id,
+    lateral courier_rl_age(q.rl_counts, c.newest - q.rl_slot) as aged
+    -- Untouched: endpoints the batch limit left out (nothing changed for them). Updated: those that
+    -- had a share (claimed, or found nothing due: next_due_at must move), and those out of rate
+    -- budget, which sleep until their window frees up.
+    where c.take > 0 or courier_rl_blocked(aged, q.rate_limit, c.newest) is not null
+  )
+  update courier_endpoint_queues q
+    set in_flight = q.in_flight + w.n,
+        rl_slot = w.newest,
+        rl_counts = w.counts,
+        blocked_until = courier_rl_blocked(w.counts, q.rate_limit, w.newest),
+        -- An endpoint that gave deliveries stays due: the worker claims again at once, and the
+        -- publishes meanwhile find it due and need not lock it for update or wake anyone. The claim
+        -- that finds nothing lets next_due_at go; a publish cannot slip in unseen, since publishes
+        -- hold a KEY SHARE lock on the row, which this claim's FOR UPDATE skips or waits out.
+        next_due_at = case when w.n > 0 then p_now else v_next.at end
+  from windows w
+  left join lateral (select d.next_attempt_at as at from courier_deliveries d
+                      where d.endpoint_id = w.endpoint_id and d.state = 'pending'
+                      order by d.next_attempt_at limit 1) v_next on true
+  where q.endpoint_id = w.endpoint_id;
+
+  -- Lateral lookups by primary key: the plan must not depend on table statistics (a fresh table
+  -- without them once made this a sequential scan of every delivery).
+  return query
+    select u.id, u.message_id, u.endpoint_id, u.attempts, u.give_up_at, u.trigger,
+           m.event_type, m.payload, c.endpoint_version, c.app_version
+    from unnest(v_ids, v_messages, v_claimed, v_attempts, v_give_up, v_triggers)
+           as u(id, message_id, endpoint_id, attempts, give_up_at, trigger)
+    cross join lateral (select m.event_type, m.payload from courier_messages m where m.id = u.message_id) m
+    cross join lateral (
+      select e.config_version as endpoint_version, a.config_version as app_version
+      from courier_endpoints e join courier_applications a on a.id = e.app_id
+      where e.id = u.endpoint_id) c
+    order by u.id;
+end $$;
 
 -- The hot paths find every row through a key or an index by design. On new or fast-growing tables
 -- without fresh statistics the planner would rather scan the whole table (seen: a sequential scan

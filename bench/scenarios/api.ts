@@ -1,0 +1,58 @@
+/** Courier through its HTTP API: `courier serve` (API and worker in one process), messages POSTed. */
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+import { type BenchReceiver, payload, spawnChild, waitFor } from '../lib.ts';
+import { ENDPOINTS, setupCourier, workerEnv } from './courier.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const CONCURRENCY = 32;
+
+export interface ApiResult {
+  /** 202 answers per second, from the first request to the last answer. */
+  publishPerSec: number;
+  /** Deliveries per second at the receiver, first to last arrival, while publishing went on. */
+  deliveriesPerSec: number;
+}
+
+export async function apiThroughput(receiver: BenchReceiver, n: number): Promise<ApiResult> {
+  const setup = await setupCourier(receiver);
+  const token = randomBytes(24).toString('hex');
+  const server = spawnChild([CLI, 'serve'], {
+    ...workerEnv(setup.schema),
+    COURIER_PORT: '0',
+    COURIER_HOST: '127.0.0.1',
+    COURIER_ADMIN_TOKEN: token,
+  });
+  try {
+    await waitFor(() => /running at http:\/\/\S+/.test(server.output()), 60_000, 'courier serve');
+    const url = /running at (http:\/\/\S+)/.exec(server.output())![1]!;
+    const pool = new Pool(url, { connections: CONCURRENCY });
+    await receiver.reset();
+    const body = payload();
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < n) {
+          const i = next++;
+          const res = await pool.request({
+            method: 'POST',
+            path: `/api/v1/app/${setup.appId}/msg`,
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: `{"eventType":"e${i % ENDPOINTS}","payload":${body}}`,
+          });
+          const text = await res.body.text();
+          if (res.statusCode !== 202) throw new Error(`API publish answered ${res.statusCode}: ${text}`);
+        }
+      }),
+    );
+    const publishPerSec = n / ((performance.now() - started) / 1000);
+    const deliveriesPerSec = await receiver.rate(n);
+    await pool.close();
+    return { publishPerSec, deliveriesPerSec };
+  } finally {
+    await server.stop();
+    await setup.close();
+  }
+}
