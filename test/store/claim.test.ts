@@ -137,6 +137,44 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     },
   );
 
+  it('records what the receiver answered byte for byte, whatever characters it holds', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    await publishJson(t.db, appId, clock.now(), { i: 2 });
+    const [a, b] = await claimAs('w');
+    const nasty = `{"a":"b\\"c"}, NULL, {x,y} 'q' \\ \u00e9\u{1F600}\ttab\nline`;
+    const headers = { 'x-quote': 'say "hi", \\ back', 'x-null': 'NULL', 'x-brace': '{1,2}' };
+    const first = delivered(a!.id, 1, clock.now());
+    const second = delivered(b!.id, 1, clock.now());
+    await complete(
+      t.db,
+      'w',
+      clock.now(),
+      [
+        {
+          ...first,
+          attempt: { ...first.attempt, responseBody: `${nasty}\u0000end`, responseHeaders: headers },
+        },
+        { ...second, lastError: nasty, attempt: { ...second.attempt, detail: nasty, reason: 'NULL' } },
+      ],
+      100,
+    );
+    const { rows } = await t.db.query<{
+      response_body: string | null;
+      response_headers: unknown;
+      detail: string;
+      reason: string | null;
+    }>('select response_body, response_headers, detail, reason from courier_attempts order by delivery_id');
+    expect(rows).toEqual([
+      { response_body: `${nasty}\uFFFDend`, response_headers: headers, detail: 'ok', reason: null },
+      { response_body: null, response_headers: null, detail: nasty, reason: 'NULL' },
+    ]);
+    const { rows: deliveries } = await t.db.query<{ last_error: string | null }>(
+      'select last_error from courier_deliveries order by id',
+    );
+    expect(deliveries).toEqual([{ last_error: null }, { last_error: nasty }]);
+  });
+
   it('gives a released delivery back with the same attempt count and due time', async () => {
     await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
     await publishJson(t.db, appId, clock.now(), { i: 1 });
