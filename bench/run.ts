@@ -41,11 +41,12 @@ export async function runBench(options: {
       ceiling: await step('undici alone', () => ceiling(receiver, n)),
       rawSql: await step('raw SQL pipeline', () => rawSql(receiver, n)),
       courier1: await step('Courier, 1 worker', () => courierThroughput(receiver, n, 1)),
-      courier3: await step('Courier, 3 workers', () => courierThroughput(receiver, n, 3)),
-      api: await step('Courier through its HTTP API', () => apiThroughput(receiver, n)),
+      // Right after the empty-queue run it is compared with, so the host's drift stays out of the ratio.
       courierBacklog: await step(`Courier, 1 worker, ${backlog} scheduled for later`, () =>
         courierThroughput(receiver, n, 1, backlog),
       ),
+      courier3: await step('Courier, 3 workers', () => courierThroughput(receiver, n, 3)),
+      api: await step('Courier through its HTTP API', () => apiThroughput(receiver, n)),
       graphileDefault: await step('graphile-worker, defaults', () => graphile(receiver, n, 'default')),
       graphilePerformance: await step('graphile-worker, performance preset', () =>
         graphile(receiver, n, 'performance'),
