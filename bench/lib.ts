@@ -136,6 +136,22 @@ export function peakRssMiB(pid: number | undefined): number | null {
   }
 }
 
+/** Runs task(0…n-1) with `concurrency` in flight; returns how many per second completed. */
+export async function concurrently(
+  n: number,
+  concurrency: number,
+  task: (i: number) => Promise<unknown>,
+): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) await task(next++);
+    }),
+  );
+  return n / ((performance.now() - started) / 1000);
+}
+
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);

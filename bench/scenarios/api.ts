@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { type BenchReceiver, payload, spawnChild, waitFor } from '../lib.ts';
+import { type BenchReceiver, concurrently, payload, spawnChild, waitFor } from '../lib.ts';
 import { ENDPOINTS, setupCourier, workerEnv } from './courier.ts';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -30,24 +30,16 @@ export async function apiThroughput(receiver: BenchReceiver, n: number): Promise
     const pool = new Pool(url, { connections: CONCURRENCY });
     await receiver.reset();
     const body = payload();
-    let next = 0;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < n) {
-          const i = next++;
-          const res = await pool.request({
-            method: 'POST',
-            path: `/api/v1/app/${setup.appId}/msg`,
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-            body: `{"eventType":"e${i % ENDPOINTS}","payload":${body}}`,
-          });
-          const text = await res.body.text();
-          if (res.statusCode !== 202) throw new Error(`API publish answered ${res.statusCode}: ${text}`);
-        }
-      }),
-    );
-    const publishPerSec = n / ((performance.now() - started) / 1000);
+    const publishPerSec = await concurrently(n, CONCURRENCY, async (i) => {
+      const res = await pool.request({
+        method: 'POST',
+        path: `/api/v1/app/${setup.appId}/msg`,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: `{"eventType":"e${i % ENDPOINTS}","payload":${body}}`,
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 202) throw new Error(`API publish answered ${res.statusCode}: ${text}`);
+    });
     const deliveriesPerSec = await receiver.rate(n);
     await pool.close();
     return { publishPerSec, deliveriesPerSec };

@@ -11,6 +11,7 @@ import { createApplication } from '../../src/store/repos/applications.ts';
 import { createEndpoint } from '../../src/store/repos/endpoints.ts';
 import {
   type BenchReceiver,
+  concurrently,
   DATABASE_URL,
   dropSchema,
   freshSchema,
@@ -73,24 +74,16 @@ export async function publishMany(
   concurrency = 8,
   body = () => payload(),
 ): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < n) {
-        const i = next++;
-        const now = systemClock.now();
-        await publish(setup.db, {
-          appId: setup.appId,
-          messageId: newId('msg', now),
-          eventType: `e${i % ENDPOINTS}`,
-          payload: Buffer.from(body()),
-          now,
-        });
-      }
-    }),
-  );
-  return n / ((performance.now() - started) / 1000);
+  return concurrently(n, concurrency, (i) => {
+    const now = systemClock.now();
+    return publish(setup.db, {
+      appId: setup.appId,
+      messageId: newId('msg', now),
+      eventType: `e${i % ENDPOINTS}`,
+      payload: Buffer.from(body()),
+      now,
+    });
+  });
 }
 
 export function workerEnv(schema: string): Record<string, string> {

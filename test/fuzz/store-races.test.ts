@@ -7,49 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecret } from '../../src/signing/index.ts';
-import type { Database, Transaction } from '../../src/store/db.ts';
+import type { Transaction } from '../../src/store/db.ts';
 import { holdEndpoint, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { deleteApplication } from '../../src/store/repos/applications.ts';
 import { getEndpointById, rotateSecret, updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { createApp, createEndpoint, startApi, type TestApi } from '../e2e/support.ts';
-
-/** Runs `work` in a transaction and keeps it open (locks held, nothing committed) until commit(). */
-async function holdOpen(db: Database, work: (tx: Transaction) => Promise<unknown>) {
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let started!: (pid: number) => void;
-  const pid = new Promise<number>((resolve) => {
-    started = resolve;
-  });
-  const finished = db.transaction(async (tx) => {
-    await work(tx);
-    const { rows } = await tx.query<{ pid: number }>('select pg_backend_pid() as pid');
-    started(rows[0]!.pid);
-    await gate;
-  });
-  finished.catch(() => {});
-  return {
-    pid: await Promise.race([pid, finished.then(() => -1)]),
-    commit: async () => {
-      release();
-      await finished;
-    },
-  };
-}
-
-/** Waits until some session is waiting for a lock the session `pid` holds. */
-async function blockedBy(db: Database, pid: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const { rows } = await db.query('select 1 from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [
-      pid,
-    ]);
-    if (rows.length > 0) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`nothing blocked on session ${pid}`);
-}
+import { blockedBy, holdOpen } from '../support/transactions.ts';
 
 describe('store races (defects outside src/api)', () => {
   let api: TestApi;

@@ -9,6 +9,7 @@ import { nextDueAt } from '../../src/store/queries/next-due.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { deliveredCompletion as delivered, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+import { holdOpen } from '../support/transactions.ts';
 
 describe.each(BACKENDS)('claiming on %s', (backend) => {
   let t: TestDatabase;
@@ -116,23 +117,9 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       // The endpoint is due, so this publish needs no update of its queue row, only its KEY SHARE
       // lock. Held open, its delivery is invisible to the claim below, which must therefore leave
       // the endpoint alone rather than conclude it has nothing due (that would strand the delivery).
-      let commit!: () => void;
-      const gate = new Promise<void>((resolve) => {
-        commit = resolve;
-      });
-      let published!: () => void;
-      const inserted = new Promise<void>((resolve) => {
-        published = resolve;
-      });
-      const publishing = t.db.transaction(async (tx) => {
-        await publishJsonIn(tx, { i: 2 });
-        published();
-        await gate;
-      });
-      await inserted;
+      const publishing = await holdOpen(t.db, (tx) => publishJsonIn(tx, { i: 2 }));
       expect(await claimAs('w')).toHaveLength(0);
-      commit();
-      await publishing;
+      await publishing.commit();
       expect(await claimAs('w')).toMatchObject([{ endpointId: ep.id, attempts: 0 }]);
     },
   );

@@ -1,0 +1,40 @@
+/** Deterministic interleavings: a transaction held open (its locks held, nothing committed). */
+import type { Database, Transaction } from '../../src/store/db.ts';
+
+/** Runs `work` in a transaction and keeps it open (locks held, nothing committed) until commit(). */
+export async function holdOpen(db: Database, work: (tx: Transaction) => Promise<unknown>) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let started!: (pid: number) => void;
+  const pid = new Promise<number>((resolve) => {
+    started = resolve;
+  });
+  const finished = db.transaction(async (tx) => {
+    await work(tx);
+    const { rows } = await tx.query<{ pid: number }>('select pg_backend_pid() as pid');
+    started(rows[0]!.pid);
+    await gate;
+  });
+  finished.catch(() => {});
+  return {
+    pid: await Promise.race([pid, finished.then(() => -1)]),
+    commit: async () => {
+      release();
+      await finished;
+    },
+  };
+}
+
+/** Waits until some session is waiting for a lock the session `pid` holds. */
+export async function blockedBy(db: Database, pid: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await db.query('select 1 from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [
+      pid,
+    ]);
+    if (rows.length > 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`nothing blocked on session ${pid}`);
+}
