@@ -8,6 +8,8 @@ import pg from 'pg';
 export const DATABASE_URL =
   process.env.COURIER_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TSX = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));
+/** The courier command line, run through tsx by spawnChild. */
+export const COURIER_CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 
 export interface Child {
   proc: ChildProcess;

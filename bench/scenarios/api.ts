@@ -1,11 +1,9 @@
 /** Courier through its HTTP API: `courier serve` (API and worker in one process), messages POSTed. */
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { type BenchReceiver, concurrently, payload, spawnChild, waitFor } from '../lib.ts';
+import { type BenchReceiver, COURIER_CLI, concurrently, payload, spawnChild, waitFor } from '../lib.ts';
 import { ENDPOINTS, setupCourier, workerEnv } from './courier.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const CONCURRENCY = 32;
 
 export interface ApiResult {
@@ -18,7 +16,7 @@ export interface ApiResult {
 export async function apiThroughput(receiver: BenchReceiver, n: number): Promise<ApiResult> {
   const setup = await setupCourier(receiver);
   const token = randomBytes(24).toString('hex');
-  const server = spawnChild([CLI, 'serve'], {
+  const server = spawnChild([COURIER_CLI, 'serve'], {
     ...workerEnv(setup.schema),
     COURIER_PORT: '0',
     COURIER_HOST: '127.0.0.1',

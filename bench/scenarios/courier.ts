@@ -1,5 +1,4 @@
 /** Courier end to end: publish through the engine (and the API), deliver with N worker processes. */
-import { fileURLToPath } from 'node:url';
 import { systemClock } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
 import { generateSecret } from '../../src/signing/index.ts';
@@ -11,6 +10,7 @@ import { createApplication } from '../../src/store/repos/applications.ts';
 import { createEndpoint } from '../../src/store/repos/endpoints.ts';
 import {
   type BenchReceiver,
+  COURIER_CLI,
   concurrently,
   DATABASE_URL,
   dropSchema,
@@ -22,7 +22,6 @@ import {
   walBytes,
 } from '../lib.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 export const ENDPOINTS = 20;
 
 export interface CourierSetup {
@@ -97,7 +96,7 @@ export function workerEnv(schema: string): Record<string, string> {
 
 export async function startWorkers(schema: string, count: number, env: Record<string, string> = {}) {
   const workers = Array.from({ length: count }, () =>
-    spawnChild([CLI, 'worker'], { ...workerEnv(schema), COURIER_LOG_LEVEL: 'info', ...env }),
+    spawnChild([COURIER_CLI, 'worker'], { ...workerEnv(schema), COURIER_LOG_LEVEL: 'info', ...env }),
   );
   await Promise.all(
     workers.map((w) => waitFor(() => w.output().includes('worker started'), 60_000, 'a worker')),

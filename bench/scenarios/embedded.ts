@@ -3,9 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BenchReceiver, spawnChild, waitFor } from '../lib.ts';
+import { type BenchReceiver, COURIER_CLI, spawnChild, waitFor } from '../lib.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const PREFILL = fileURLToPath(new URL('../workers/pglite-prefill.ts', import.meta.url));
 
 export async function embeddedThroughput(
@@ -18,7 +17,7 @@ export async function embeddedThroughput(
     if ((await prefill.exited) !== 0) throw new Error(`PGlite prefill failed:\n${prefill.output()}`);
     const publishPerSec = Number(/publishPerSec=([\d.]+)/.exec(prefill.output())?.[1]);
     await receiver.reset();
-    const worker = spawnChild([CLI, 'worker'], {
+    const worker = spawnChild([COURIER_CLI, 'worker'], {
       COURIER_DATA_DIR: dataDir,
       COURIER_DATABASE_URL: '',
       COURIER_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',

@@ -1,8 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import { newId } from '../../src/ids.ts';
-import type { Transaction } from '../../src/store/db.ts';
-import { publish } from '../../src/store/publisher.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
 import { nextDueAt } from '../../src/store/queries/next-due.ts';
@@ -32,14 +29,6 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
 
   const claimAs = (owner: string, limit = 100) =>
     claim(t.db, { owner, now: clock.now(), leaseMs: 60_000, limit });
-  const publishJsonIn = (tx: Transaction, payload: unknown) =>
-    publish(tx, {
-      appId,
-      messageId: newId('msg', clock.now()),
-      eventType: 'test.event',
-      payload: Buffer.from(JSON.stringify(payload)),
-      now: clock.now(),
-    });
 
   it('never hands out more than an endpoint in-flight cap, whoever asks', async () => {
     await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 3 });
@@ -117,7 +106,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       // The endpoint is due, so this publish needs no update of its queue row, only its KEY SHARE
       // lock. Held open, its delivery is invisible to the claim below, which must therefore leave
       // the endpoint alone rather than conclude it has nothing due (that would strand the delivery).
-      const publishing = await holdOpen(t.db, (tx) => publishJsonIn(tx, { i: 2 }));
+      const publishing = await holdOpen(t.db, (tx) => publishJson(tx, appId, clock.now(), { i: 2 }));
       expect(await claimAs('w')).toHaveLength(0);
       await publishing.commit();
       expect(await claimAs('w')).toMatchObject([{ endpointId: ep.id, attempts: 0 }]);

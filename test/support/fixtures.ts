@@ -1,6 +1,6 @@
 import { newId } from '../../src/ids.ts';
 import { generateSecret } from '../../src/signing/index.ts';
-import type { Database } from '../../src/store/db.ts';
+import type { Database, Queryable } from '../../src/store/db.ts';
 import { publish } from '../../src/store/publisher.ts';
 import type { Completion } from '../../src/store/queries/complete.ts';
 import { createApplication } from '../../src/store/repos/applications.ts';
@@ -29,7 +29,7 @@ export async function makeEndpoint(
 }
 
 export async function publishJson(
-  db: Database,
+  db: Queryable,
   appId: string,
   now: number,
   payload: unknown,
