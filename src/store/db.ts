@@ -12,6 +12,23 @@ export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
 }
 
+const preparedNames = new Map<string, string>();
+
+/**
+ * Marks a hot statement. The node-postgres adapter prepares it once per connection under this name
+ * instead of parsing and planning it on every call (measured: about 100 µs of server time per
+ * call, more than a one-row claim itself costs). Returns the SQL unchanged.
+ */
+export function prepared(name: string, sql: string): string {
+  preparedNames.set(sql, name);
+  return sql;
+}
+
+/** The name a hot statement was prepared under, if it is one. */
+export function preparedName(sql: string): string | undefined {
+  return preparedNames.get(sql);
+}
+
 /** Transactions point back at their database (see secrets-at-rest.ts). */
 export const PARENT_DATABASE = Symbol('courier.parentDatabase');
 

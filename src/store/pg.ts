@@ -3,6 +3,7 @@ import {
   type Database,
   DatabaseUnavailableError,
   PARENT_DATABASE,
+  preparedName,
   type QueryResult,
   type Transaction,
 } from './db.ts';
@@ -51,6 +52,11 @@ function wrap(error: unknown): unknown {
   return error;
 }
 
+/** A hot statement goes by its prepared name (see prepared() in db.ts); others are parsed each time. */
+function statement(sql: string, params?: readonly unknown[]): pg.QueryConfig {
+  return { name: preparedName(sql), text: sql, values: params as unknown[] | undefined };
+}
+
 function clientConfig(options: PgOptions): pg.ClientConfig {
   return {
     connectionString: options.connectionString,
@@ -77,7 +83,7 @@ export class PgDatabase implements Database {
 
   async query<T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
     try {
-      const result = await this.pool.query(sql, params as unknown[] | undefined);
+      const result = await this.pool.query(statement(sql, params));
       return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
     } catch (error) {
       throw wrap(error);
@@ -94,7 +100,7 @@ export class PgDatabase implements Database {
     const tx: Transaction = {
       [PARENT_DATABASE]: this,
       async query<R>(sql: string, params?: readonly unknown[]) {
-        const result = await client.query(sql, params as unknown[] | undefined);
+        const result = await client.query(statement(sql, params));
         return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
       },
       async exec(sql: string) {

@@ -14,14 +14,12 @@ interface Pending {
 
 /**
  * Group publishing: publishes arriving while earlier ones are being written go out together, in
- * one statement and one commit, with no added wait (an idle publisher writes at once). After a
- * commit that made work due, one coalesced NOTIFY wakes the workers.
+ * one statement and one commit (with its NOTIFY), with no added wait: an idle publisher writes at
+ * once.
  */
 class Publisher {
   private queue: Pending[] = [];
   private writing = 0;
-  private notifying = false;
-  private notifyAgain = false;
 
   constructor(private readonly db: Database) {}
 
@@ -48,10 +46,8 @@ class Publisher {
       const results = await publishBatch(
         this.db,
         batch.map((p) => p.input),
-        false,
       );
-      if (results.some((r) => r.woke)) this.wake();
-      for (const [i, p] of batch.entries()) p.resolve(strip(results[i]!));
+      for (const [i, p] of batch.entries()) p.resolve(results[i]!);
     } catch (error) {
       if (batch.length === 1) {
         batch[0]!.reject(error);
@@ -61,35 +57,6 @@ class Publisher {
       await Promise.all(batch.map((p) => this.write([p])));
     }
   }
-
-  /**
-   * Coalesced: while one NOTIFY is on its way, any number of wake-ups become one more, since a
-   * woken worker claims everything due. A NOTIFY lost after the commit (the database went away in
-   * between) costs latency, not data: workers' timers and later publishes still find the work.
-   */
-  private wake(): void {
-    if (this.notifying) {
-      this.notifyAgain = true;
-      return;
-    }
-    this.notifying = true;
-    void (async () => {
-      try {
-        do {
-          this.notifyAgain = false;
-          await this.db.query('select pg_notify(courier_channel(), $1)', ['']);
-        } while (this.notifyAgain);
-      } catch {
-        // See above: nothing to undo, and no caller to tell.
-      } finally {
-        this.notifying = false;
-      }
-    })();
-  }
-}
-
-function strip({ messageId, created, deliveries }: PublishResult): PublishResult {
-  return { messageId, created, deliveries };
 }
 
 const publishers = new WeakMap<Database, Publisher>();
@@ -104,7 +71,7 @@ function isDatabase(q: Queryable): q is Database {
  * woken when it commits (the transactional outbox).
  */
 export async function publish(q: Queryable, input: PublishInput): Promise<PublishResult> {
-  if (!isDatabase(q)) return strip((await publishBatch(q, [input], true))[0]!);
+  if (!isDatabase(q)) return (await publishBatch(q, [input]))[0]!;
   let publisher = publishers.get(q);
   if (!publisher) {
     publisher = new Publisher(q);

@@ -87,10 +87,9 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       [{ ...delivered(d!.id, 1, clock.now()), state: 'pending', nextAttemptAt: retryAt }],
       100,
     );
-    // A claim that took deliveries leaves its endpoint due; the next one finds nothing due yet.
-    expect(await nextDueAt(t.db)).toBe(clock.now());
-    expect(await claimAs('w')).toHaveLength(0);
+    // The claim took all that was pending, so only the retry makes the endpoint due again.
     expect(await nextDueAt(t.db)).toBe(retryAt);
+    expect(await claimAs('w')).toHaveLength(0);
     clock.advance(90_000);
     const [again] = await claimAs('w');
     expect(again).toMatchObject({ id: d!.id, attempts: 1, endpointId: ep.id });
@@ -101,15 +100,20 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     async () => {
       const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
       await publishJson(t.db, appId, clock.now(), { i: 1 });
-      const [first] = await claimAs('w');
-      await complete(t.db, 'w', clock.now(), [delivered(first!.id, 1, clock.now())], 100);
-      // The endpoint is due, so this publish needs no update of its queue row, only its KEY SHARE
-      // lock. Held open, its delivery is invisible to the claim below, which must therefore leave
-      // the endpoint alone rather than conclude it has nothing due (that would strand the delivery).
-      const publishing = await holdOpen(t.db, (tx) => publishJson(tx, appId, clock.now(), { i: 2 }));
+      await publishJson(t.db, appId, clock.now(), { i: 2 });
+      expect(await claimAs('w', 1)).toHaveLength(1);
+      // The endpoint is still due (one delivery pending), so this publish needs no update of its
+      // queue row, only its KEY SHARE lock. Held open, its delivery is invisible to the claim
+      // below, which must therefore leave the endpoint alone rather than take the one it can see
+      // and conclude nothing is pending (that would strand the new delivery).
+      const publishing = await holdOpen(t.db, (tx) => publishJson(tx, appId, clock.now(), { i: 3 }));
       expect(await claimAs('w')).toHaveLength(0);
       await publishing.commit();
-      expect(await claimAs('w')).toMatchObject([{ endpointId: ep.id, attempts: 0 }]);
+      expect(await claimAs('w')).toMatchObject([
+        { endpointId: ep.id, attempts: 0 },
+        { endpointId: ep.id, attempts: 0 },
+      ]);
+      expect(await nextDueAt(t.db)).toBeNull();
     },
   );
 
@@ -199,6 +203,19 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     expect(batch.filter((d) => d.endpointId === fast.id)).toHaveLength(1);
   });
 
+  it('says when a completion freed capacity for due work, so the worker knows to claim again', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 1 });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    await publishJson(t.db, appId, clock.now(), { i: 2 });
+    const [first] = await claimAs('w');
+    expect(await claimAs('w')).toHaveLength(0); // at its cap
+    const freed = await complete(t.db, 'w', clock.now(), [delivered(first!.id, 1, clock.now())], 100);
+    expect(freed).toEqual({ alarms: [], claimable: true });
+    const [second] = await claimAs('w');
+    const last = await complete(t.db, 'w', clock.now(), [delivered(second!.id, 1, clock.now())], 100);
+    expect(last).toEqual({ alarms: [], claimable: false });
+  });
+
   it('counts a permanent-failure streak and reports the endpoint once it reaches the threshold', async () => {
     const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
     for (let i = 0; i < 3; i++) await publishJson(t.db, appId, clock.now(), { i });
@@ -208,7 +225,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       state: 'failed' as const,
       streak: 'increment' as const,
     }));
-    const alarms = await complete(t.db, 'w', clock.now(), failed, 3);
-    expect(alarms).toEqual([{ endpointId: ep.id, failureStreak: 3 }]);
+    const outcome = await complete(t.db, 'w', clock.now(), failed, 3);
+    expect(outcome.alarms).toEqual([{ endpointId: ep.id, failureStreak: 3 }]);
   });
 });

@@ -58,4 +58,27 @@ describe.each(BACKENDS)('courier_publish as a transactional outbox on %s', (back
     );
     expect(again).toEqual([{ message_id: rows[0]!.id, created: false, deliveries: 0, woke: false }]);
   });
+  it('wakes workers when it commits, also for an endpoint that already had work due', async () => {
+    const app = await makeApp(t.db, now);
+    await makeEndpoint(t.db, app.id, now, { url: 'https://example.com/hook' });
+    const { rows } = await t.db.query<{ channel: string }>('select courier_channel() as channel');
+    let notified = 0;
+    const unlisten = await t.db.listen(rows[0]!.channel, () => notified++);
+    notified = 0; // a new LISTEN connection wakes its subscribers once (missed notifications)
+    const publishEvent = (eventId: string) =>
+      t.db.query(
+        `select * from courier_publish($1, 'invoice.paid', convert_to('{}', 'UTF8'), $2, p_now => $3)`,
+        [app.id, eventId, new Date(now)],
+      );
+    try {
+      for (const [i, eventId] of ['first', 'second'].entries()) {
+        await publishEvent(eventId);
+        const deadline = Date.now() + 5_000;
+        while (notified <= i && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+        expect(notified).toBe(i + 1);
+      }
+    } finally {
+      await unlisten();
+    }
+  });
 });

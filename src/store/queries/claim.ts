@@ -1,4 +1,4 @@
-import type { Queryable } from '../db.ts';
+import { prepared, type Queryable } from '../db.ts';
 import { toBuffer, toDate, toMs } from '../rows.ts';
 import { ASYNC_COMMIT } from './async-commit.ts';
 import { type EndpointConfig, EndpointConfigCache } from './endpoint-config.ts';
@@ -46,6 +46,8 @@ export interface ClaimInput {
 
 const sharedCache = new EndpointConfigCache();
 
+const CLAIM = prepared('courier_claim', `select c.* from ${ASYNC_COMMIT}, courier_claim($1, $2, $3, $4) c`);
+
 /**
  * Claims due deliveries within every endpoint's in-flight cap and rate limit (courier_claim).
  * Endpoint configuration comes from a cache, refreshed when its config_version changes.
@@ -55,10 +57,12 @@ export async function claim(
   input: ClaimInput,
   cache: EndpointConfigCache = sharedCache,
 ): Promise<ClaimedDelivery[]> {
-  const { rows } = await db.query<ClaimRow>(
-    `select c.* from ${ASYNC_COMMIT}, courier_claim($1, $2, $3, $4) c`,
-    [input.owner, toDate(input.now), input.leaseMs, input.limit],
-  );
+  const { rows } = await db.query<ClaimRow>(CLAIM, [
+    input.owner,
+    toDate(input.now),
+    input.leaseMs,
+    input.limit,
+  ]);
   if (rows.length === 0) return [];
   const configs = await cache.resolve(
     db,

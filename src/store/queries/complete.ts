@@ -1,4 +1,4 @@
-import type { Queryable } from '../db.ts';
+import { prepared, type Queryable } from '../db.ts';
 import type { Attempt } from '../repos/attempts.ts';
 import { toDate } from '../rows.ts';
 import { ASYNC_COMMIT } from './async-commit.ts';
@@ -22,11 +22,23 @@ export interface StreakAlarm {
   failureStreak: number;
 }
 
+const COMPLETE = prepared(
+  'courier_complete',
+  `select c.* from ${ASYNC_COMMIT}, courier_complete($1, $2, $3, $4) c`,
+);
+
 const iso = (ms: number | null) => (ms === null ? null : toDate(ms).toISOString());
+
+export interface CompletionOutcome {
+  /** Endpoints whose streak of permanent failures reached pauseAfter. */
+  alarms: StreakAlarm[];
+  /** Some endpoint touched has deliveries due and room for them now (its cap had held them back). */
+  claimable: boolean;
+}
 
 /**
  * Writes a batch of completions in one round trip (courier_complete). Deliveries whose lease
- * this owner no longer holds are left alone. Returns endpoints whose streak reached pauseAfter.
+ * this owner no longer holds are left alone.
  */
 export async function complete(
   db: Queryable,
@@ -34,8 +46,8 @@ export async function complete(
   now: number,
   completions: readonly Completion[],
   pauseAfter: number,
-): Promise<StreakAlarm[]> {
-  if (completions.length === 0) return [];
+): Promise<CompletionOutcome> {
+  if (completions.length === 0) return { alarms: [], claimable: false };
   const items = completions.map((c, seq) => ({
     seq,
     delivery_id: c.deliveryId,
@@ -61,9 +73,16 @@ export async function complete(
     reason: c.attempt.reason,
     detail: c.attempt.detail,
   }));
-  const { rows } = await db.query<{ endpoint_id: string; failure_streak: number }>(
-    `select c.* from ${ASYNC_COMMIT}, courier_complete($1, $2, $3, $4) c`,
-    [owner, toDate(now), JSON.stringify(items), pauseAfter],
-  );
-  return rows.map((r) => ({ endpointId: r.endpoint_id, failureStreak: r.failure_streak }));
+  const { rows } = await db.query<{
+    endpoint_id: string;
+    failure_streak: number;
+    alarm: boolean;
+    claimable: boolean;
+  }>(COMPLETE, [owner, toDate(now), JSON.stringify(items), pauseAfter]);
+  return {
+    alarms: rows
+      .filter((r) => r.alarm)
+      .map((r) => ({ endpointId: r.endpoint_id, failureStreak: r.failure_streak })),
+    claimable: rows.some((r) => r.claimable),
+  };
 }
