@@ -43,9 +43,6 @@ const COMPLETION_BATCH = 500;
 /** How soon to look again at work that is due but was locked when the claim passed it. */
 const LOCKED_RETRY_MS = 10;
 
-/** The longest a busy worker waits for a signal before it claims again anyway. */
-const BUSY_RECHECK_MS = 50;
-
 /**
  * How long the first completion after a quiet spell waits for others to join its write. Under
  * load completions queue up behind the write in progress anyway; at a few hundred a second this
@@ -181,10 +178,9 @@ export class Worker {
         if (!this.running) break;
       }
       this.wakeups.clear();
-      const limit = Math.min(room, this.batchSize);
       let batch: ClaimedDelivery[];
       try {
-        batch = await this.claim(limit);
+        batch = await this.claim(Math.min(room, this.batchSize));
         claimFailures = 0;
       } catch (error) {
         claimFailures++;
@@ -196,14 +192,11 @@ export class Worker {
         await this.wakeups.sleep(delay);
         continue;
       }
-      for (const delivery of batch) void this.dispatch(delivery);
-      // A full batch may have left more due. Otherwise the claim took all it could: more comes
-      // with a NOTIFY (publish, resend), a completion that frees capacity, or the due timer.
-      if (batch.length === limit) continue;
+      // A claim that found work looks again at once: under load more is due, and rows it skipped
+      // (locked by a completion) free up. One that found nothing sleeps until work is announced
+      // (a NOTIFY, a completion that freed capacity, deliveries given back) or falls due.
       if (batch.length > 0) {
-        // Busy: what comes next is announced by a signal. The timer only brings the loop back to
-        // an empty claim, which looks up when work is next due.
-        await this.wakeups.wait(BUSY_RECHECK_MS);
+        for (const delivery of batch) void this.dispatch(delivery);
         continue;
       }
       const due = await nextDueAt(this.db).catch(() => null);
