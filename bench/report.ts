@@ -22,6 +22,31 @@ export interface BenchReport {
   pgBoss: number;
   embedded: { deliveriesPerSec: number; publishPerSec: number };
   latency: LatencyResult[];
+  /**
+   * Head-to-head rounds: Courier (1 worker), the raw SQL pipeline and graphile-worker's performance
+   * preset measured back to back, in rotating order. The host drifts by up to 1.5x within minutes,
+   * so the throughput ratios are the medians of the per-round ratios.
+   */
+  rounds: HeadToHead[];
+}
+
+export interface HeadToHead {
+  courier: number;
+  rawSql: number;
+  graphilePerformance: number;
+}
+
+export function median(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Courier ÷ a peer: the median of the rounds' ratios, or the single run's when there are none. */
+function versus(report: BenchReport, peer: (h: HeadToHead) => number, single: number): number {
+  if (report.rounds.length === 0) return courierBest(report) / single;
+  return median(report.rounds.map((h) => h.courier / peer(h)));
 }
 
 export interface Ratio {
@@ -42,12 +67,17 @@ export function ratios(report: BenchReport): Ratio[] {
   const list: Ratio[] = [
     {
       name: 'Courier ÷ graphile-worker (performance preset)',
-      value: best / report.graphilePerformance,
+      value: versus(report, (h) => h.graphilePerformance, report.graphilePerformance),
       target: 1.5,
       atLeast: true,
     },
     { name: 'Courier ÷ pg-boss', value: best / report.pgBoss, target: 3, atLeast: true },
-    { name: 'Courier ÷ raw SQL pipeline', value: best / report.rawSql, target: 0.8, atLeast: true },
+    {
+      name: 'Courier ÷ raw SQL pipeline',
+      value: versus(report, (h) => h.rawSql, report.rawSql),
+      target: 0.8,
+      atLeast: true,
+    },
     { name: 'Courier ÷ undici ceiling', value: best / report.ceiling, target: 0, atLeast: true },
     {
       name: 'throughput with backlog ÷ empty queue (1 worker)',
@@ -125,6 +155,19 @@ export function renderMarkdown(r: BenchReport): string {
         `| ${fmt(l.offeredPerSec)}/s | ${fmt(l.achievedPerSec)} | ${fmt2(l.p50Ms)} | ${fmt2(l.p99Ms)} | ${fmt(l.samples)} |`,
     ),
     '',
+    ...(r.rounds.length === 0
+      ? []
+      : [
+          'Head to head, back to back in rotating order (the graphile-worker and raw SQL ratios below are the medians of these rounds):',
+          '',
+          '| Round | Courier, 1 worker | raw SQL pipeline | graphile-worker, performance | Courier ÷ raw SQL | Courier ÷ graphile-worker |',
+          '|---:|---:|---:|---:|---:|---:|',
+          ...r.rounds.map(
+            (h, i) =>
+              `| ${i + 1} | ${fmt(h.courier)} | ${fmt(h.rawSql)} | ${fmt(h.graphilePerformance)} | ${fmt2(h.courier / h.rawSql)} | ${fmt2(h.courier / h.graphilePerformance)} |`,
+          ),
+          '',
+        ]),
     `Courier resources: worker peak RSS ${r.courier1.peakRssMiB ?? '—'} MiB (1 worker) / ${r.courier3.peakRssMiB ?? '—'} MiB (3 workers); ` +
       `WAL ${fmt(r.courier1.walBytesPerPublish)} bytes per publish, ${fmt(r.courier1.walBytesPerDelivery)} bytes per delivery.`,
     '',

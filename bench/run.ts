@@ -7,12 +7,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { renderChart } from './chart.ts';
 import { adminQuery, startReceiver } from './lib.ts';
-import { type BenchReport, renderMarkdown } from './report.ts';
+import { type BenchReport, type HeadToHead, renderMarkdown } from './report.ts';
 import { apiThroughput } from './scenarios/api.ts';
 import { courierThroughput } from './scenarios/courier.ts';
 import { embeddedThroughput } from './scenarios/embedded.ts';
 import { courierLatency } from './scenarios/latency.ts';
 import { ceiling, graphile, pgBoss, rawSql } from './scenarios/peers.ts';
+
+/** Head-to-head rounds after the full pass; their medians give the throughput ratios. */
+const ROUNDS = Number(process.env.COURIER_BENCH_ROUNDS ?? 3);
 
 export async function runBench(options: {
   smoke: boolean;
@@ -54,12 +57,27 @@ export async function runBench(options: {
       pgBoss: await step('pg-boss, batch 500', () => pgBoss(receiver, n, 500)),
       embedded: await step('Courier on PGlite', () => embeddedThroughput(receiver, Math.min(n, 5_000))),
       latency: [],
+      rounds: [],
     };
     const best = Math.max(report.courier1.deliveriesPerSec, report.courier3.deliveriesPerSec);
     for (const rate of options.smoke ? [100] : [1_000, Math.round(best / 2)]) {
       report.latency.push(
         await step(`latency at ${rate}/s`, () => courierLatency(receiver, rate, latencySeconds)),
       );
+    }
+    const systems: [keyof HeadToHead, () => Promise<number>][] = [
+      ['courier', async () => (await courierThroughput(receiver, n, 1)).deliveriesPerSec],
+      ['rawSql', () => rawSql(receiver, n)],
+      ['graphilePerformance', () => graphile(receiver, n, 'performance')],
+    ];
+    for (let round = 0; round < (options.smoke ? 1 : ROUNDS); round++) {
+      const result = {} as HeadToHead;
+      for (let i = 0; i < systems.length; i++) {
+        const [name, run] = systems[(round + i) % systems.length]!;
+        result[name] = await run();
+      }
+      log(`head to head, round ${round + 1}: ${JSON.stringify(result)}`);
+      report.rounds.push(result);
     }
     const outDir = options.outDir ?? new URL('./results/', import.meta.url).pathname;
     mkdirSync(outDir, { recursive: true });

@@ -25,11 +25,14 @@ describe('benchmark smoke run', () => {
         report.pgBoss,
         report.embedded.deliveriesPerSec,
         report.latency[0]!.p50Ms,
+        ...Object.values(report.rounds[0]!),
       ]) {
         expect(value).toBeGreaterThan(0);
       }
       expect(report.courier1.walBytesPerDelivery).toBeGreaterThan(0);
-      expect(readFileSync(join(outDir, 'latest.md'), 'utf8')).toContain('| Courier ÷ graphile-worker');
+      const markdown = readFileSync(join(outDir, 'latest.md'), 'utf8');
+      expect(markdown).toContain('| Courier ÷ graphile-worker');
+      expect(markdown).toContain('| Round | Courier, 1 worker |');
       expect(existsSync(join(outDir, 'chart.svg'))).toBe(true);
       expect(JSON.parse(readFileSync(join(outDir, 'latest.json'), 'utf8')).messages).toBe(300);
     } finally {
