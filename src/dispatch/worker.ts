@@ -281,7 +281,9 @@ export class Worker {
             this.pauseAfter,
           );
           this.completions.splice(0, batch.length);
-          if (claimable) this.wakeups.signal();
+          // Capacity freed for due work, or a retry scheduled that the idle timer does not know of
+          // yet: claim again (a claim that finds nothing looks up the next due time).
+          if (claimable || batch.some((c) => c.state === 'pending')) this.wakeups.signal();
           for (const alarm of alarms) {
             await pauseForStreak(this.db, alarm, this.clock, this.options.onOperationalEvent).catch((error) =>
               this.log.error({ err: error, endpointId: alarm.endpointId }, 'auto-pause failed'),

@@ -1,4 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.ts';
+import { Sender } from '../../src/delivery/sender.ts';
+import { SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
+import { PolicyResolver } from '../../src/dispatch/policy-resolver.ts';
+import { Worker } from '../../src/dispatch/worker.ts';
+import { seededRandom } from '../../src/random.ts';
 import { generateSecret, verify } from '../../src/signing/index.ts';
 import type { Database } from '../../src/store/db.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
@@ -66,6 +72,35 @@ describe.each(BACKENDS)('worker on %s', (backend) => {
     );
     // Nothing in flight, nothing due: the second claim found nothing and let the endpoint go.
     expect(queues).toEqual([{ in_flight: 0, next_due_at: null }]);
+  });
+
+  it('running, retries on time a delivery its own completion scheduled, with nothing else to wake it', async () => {
+    const app = await makeApp(t.db, systemClock.now());
+    await makeEndpoint(t.db, app.id, systemClock.now(), { url: receiver.url });
+    const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: systemClock });
+    const worker = new Worker({
+      db: t.db,
+      sender,
+      clock: systemClock,
+      random: seededRandom(7),
+      policies: new PolicyResolver({ backoff: { baseMs: 200, jitter: 'none' } }),
+    });
+    status = 500;
+    await worker.start();
+    try {
+      await publishJson(t.db, app.id, systemClock.now(), { n: 1 });
+      const deadline = Date.now() + 5_000;
+      while (receiver.requests.length < 1 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 10));
+      status = 200;
+      // The retry falls due 200 ms later; no publish or NOTIFY follows, and the idle timer is 30 s.
+      while (receiver.requests.length < 2 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 10));
+      expect(receiver.requests).toHaveLength(2);
+    } finally {
+      await worker.stop();
+      await sender.close();
+    }
   });
 
   it('retries a 500 on the backoff schedule with the same id and bytes, re-signed each time', async () => {

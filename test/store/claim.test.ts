@@ -4,6 +4,7 @@ import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
 import { nextDueAt } from '../../src/store/queries/next-due.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
+import { updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { deliveredCompletion as delivered, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 import { holdOpen } from '../support/transactions.ts';
@@ -214,6 +215,29 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     const [second] = await claimAs('w');
     const last = await complete(t.db, 'w', clock.now(), [delivered(second!.id, 1, clock.now())], 100);
     expect(last).toEqual({ alarms: [], claimable: false });
+  });
+
+  it('wakes the workers when a raised cap makes held-back deliveries claimable', async () => {
+    const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 1 });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    await publishJson(t.db, appId, clock.now(), { i: 2 });
+    expect(await claimAs('w')).toHaveLength(1);
+    expect(await nextDueAt(t.db)).toBeNull(); // capped: no timer can bring it
+    const { rows } = await t.db.query<{ channel: string }>('select courier_channel() as channel');
+    let notified = 0;
+    const unlisten = await t.db.listen(rows[0]!.channel, () => notified++);
+    notified = 0; // a new LISTEN connection wakes its subscribers once
+    try {
+      await t.db.transaction((tx) =>
+        updateEndpoint(tx, ep.id, { url: ep.url, rateLimit: 1000, maxInFlight: 2 }, clock.now()),
+      );
+      const deadline = Date.now() + 5_000;
+      while (notified === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(notified).toBe(1);
+      expect(await claimAs('w')).toHaveLength(1);
+    } finally {
+      await unlisten();
+    }
   });
 
   it('counts a permanent-failure streak and reports the endpoint once it reaches the threshold', async () => {
