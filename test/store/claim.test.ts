@@ -217,6 +217,33 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     expect(last).toEqual({ alarms: [], claimable: false });
   });
 
+  it('keeps courier_complete answering as before for workers of the previous release', async () => {
+    const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:2/' }); // a healthy one
+    for (let i = 0; i < 3; i++) await publishJson(t.db, appId, clock.now(), { i });
+    const batch = await claimAs('w');
+    expect(batch).toHaveLength(6);
+    const completions = batch.map((d) =>
+      d.endpointId === ep.id
+        ? { ...delivered(d.id, 1, clock.now()), state: 'failed' as const, streak: 'increment' as const }
+        : delivered(d.id, 1, clock.now()),
+    );
+    // The previous release sends the same items and reads every row it gets back as an alarm.
+    const sent: {
+      params: readonly unknown[];
+      query(sql: string, params?: readonly unknown[]): Promise<never>;
+    } = {
+      params: [],
+      query(_sql, params = []) {
+        sent.params = params;
+        return Promise.resolve({ rows: [], rowCount: 0 } as never);
+      },
+    };
+    await complete(sent, 'w', clock.now(), completions, 3);
+    const { rows } = await t.db.query('select * from courier_complete($1, $2, $3, $4)', [...sent.params]);
+    expect(rows).toEqual([{ endpoint_id: ep.id, failure_streak: 3 }]);
+  });
+
   it('wakes the workers when a raised cap makes held-back deliveries claimable', async () => {
     const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 1 });
     await publishJson(t.db, appId, clock.now(), { i: 1 });

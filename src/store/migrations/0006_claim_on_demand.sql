@@ -5,10 +5,13 @@
 -- one). Publishes now NOTIFY whenever they make deliveries, so a publish whose endpoint a claim
 -- skipped (it held the row locked) still wakes a worker.
 --
--- courier_complete: finds its deliveries by key (0002's form could walk every delivery ever made
--- for each completion), and returns every endpoint it touched, with whether its streak calls for a pause
--- (alarm) and whether it can be claimed now (claimable: due, under its cap, not rate-blocked).
--- A worker claims after writing completions only when one can, instead of after every request.
+-- courier_complete_batch: the completion, finding its deliveries by key (0002's courier_complete
+-- could walk every delivery ever made for each completion), and returning every endpoint it
+-- touched, with whether its streak calls for a pause (alarm) and whether it can be claimed now
+-- (claimable: due, under its cap, not rate-blocked). A worker claims after writing completions
+-- only when one can, instead of after every request. courier_complete keeps its result (the
+-- alarms only) for workers of the previous release still running during an upgrade: given every
+-- touched endpoint, they would take each for an alarm and pause it.
 
 create or replace function courier_claim(p_owner text, p_now timestamptz, p_lease_ms integer, p_limit integer)
 returns table (
@@ -131,9 +134,7 @@ begin
     order by u.id;
 end $$;
 
-drop function courier_complete(text, timestamptz, jsonb, integer);
-
-create or replace function courier_complete(p_owner text, p_now timestamptz, p_items jsonb, p_pause_after integer)
+create or replace function courier_complete_batch(p_owner text, p_now timestamptz, p_items jsonb, p_pause_after integer)
 returns table (endpoint_id text, failure_streak integer, alarm boolean, claimable boolean)
 language plpgsql set enable_seqscan = off set plan_cache_mode = force_generic_plan as $$
 declare
@@ -219,6 +220,14 @@ begin
            and (u.blocked_until is null or u.blocked_until <= p_now)
   from upd_q u;
 end $$;
+
+create or replace function courier_complete(p_owner text, p_now timestamptz, p_items jsonb, p_pause_after integer)
+returns table (endpoint_id text, failure_streak integer)
+language sql as $$
+  select c.endpoint_id, c.failure_streak
+  from courier_complete_batch(p_owner, p_now, p_items, p_pause_after) c
+  where c.alarm
+$$;
 
 -- The outbox entry point notifies at commit whenever it made deliveries, like Courier's own
 -- publish path (src/store/queries/publish.ts); woke keeps its meaning (an endpoint had nothing due).

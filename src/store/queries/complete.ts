@@ -23,8 +23,8 @@ export interface StreakAlarm {
 }
 
 const COMPLETE = prepared(
-  'courier_complete',
-  `select c.* from ${ASYNC_COMMIT}, courier_complete($1, $2, $3, $4) c`,
+  'courier_complete_batch',
+  `select c.* from ${ASYNC_COMMIT}, courier_complete_batch($1, $2, $3, $4) c`,
 );
 
 const iso = (ms: number | null) => (ms === null ? null : toDate(ms).toISOString());
@@ -37,7 +37,7 @@ export interface CompletionOutcome {
 }
 
 /**
- * Writes a batch of completions in one round trip (courier_complete). Deliveries whose lease
+ * Writes a batch of completions in one round trip (courier_complete_batch). Deliveries whose lease
  * this owner no longer holds are left alone.
  */
 export async function complete(
