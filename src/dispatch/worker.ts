@@ -316,8 +316,10 @@ export class Worker {
   private async reap(): Promise<void> {
     try {
       const taken = await reapExpiredLeases(this.db, this.clock.now());
-      if (taken > 0) this.wakeups.signal();
-      if (taken > 0) this.log.warn({ deliveries: taken }, 'took over deliveries whose lease expired');
+      if (taken > 0) {
+        this.wakeups.signal();
+        this.log.warn({ deliveries: taken }, 'took over deliveries whose lease expired');
+      }
       const analysed = await analyzeIfStale(this.db);
       if (analysed.length > 0) this.log.debug({ tables: analysed }, 'refreshed planner statistics');
     } catch (error) {

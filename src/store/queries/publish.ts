@@ -40,6 +40,7 @@ const PUBLISH_BATCH = prepared(
    ), notified as (
      select pg_notify(courier_channel(), '') from published p where p.deliveries > 0 limit 1
    )
+   -- notified is not read: referring to the CTE is what makes it run
    select p.message_id, p.created, p.deliveries, (select count(*) from notified) as notified
    from published p`,
 );
