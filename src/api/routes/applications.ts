@@ -10,7 +10,7 @@ import {
   updateApplication,
 } from '../../store/repos/applications.ts';
 import { checkPolicy } from '../endpoint-input.ts';
-import { conflict, isUniqueViolation, notFound } from '../errors.ts';
+import { ApiError, conflict, isUniqueViolation, notFound } from '../errors.ts';
 import { requireApp } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import {
@@ -108,8 +108,10 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
       try {
         return reply.code(201).send(await create(fieldsOf(request.body, null, false)));
       } catch (error) {
-        // Created concurrently under the same uid: with get_if_exists that one is the answer.
-        const raced = isUniqueViolation(error) ? await existing() : null;
+        // Created concurrently under the same uid (committed before our uid check, or caught by the
+        // unique index after it): with get_if_exists that one is the answer.
+        const uidTaken = isUniqueViolation(error) || (error instanceof ApiError && error.statusCode === 409);
+        const raced = uidTaken ? await existing() : null;
         if (raced) return reply.code(200).send(applicationOut(raced));
         throw error;
       }
