@@ -184,7 +184,8 @@ export class Worker {
         claimFailures = 0;
       } catch (error) {
         claimFailures++;
-        const delay = Math.min(30_000, 100 * 2 ** Math.min(claimFailures, 9));
+        // Capped at 5 s: after an outage, delivery resumes within 5 s of the database.
+        const delay = Math.min(5_000, 100 * 2 ** Math.min(claimFailures, 9));
         // Power-of-two failure counts only: an outage of hours logs a few dozen lines, not millions.
         if ((claimFailures & (claimFailures - 1)) === 0) {
           this.log.error({ err: error, failures: claimFailures, retryInMs: delay }, 'claim failed');
