@@ -17,7 +17,7 @@ const preparedNames = new Map<string, string>();
 /**
  * Marks a hot statement. The node-postgres adapter prepares it once per connection under this name
  * instead of parsing and planning it on every call (measured: about 100 µs of server time per
- * call, more than a one-row claim itself costs). Returns the SQL unchanged.
+ * call; a one-row claim costs about 300 µs in all). Returns the SQL unchanged.
  */
 export function prepared(name: string, sql: string): string {
   preparedNames.set(sql, name);
