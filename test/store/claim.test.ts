@@ -7,7 +7,7 @@ import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
 import { updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { deliveredCompletion as delivered, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
-import { holdOpen } from '../support/transactions.ts';
+import { holdOpen, listenForWork } from '../support/transactions.ts';
 
 describe.each(BACKENDS)('claiming on %s', (backend) => {
   let t: TestDatabase;
@@ -250,20 +250,15 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     await publishJson(t.db, appId, clock.now(), { i: 2 });
     expect(await claimAs('w')).toHaveLength(1);
     expect(await nextDueAt(t.db)).toBeNull(); // capped: no timer can bring it
-    const { rows } = await t.db.query<{ channel: string }>('select courier_channel() as channel');
-    let notified = 0;
-    const unlisten = await t.db.listen(rows[0]!.channel, () => notified++);
-    notified = 0; // a new LISTEN connection wakes its subscribers once
+    const workers = await listenForWork(t.db);
     try {
       await t.db.transaction((tx) =>
         updateEndpoint(tx, ep.id, { url: ep.url, rateLimit: 1000, maxInFlight: 2 }, clock.now()),
       );
-      const deadline = Date.now() + 5_000;
-      while (notified === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      expect(notified).toBe(1);
+      expect(await workers.heard(1)).toBe(1);
       expect(await claimAs('w')).toHaveLength(1);
     } finally {
-      await unlisten();
+      await workers.stop();
     }
   });
 

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
+import { listenForWork } from '../support/transactions.ts';
 
 // The transactional outbox: an application sharing the database queues a webhook inside its own
 // transaction with courier_publish(), so the webhook exists if and only if the business change commits.
@@ -61,10 +62,7 @@ describe.each(BACKENDS)('courier_publish as a transactional outbox on %s', (back
   it('wakes workers when it commits, also for an endpoint that already had work due', async () => {
     const app = await makeApp(t.db, now);
     await makeEndpoint(t.db, app.id, now, { url: 'https://example.com/hook' });
-    const { rows } = await t.db.query<{ channel: string }>('select courier_channel() as channel');
-    let notified = 0;
-    const unlisten = await t.db.listen(rows[0]!.channel, () => notified++);
-    notified = 0; // a new LISTEN connection wakes its subscribers once (missed notifications)
+    const workers = await listenForWork(t.db);
     const publishEvent = (eventId: string) =>
       t.db.query(
         `select * from courier_publish($1, 'invoice.paid', convert_to('{}', 'UTF8'), $2, p_now => $3)`,
@@ -73,12 +71,10 @@ describe.each(BACKENDS)('courier_publish as a transactional outbox on %s', (back
     try {
       for (const [i, eventId] of ['first', 'second'].entries()) {
         await publishEvent(eventId);
-        const deadline = Date.now() + 5_000;
-        while (notified <= i && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-        expect(notified).toBe(i + 1);
+        expect(await workers.heard(i + 1)).toBe(i + 1);
       }
     } finally {
-      await unlisten();
+      await workers.stop();
     }
   });
 });

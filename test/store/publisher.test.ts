@@ -4,6 +4,7 @@ import { publish } from '../../src/store/publisher.ts';
 import { type PublishInput, publishBatch } from '../../src/store/queries/publish.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
+import { listenForWork } from '../support/transactions.ts';
 
 describe.each(BACKENDS)('publishing on %s', (backend) => {
   let t: TestDatabase;
@@ -108,15 +109,8 @@ describe.each(BACKENDS)('publishing on %s', (backend) => {
   });
 
   it('NOTIFYs workers after every publish that made deliveries, due endpoint or not', async () => {
-    const { rows } = await t.db.query<{ channel: string }>('select courier_channel() as channel');
-    let notified = 0;
-    const unlisten = await t.db.listen(rows[0]!.channel, () => notified++);
-    notified = 0; // a new LISTEN connection wakes its subscribers once (missed notifications)
-    const notice = async (expected: number) => {
-      const deadline = Date.now() + 5_000;
-      while (notified < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      expect(notified).toBe(expected);
-    };
+    const workers = await listenForWork(t.db);
+    const notice = async (expected: number) => expect(await workers.heard(expected)).toBe(expected);
     try {
       await publish(t.db, message(0));
       await notice(1);
@@ -134,7 +128,7 @@ describe.each(BACKENDS)('publishing on %s', (backend) => {
       await t.db.transaction((tx) => publish(tx, message(3)));
       await notice(3);
     } finally {
-      await unlisten();
+      await workers.stop();
     }
   });
 });

@@ -1,4 +1,4 @@
-/** Deterministic interleavings: a transaction held open (its locks held, nothing committed). */
+/** Deterministic interleavings: a transaction held open (its locks held, nothing committed), and the NOTIFYs heard. */
 import type { Database, Transaction } from '../../src/store/db.ts';
 
 /** Runs `work` in a transaction and keeps it open (locks held, nothing committed) until commit(). */
@@ -37,4 +37,23 @@ export async function blockedBy(db: Database, pid: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`nothing blocked on session ${pid}`);
+}
+
+/**
+ * Counts the NOTIFYs workers would hear. `heard(n)` waits up to 5 s for the count to reach n and
+ * returns it, so a test can assert it is exactly n.
+ */
+export async function listenForWork(db: Database) {
+  const { rows } = await db.query<{ channel: string }>('select courier_channel() as channel');
+  let heard = 0;
+  const unlisten = await db.listen(rows[0]!.channel, () => heard++);
+  heard = 0; // a new LISTEN connection wakes its subscribers once (for notifications it missed)
+  return {
+    async heard(n: number): Promise<number> {
+      const deadline = Date.now() + 5_000;
+      while (heard < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      return heard;
+    },
+    stop: unlisten,
+  };
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
+import { notifyWorkers } from './notify-workers.ts';
 
 export interface DeadLetter {
   deliveryId: number;
@@ -97,6 +98,6 @@ export async function replayDeadLetters(
       filter.limit ?? 1000,
     ],
   );
-  if (rows[0]!.n > 0) await db.query('select pg_notify(courier_channel(), $1)', ['']);
+  if (rows[0]!.n > 0) await notifyWorkers(db);
   return rows[0]!.n;
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.ts';
 import { toDate } from '../rows.ts';
+import { notifyWorkers } from './notify-workers.ts';
 
 /**
  * The endpoint row, then its queue row (the store's lock order): publishes in progress finish
@@ -74,7 +75,7 @@ export async function resumeEndpoint(
       where endpoint_id = $1`,
     [endpointId],
   );
-  await db.query('select pg_notify(courier_channel(), $1)', ['']);
+  await notifyWorkers(db);
   return released.rowCount;
 }
 

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.ts';
 import { toDate } from '../rows.ts';
+import { notifyWorkers } from './notify-workers.ts';
 
 /** What a resend did: scheduled now, parked until the endpoint is resumed, or left to the attempt under way. */
 export type ResendOutcome = 'scheduled' | 'held' | 'in_flight';
@@ -70,7 +71,7 @@ async function wake(tx: Queryable, endpointId: string, now: Date, state: string)
       where endpoint_id = $1 and active and (next_due_at is null or next_due_at > $2)`,
     [endpointId, now],
   );
-  await tx.query('select pg_notify(courier_channel(), $1)', ['']);
+  await notifyWorkers(tx);
   return 'scheduled';
 }
 

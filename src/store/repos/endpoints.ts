@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.ts';
 import { StoreNotFoundError } from '../errors.ts';
+import { notifyWorkers } from '../queries/notify-workers.ts';
 import { toDate, toMs } from '../rows.ts';
 import { openSecret, sealSecret } from '../secrets-at-rest.ts';
 import type { Page } from './applications.ts';
@@ -203,8 +204,8 @@ export async function updateEndpoint(
     'update courier_endpoint_queues set max_in_flight = $2, rate_limit = $3 where endpoint_id = $1',
     [id, fields.maxInFlight, fields.rateLimit],
   );
-  // A raised cap or rate limit can make held-back deliveries claimable now: wake the workers.
-  await db.query('select pg_notify(courier_channel(), $1)', ['']);
+  // A raised cap or rate limit can make held-back deliveries claimable now.
+  await notifyWorkers(db);
 }
 
 /** Soft delete: nothing more is claimed for it; its history stays. */
