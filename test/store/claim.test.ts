@@ -204,6 +204,34 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     expect(batch.filter((d) => d.endpointId === fast.id)).toHaveLength(1);
   });
 
+  it.skipIf(backend === 'pglite')(
+    'leaves the endpoints a claim takes nothing from unlocked, for other workers while it commits',
+    async () => {
+      const eps = [];
+      for (let i = 0; i < 3; i++) {
+        eps.push(
+          await makeEndpoint(t.db, appId, clock.now(), {
+            url: `http://127.0.0.1:${i + 1}/`,
+            maxInFlight: 5,
+            eventTypes: [`e${i}`],
+          }),
+        );
+        clock.advance(1); // due in endpoint order
+        for (let j = 0; j < 5; j++) await publishJson(t.db, appId, clock.now(), { j }, { eventType: `e${i}` });
+      }
+      let first: Awaited<ReturnType<typeof claimAs>> = [];
+      const claiming = await holdOpen(t.db, async (tx) => {
+        first = await claim(tx, { owner: 'a', now: clock.now(), leaseMs: 60_000, limit: 5 });
+      });
+      // The first claim's batch went to the first endpoint; the other two stay claimable meanwhile.
+      const second = await claimAs('b');
+      await claiming.commit();
+      expect(first.map((d) => d.endpointId)).toEqual(Array(5).fill(eps[0]!.id));
+      expect(new Set(second.map((d) => d.endpointId))).toEqual(new Set([eps[1]!.id, eps[2]!.id]));
+      expect(second).toHaveLength(10);
+    },
+  );
+
   it('says when a completion freed capacity for due work, so the worker knows to claim again', async () => {
     await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 1 });
     await publishJson(t.db, appId, clock.now(), { i: 1 });
