@@ -7,8 +7,8 @@
 -- locked endpoint through function calls.
 --
 -- Now a cursor locks the due endpoints one at a time (SKIP LOCKED) and stops once the batch is
--- spoken for; each endpoint's budget is computed once, inline. Only the endpoints that had a share
--- of the batch, or are out of rate budget, are locked and updated.
+-- spoken for; each endpoint's budget is computed once, inline. Only the endpoints reached, which
+-- have a share of the batch or are out of rate budget, are locked and updated.
 
 create or replace function courier_claim(p_owner text, p_now timestamptz, p_lease_ms integer, p_limit integer)
 returns table (
@@ -29,6 +29,7 @@ declare
   v_due refcursor;
   v_ep record;
   v_left integer := p_limit;
+  v_seen integer := 0;
   v_take integer;
   v_eps text[] := '{}';
   v_takes integer[] := '{}';
@@ -55,18 +56,18 @@ begin
       order by cq.next_due_at
       for update skip locked
     ) w;
-  while v_left > 0 loop
+  -- At most p_limit endpoints, as before: a crowd of rate-blocked ones is marked over a few claims.
+  while v_left > 0 and v_seen < p_limit loop
     fetch v_due into v_ep;
     exit when not found;
+    v_seen := v_seen + 1;
+    -- Every endpoint reached is updated below: it has a share (claimed, or found nothing due:
+    -- next_due_at must move), or, out of rate budget, sleeps until its window frees up.
     v_take := greatest(0, least(v_ep.room, v_ep.rate_room, v_left));
-    -- Updated below: endpoints with a share (claimed, or found nothing due: next_due_at must move)
-    -- and those out of rate budget, which sleep until their window frees up.
-    if v_take > 0 or v_ep.rate_room <= 0 then
-      v_eps := v_eps || v_ep.endpoint_id;
-      v_takes := v_takes || v_take;
-      v_newest := v_newest || v_ep.newest;
-      v_left := v_left - v_take;
-    end if;
+    v_eps := v_eps || v_ep.endpoint_id;
+    v_takes := v_takes || v_take;
+    v_newest := v_newest || v_ep.newest;
+    v_left := v_left - v_take;
   end loop;
   close v_due;
   if cardinality(v_eps) = 0 then
