@@ -1,4 +1,5 @@
 /** The benchmark's report: the figures of one run, its Markdown table and the ratios against targets. */
+import type { CpuPerDelivery } from './cpu.ts';
 import type { ApiResult } from './scenarios/api.ts';
 import type { ThroughputResult } from './scenarios/courier.ts';
 import type { LatencyResult } from './scenarios/latency.ts';
@@ -28,12 +29,41 @@ export interface BenchReport {
    * so the throughput ratios are the medians of the per-round ratios.
    */
   rounds: HeadToHead[];
+  /** CPU per delivery of each system during each round's drain (null where /proc was unreadable). */
+  roundsCpu: Record<keyof HeadToHead, CpuPerDelivery | null>[];
 }
 
 export interface HeadToHead {
   courier: number;
   rawSql: number;
   graphilePerformance: number;
+}
+
+const HEAD_TO_HEAD_NAMES: Record<keyof HeadToHead, string> = {
+  courier: 'Courier, 1 worker',
+  rawSql: 'raw SQL pipeline',
+  graphilePerformance: 'graphile-worker, performance',
+};
+
+/** One row per system: the median over the rounds of each figure of its CPU per delivery. */
+function cpuTable(r: BenchReport): string[] {
+  const rows = (Object.keys(HEAD_TO_HEAD_NAMES) as (keyof HeadToHead)[]).flatMap((system) => {
+    const measured = r.roundsCpu.map((c) => c[system]).filter((c): c is CpuPerDelivery => c !== null);
+    if (measured.length === 0) return [];
+    const m = (field: keyof CpuPerDelivery) => fmt(median(measured.map((c) => c[field])));
+    return [
+      `| ${HEAD_TO_HEAD_NAMES[system]} | ${m('receiverUs')} | ${m('systemUs')} | ${m('postgresUs')} | ${m('totalUs')} | ${m('busyPct')} % |`,
+    ];
+  });
+  if (rows.length === 0) return [];
+  return [
+    'CPU per delivery during the drains of these rounds, in µs (medians; read from /proc every 100 ms; the whole machine includes the bench driver and the kernel):',
+    '',
+    '| System | receiver | worker | PostgreSQL | whole machine | machine busy |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows,
+    '',
+  ];
 }
 
 export function median(values: number[]): number {
@@ -160,13 +190,14 @@ export function renderMarkdown(r: BenchReport): string {
       : [
           'Head to head, back to back in rotating order (the graphile-worker and raw SQL ratios below are the medians of these rounds):',
           '',
-          '| Round | Courier, 1 worker | raw SQL pipeline | graphile-worker, performance | Courier ÷ raw SQL | Courier ÷ graphile-worker |',
+          `| Round | ${HEAD_TO_HEAD_NAMES.courier} | ${HEAD_TO_HEAD_NAMES.rawSql} | ${HEAD_TO_HEAD_NAMES.graphilePerformance} | Courier ÷ raw SQL | Courier ÷ graphile-worker |`,
           '|---:|---:|---:|---:|---:|---:|',
           ...r.rounds.map(
             (h, i) =>
               `| ${i + 1} | ${fmt(h.courier)} | ${fmt(h.rawSql)} | ${fmt(h.graphilePerformance)} | ${fmt2(h.courier / h.rawSql)} | ${fmt2(h.courier / h.graphilePerformance)} |`,
           ),
           '',
+          ...cpuTable(r),
         ]),
     `Courier resources: worker peak RSS ${r.courier1.peakRssMiB ?? '—'} MiB (1 worker) / ${r.courier3.peakRssMiB ?? '—'} MiB (3 workers); ` +
       `WAL ${fmt(r.courier1.walBytesPerPublish)} bytes per publish, ${fmt(r.courier1.walBytesPerDelivery)} bytes per delivery.`,

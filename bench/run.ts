@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { renderChart } from './chart.ts';
+import { startCpuSampler } from './cpu.ts';
 import { adminQuery, startReceiver } from './lib.ts';
 import { type BenchReport, type HeadToHead, renderMarkdown } from './report.ts';
 import { apiThroughput } from './scenarios/api.ts';
@@ -16,6 +17,13 @@ import { ceiling, graphile, pgBoss, rawSql } from './scenarios/peers.ts';
 
 /** Head-to-head rounds after the full pass; their medians give the throughput ratios. */
 const ROUNDS = Number(process.env.COURIER_BENCH_ROUNDS ?? 3);
+
+/** The command lines of each head-to-head system's processes, for CPU per delivery. */
+const SYSTEM_PROCESSES: Record<keyof HeadToHead, RegExp> = {
+  courier: /src\/cli\/main\.ts/,
+  rawSql: /bench\/workers\/raw-sql\.ts/,
+  graphilePerformance: /bench\/workers\/graphile\.ts/,
+};
 
 export async function runBench(options: {
   smoke: boolean;
@@ -58,6 +66,7 @@ export async function runBench(options: {
       embedded: await step('Courier on PGlite', () => embeddedThroughput(receiver, Math.min(n, 5_000))),
       latency: [],
       rounds: [],
+      roundsCpu: [],
     };
     const best = Math.max(report.courier1.deliveriesPerSec, report.courier3.deliveriesPerSec);
     for (const rate of options.smoke ? [100] : [1_000, Math.round(best / 2)]) {
@@ -72,12 +81,18 @@ export async function runBench(options: {
     ];
     for (let round = 0; round < (options.smoke ? 1 : ROUNDS); round++) {
       const result = {} as HeadToHead;
+      const cpu = {} as BenchReport['roundsCpu'][number];
       for (let i = 0; i < systems.length; i++) {
         const [name, run] = systems[(round + i) % systems.length]!;
+        const sampler = startCpuSampler(SYSTEM_PROCESSES[name]);
         result[name] = await run();
+        // The receiver still holds this drain's arrivals: the next run resets it.
+        const drained = await receiver.stats();
+        cpu[name] = sampler.stop(drained.first, drained.last, drained.count);
       }
-      log(`head to head, round ${round + 1}: ${JSON.stringify(result)}`);
+      log(`head to head, round ${round + 1}: ${JSON.stringify(result)} cpu ${JSON.stringify(cpu)}`);
       report.rounds.push(result);
+      report.roundsCpu.push(cpu);
     }
     const outDir = options.outDir ?? new URL('./results/', import.meta.url).pathname;
     mkdirSync(outDir, { recursive: true });

@@ -217,7 +217,8 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
           }),
         );
         clock.advance(1); // due in endpoint order
-        for (let j = 0; j < 5; j++) await publishJson(t.db, appId, clock.now(), { j }, { eventType: `e${i}` });
+        for (let j = 0; j < 5; j++)
+          await publishJson(t.db, appId, clock.now(), { j }, { eventType: `e${i}` });
       }
       let first: Awaited<ReturnType<typeof claimAs>> = [];
       const claiming = await holdOpen(t.db, async (tx) => {
