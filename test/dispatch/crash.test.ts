@@ -58,7 +58,7 @@ describe('worker crashes and shutdowns', () => {
     await victim.exited;
     const inFlightAtKill = receiver.seen.length;
     expect(
-      await count(t.db, `select count(*)::int as n from courier_deliveries where state = 'in_flight'`),
+      await count(t.db, `select count(*)::int as n from courier_deliveries where lease_owner is not null`),
     ).toBe(5);
 
     const rescuer = await spawnWorker(t.schema!, ENV);
@@ -89,7 +89,7 @@ describe('worker crashes and shutdowns', () => {
     const worker = await spawnWorker(t.schema!, ENV);
     await until(async () => receiver.seen.length - seenBefore >= 4, 20_000, 'requests in flight');
     expect(
-      await count(t.db, `select count(*)::int as n from courier_deliveries where state = 'in_flight'`),
+      await count(t.db, `select count(*)::int as n from courier_deliveries where lease_owner is not null`),
     ).toBe(4);
     expect(await stopWorker(worker, 'SIGTERM')).toBe(0);
     const { rows } = await t.db.query<{ state: string; n: number }>(

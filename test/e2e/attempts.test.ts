@@ -162,7 +162,7 @@ describe('attempts and resend', () => {
     const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
     const msgId = await publish();
     await api.db.query(
-      `update courier_deliveries set state = 'in_flight', lease_owner = 'someone', attempts = 3 where message_id = $1`,
+      `update courier_deliveries set lease_owner = 'someone', attempts = 3 where message_id = $1`,
       [msgId],
     );
     const before = await delivery(msgId, ep.id);

@@ -306,7 +306,7 @@ export const INVARIANTS: Invariant[] = [
   {
     name: "a queue's in_flight equals its in-flight deliveries (0: no worker runs)",
     sql: `select q.endpoint_id, q.in_flight, count(d.id) from courier_endpoint_queues q
-            left join courier_deliveries d on d.endpoint_id = q.endpoint_id and d.state = 'in_flight'
+            left join courier_deliveries d on d.endpoint_id = q.endpoint_id and d.lease_owner is not null
            group by q.endpoint_id, q.in_flight having q.in_flight <> count(d.id) or q.in_flight <> 0`,
   },
   {

@@ -186,6 +186,46 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     expect(after).toEqual([{ state: 'delivered', attempts: 1 }]);
   });
 
+  it('finds expired leases behind a deep due backlog, and only those, two workers at a time', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 3 });
+    for (let i = 0; i < 40; i++) {
+      await publishJson(t.db, appId, clock.now(), { i });
+      clock.advance(1); // due in publish order
+    }
+    const dead = await claimAs('dead-worker', 2);
+    clock.advance(30_000);
+    const live = await claimAs('live-worker');
+    expect(live).toHaveLength(1); // the cap: 2 + 1
+    clock.advance(30_000); // the dead worker's leases run out; the live one's has 30 s to go
+    expect(await reapExpiredLeases(t.db, clock.now())).toBe(2);
+    expect(await reapExpiredLeases(t.db, clock.now())).toBe(0);
+    const again = await claimAs('live-worker');
+    expect(again.map((d) => d.id)).toEqual(dead.map((d) => d.id));
+    expect(again.map((d) => d.attempts)).toEqual([0, 0]);
+  });
+
+  it('rewrites a claimed delivery in place (HOT): a claim adds no index entries', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    for (let i = 0; i < 5; i++) await publishJson(t.db, appId, clock.now(), { i });
+    await t.db.transaction(async (tx) => {
+      // This backend's counts not yet reported; within one transaction they only grow.
+      const counts = async () =>
+        (
+          await tx.query<{ updated: number; hot: number }>(
+            `select pg_stat_get_xact_tuples_updated('courier_deliveries'::regclass)::int as updated,
+                    pg_stat_get_xact_tuples_hot_updated('courier_deliveries'::regclass)::int as hot`,
+          )
+        ).rows[0]!;
+      const before = await counts();
+      expect(await claim(tx, { owner: 'w', now: clock.now(), leaseMs: 60_000, limit: 100 })).toHaveLength(5);
+      const after = await counts();
+      expect({ updated: after.updated - before.updated, hot: after.hot - before.hot }).toEqual({
+        updated: 5,
+        hot: 5,
+      });
+    });
+  });
+
   it('serves a healthy endpoint while another has a deep backlog (no head-of-line blocking)', async () => {
     const slow = await makeEndpoint(t.db, appId, clock.now(), {
       url: 'http://127.0.0.1:1/',

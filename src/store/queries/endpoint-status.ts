@@ -33,7 +33,9 @@ export async function holdEndpoint(
   if (rowCount === 0) return false;
   await db.query('update courier_endpoint_queues set active = false where endpoint_id = $1', [endpointId]);
   await db.query(
-    `update courier_deliveries set state = 'held', updated_at = $2 where endpoint_id = $1 and state = 'pending'`,
+    // Leased ones are in flight: their completion holds them (a retry) or ends them.
+    `update courier_deliveries set state = 'held', updated_at = $2
+      where endpoint_id = $1 and state = 'pending' and lease_owner is null`,
     [endpointId, toDate(now)],
   );
   return true;
@@ -71,7 +73,7 @@ export async function resumeEndpoint(
     `update courier_endpoint_queues
         set active = true, failure_streak = 0,
             next_due_at = (select min(next_attempt_at) from courier_deliveries
-                            where endpoint_id = $1 and state = 'pending')
+                            where endpoint_id = $1 and state = 'pending' and lease_owner is null)
       where endpoint_id = $1`,
     [endpointId],
   );

@@ -26,8 +26,9 @@ export async function resendDelivery(
   );
   const fresh = active[0]?.active ? 'pending' : 'held';
 
-  let { rows } = await tx.query<{ id: number; state: string }>(
-    `select id, state from courier_deliveries where message_id = $1 and endpoint_id = $2 for update`,
+  let { rows } = await tx.query<{ id: number; state: string; leased: boolean }>(
+    `select id, state, lease_owner is not null as leased from courier_deliveries
+      where message_id = $1 and endpoint_id = $2 for update`,
     params.slice(0, 2),
   );
   if (rows.length === 0) {
@@ -40,12 +41,13 @@ export async function resendDelivery(
     if (inserted.rows.length > 0) return wake(tx, input.endpointId, now, inserted.rows[0]!.state);
     // Created concurrently (a publish or another resend): lock it and treat it like any other.
     ({ rows } = await tx.query(
-      `select id, state from courier_deliveries where message_id = $1 and endpoint_id = $2 for update`,
+      `select id, state, lease_owner is not null as leased from courier_deliveries
+        where message_id = $1 and endpoint_id = $2 for update`,
       params.slice(0, 2),
     ));
   }
   const row = rows[0]!;
-  if (row.state === 'in_flight') return 'in_flight';
+  if (row.leased) return 'in_flight'; // a pending delivery with a lease is being sent
 
   const terminal = row.state === 'delivered' || row.state === 'failed' || row.state === 'expired';
   const { rows: updated } = terminal
