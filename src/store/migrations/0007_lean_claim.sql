@@ -1,3 +1,5 @@
+-- A leaner claim: endpoints are taken one at a time, and deliveries are rewritten in place.
+--
 -- Endpoints are claimed from one at a time, in due order.
 --
 -- courier_claim (0006) locked up to p_limit due endpoints' queue rows in one statement, though the
@@ -9,6 +11,22 @@
 -- Now a cursor locks the due endpoints one at a time (SKIP LOCKED) and stops once the batch is
 -- spoken for; each endpoint's budget is computed once, inline. Only the endpoints reached, which
 -- have a share of the batch or are out of rate budget, are locked and updated.
+--
+-- And a claim rewrites its deliveries in place (HOT): in flight is a pending delivery with a lease.
+--
+-- Every claim used to rewrite each delivery row with new index entries (its primary key, its
+-- (message_id, endpoint_id) unique key, the leases index), because it changed `state`, which the
+-- partial indexes' predicates name, and `lease_expires_at`, which the leases index holds. Timed on
+-- identical state, a claim of 100 spent 0.9 ms of its 4.5 ms on that. Now the claim sets only the
+-- lease (`lease_owner`, `lease_expires_at`), which no index refers to; a delivery stays 'pending'
+-- while leased, and whoever looks for work or waiting deliveries skips leased ones. The leases
+-- index goes: expired leases are found through each endpoint's due range, where a leased
+-- delivery sits (it was due when claimed). Free space is left in each page for the rewrites.
+
+alter table courier_deliveries set (fillfactor = 70);
+drop index if exists courier_deliveries_leases;
+-- Claimed before this migration: the same lease, in the new form.
+update courier_deliveries set state = 'pending' where state = 'in_flight';
 
 create or replace function courier_claim(p_owner text, p_now timestamptz, p_lease_ms integer, p_limit integer)
 returns table (
@@ -79,6 +97,7 @@ begin
     cross join lateral (
       select d.id from courier_deliveries d
       where d.endpoint_id = e.endpoint_id and d.state = 'pending' and d.next_attempt_at <= p_now
+        and d.lease_owner is null
       order by d.next_attempt_at
       limit e.take
       for update skip locked
@@ -86,8 +105,8 @@ begin
     where e.take > 0
   ), upd as (
     update courier_deliveries d
-      set state = 'in_flight', lease_owner = p_owner, updated_at = p_now,
-          lease_expires_at = p_now + make_interval(secs => p_lease_ms / 1000.0)
+      -- Only columns no index refers to: the row is rewritten in place (HOT).
+      set lease_owner = p_owner, lease_expires_at = p_now + make_interval(secs => p_lease_ms / 1000.0)
     from picked where d.id = picked.id
     returning d.id, d.endpoint_id, d.message_id, d.attempts, d.give_up_at, d.trigger
   )
@@ -118,7 +137,7 @@ begin
         next_due_at = v_next.at
   from windows w
   left join lateral (select d.next_attempt_at as at from courier_deliveries d
-                      where d.endpoint_id = w.endpoint_id and d.state = 'pending'
+                      where d.endpoint_id = w.endpoint_id and d.state = 'pending' and d.lease_owner is null
                       order by d.next_attempt_at limit 1) v_next on true
   where q.endpoint_id = w.endpoint_id;
 
@@ -137,3 +156,55 @@ begin
     order by u.id;
 end $$;
 
+
+-- Give claimed deliveries back untouched (a worker's own failure is not a delivery failure):
+-- same attempt count, same next_attempt_at. With p_ids: those of p_owner's deliveries. Without:
+-- the deliveries whose lease ran out by p_expired_before (their worker crashed or hung).
+create or replace function courier_unclaim(p_ids bigint[], p_owner text, p_expired_before timestamptz, p_limit integer)
+returns integer language plpgsql set enable_seqscan = off as $$
+declare
+  v_ids bigint[];
+  v_eps text[];
+  v_next timestamptz[];
+begin
+  if p_ids is not null then
+    select coalesce(array_agg(d.id), '{}') into v_ids from (
+      select d.id from courier_deliveries d
+      where d.id = any(p_ids) and d.lease_owner is not null
+        and (p_owner is null or d.lease_owner = p_owner)
+        and (p_expired_before is null or d.lease_expires_at <= p_expired_before)
+      order by d.id limit p_limit
+      for update skip locked) d;
+  else
+    -- A leased delivery was due when claimed, so it sits at the head of its endpoint's due range,
+    -- and an endpoint has at most in_flight of them: only endpoints with some in flight are
+    -- searched, and no further than that many leases.
+    select coalesce(array_agg(v.id), '{}') into v_ids from (
+      select d.id from courier_deliveries d
+      where d.id in (
+        select l.id from courier_endpoint_queues q
+        cross join lateral (
+          select d2.id, d2.lease_expires_at from courier_deliveries d2
+          where d2.endpoint_id = q.endpoint_id and d2.state = 'pending'
+            and d2.next_attempt_at <= p_expired_before and d2.lease_owner is not null
+          order by d2.next_attempt_at
+          limit q.in_flight) l
+        where q.in_flight > 0 and l.lease_expires_at <= p_expired_before)
+        and d.lease_owner is not null and d.lease_expires_at <= p_expired_before
+        and (p_owner is null or d.lease_owner = p_owner)
+      order by d.id limit p_limit
+      for update skip locked) v;
+  end if;
+  with upd as (
+    update courier_deliveries d
+      set state = 'pending', lease_owner = null, lease_expires_at = null
+    where d.id = any(v_ids)
+    returning d.endpoint_id, d.next_attempt_at
+  )
+  select coalesce(array_agg(upd.endpoint_id), '{}'), coalesce(array_agg(upd.next_attempt_at), '{}')
+    into v_eps, v_next from upd;
+  if cardinality(v_eps) > 0 then
+    perform courier_queue_return(v_eps, v_next);
+  end if;
+  return cardinality(v_eps);
+end $$;
