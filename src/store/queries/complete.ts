@@ -3,8 +3,6 @@ import type { Attempt } from '../repos/attempts.ts';
 import { toDate } from '../rows.ts';
 import { ASYNC_COMMIT } from './async-commit.ts';
 
-export type DeliveryState = 'pending' | 'in_flight' | 'delivered' | 'failed' | 'expired' | 'held';
-
 /** One finished attempt: the delivery's transition and the attempt row, written together. */
 export interface Completion {
   deliveryId: number;

@@ -2,6 +2,10 @@ import type { Queryable } from '../db.ts';
 import { toDate } from '../rows.ts';
 import { notifyWorkers } from './notify-workers.ts';
 
+/** The (message, endpoint) delivery, locked; a leased one is in flight. */
+const LOCK_DELIVERY = `select id, state, lease_owner is not null as leased from courier_deliveries
+  where message_id = $1 and endpoint_id = $2 for update`;
+
 /** What a resend did: scheduled now, parked until the endpoint is resumed, or left to the attempt under way. */
 export type ResendOutcome = 'scheduled' | 'held' | 'in_flight';
 
@@ -27,8 +31,7 @@ export async function resendDelivery(
   const fresh = active[0]?.active ? 'pending' : 'held';
 
   let { rows } = await tx.query<{ id: number; state: string; leased: boolean }>(
-    `select id, state, lease_owner is not null as leased from courier_deliveries
-      where message_id = $1 and endpoint_id = $2 for update`,
+    LOCK_DELIVERY,
     params.slice(0, 2),
   );
   if (rows.length === 0) {
@@ -40,14 +43,10 @@ export async function resendDelivery(
     );
     if (inserted.rows.length > 0) return wake(tx, input.endpointId, now, inserted.rows[0]!.state);
     // Created concurrently (a publish or another resend): lock it and treat it like any other.
-    ({ rows } = await tx.query(
-      `select id, state, lease_owner is not null as leased from courier_deliveries
-        where message_id = $1 and endpoint_id = $2 for update`,
-      params.slice(0, 2),
-    ));
+    ({ rows } = await tx.query(LOCK_DELIVERY, params.slice(0, 2)));
   }
   const row = rows[0]!;
-  if (row.leased) return 'in_flight'; // a pending delivery with a lease is being sent
+  if (row.leased) return 'in_flight';
 
   const terminal = row.state === 'delivered' || row.state === 'failed' || row.state === 'expired';
   const { rows: updated } = terminal
