@@ -190,6 +190,7 @@ begin
           order by d2.next_attempt_at
           limit q.in_flight) l
         where q.in_flight > 0 and l.lease_expires_at <= p_expired_before)
+        -- Again on the row as locked: its completion may have committed since the search.
         and d.lease_owner is not null and d.lease_expires_at <= p_expired_before
         and (p_owner is null or d.lease_owner = p_owner)
       order by d.id limit p_limit
