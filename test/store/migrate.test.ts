@@ -37,4 +37,26 @@ describe('migrations', () => {
       await Promise.all(dbs.map((db) => db.close()));
     }
   });
+
+  it('leave the attempt log two indexes, keyed within the message (one insertion fewer per completion)', async () => {
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema, poolSize: 1 });
+    try {
+      await migrate(db);
+      const { rows } = await db.query<{ indexdef: string }>(
+        `select indexdef from pg_indexes where schemaname = $1 and tablename = 'courier_attempts' order by indexname`,
+        [schema],
+      );
+      expect(rows.map((r) => r.indexdef.replace(/^.* USING /, ''))).toEqual([
+        'btree (endpoint_id, id)',
+        'btree (message_id, id)',
+      ]);
+      const insert = `insert into courier_attempts (id, delivery_id, message_id, endpoint_id, number, url,
+          started_at, duration_ms, decision, detail)
+        values ('atmpt_1', 1, 'msg_1', 'ep_1', 1, 'http://x', now(), 1, 'delivered', 'ok')`;
+      await db.query(insert);
+      await expect(db.query(insert)).rejects.toThrow(/duplicate key/);
+    } finally {
+      await db.close();
+    }
+  });
 });
