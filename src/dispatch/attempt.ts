@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { SendRequest, SendResult } from '../delivery/sender.ts';
 import { newId } from '../ids.ts';
@@ -13,15 +14,15 @@ export interface SenderLike {
 }
 
 /** Parsed signing secrets, cached: the same few secrets sign every attempt to an endpoint. */
-const secretCache = new Map<string, Buffer>();
-function secretBytes(key: string): Buffer {
-  let bytes = secretCache.get(key);
-  if (!bytes) {
-    bytes = parseSecret(key);
+const secretCache = new Map<string, KeyObject>();
+function signingKey(key: string): KeyObject {
+  let keyObject = secretCache.get(key);
+  if (!keyObject) {
+    keyObject = createSecretKey(parseSecret(key));
     if (secretCache.size > 10_000) secretCache.clear();
-    secretCache.set(key, bytes);
+    secretCache.set(key, keyObject);
   }
-  return bytes;
+  return keyObject;
 }
 
 /**
@@ -33,7 +34,7 @@ export function buildRequest(delivery: ClaimedDelivery, now: number): SendReques
     msgId: delivery.messageId,
     timestampSec: Math.floor(now / 1000),
     body: delivery.payload,
-    secrets: delivery.secrets.map(secretBytes),
+    secrets: delivery.secrets.map(signingKey),
   });
   return {
     url: delivery.url,

@@ -1,4 +1,4 @@
-import { webcrypto } from 'node:crypto';
+import { createSecretKey, webcrypto } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseSecret } from '../../src/signing/secrets.ts';
@@ -69,6 +69,14 @@ describe('signatureHeader / webhookHeaders', () => {
     expect(header).toBe(`${EXPECTED} ${sign(otherKey, MSG_ID, TIMESTAMP, BODY)}`);
     expect(signatureHeader([key], MSG_ID, TIMESTAMP, Buffer.from(BODY))).toBe(EXPECTED);
     expect(() => signatureHeader([], MSG_ID, TIMESTAMP, BODY)).toThrow(RangeError);
+  });
+
+  it('signs the same with a KeyObject as with the raw secret bytes', () => {
+    const keyObject = createSecretKey(key);
+    expect(sign(keyObject, MSG_ID, TIMESTAMP, BODY)).toBe(EXPECTED);
+    expect(signatureHeader([keyObject, createSecretKey(otherKey)], MSG_ID, TIMESTAMP, BODY)).toBe(
+      signatureHeader([key, otherKey], MSG_ID, TIMESTAMP, BODY),
+    );
   });
 
   it('builds the three headers', () => {
