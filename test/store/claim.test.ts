@@ -286,31 +286,69 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     expect(last).toEqual({ alarms: [], claimable: false });
   });
 
-  it('keeps courier_complete answering as before for workers of the previous release', async () => {
+  it('keeps the completion functions of the previous release working, on its objects of named fields', async () => {
     const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
     await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:2/' }); // a healthy one
-    for (let i = 0; i < 3; i++) await publishJson(t.db, appId, clock.now(), { i });
+    for (let i = 0; i < 4; i++) await publishJson(t.db, appId, clock.now(), { i });
     const batch = await claimAs('w');
-    expect(batch).toHaveLength(6);
-    const completions = batch.map((d) =>
-      d.endpointId === ep.id
-        ? { ...delivered(d.id, 1, clock.now()), state: 'failed' as const, streak: 'increment' as const }
-        : delivered(d.id, 1, clock.now()),
+    expect(batch).toHaveLength(8);
+    const items = batch.map((d, seq) => {
+      const c =
+        d.endpointId === ep.id
+          ? { ...delivered(d.id, 1, clock.now()), state: 'failed' as const, streak: 'increment' as const }
+          : delivered(d.id, 1, clock.now());
+      const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+      // What the previous release's complete() sent (0006's courier_complete_batch input).
+      return {
+        seq,
+        delivery_id: c.deliveryId,
+        state: c.state,
+        attempts: c.attempts,
+        next_attempt_at: iso(c.nextAttemptAt),
+        give_up_at: iso(c.giveUpAt),
+        last_error: c.lastError,
+        streak: c.streak,
+        attempt_id: c.attempt.id,
+        number: c.attempt.number,
+        trigger: c.attempt.trigger,
+        url: c.attempt.url,
+        started_at: iso(c.attempt.startedAt),
+        duration_ms: c.attempt.durationMs,
+        status_code: c.attempt.statusCode,
+        failure_kind: c.attempt.failureKind,
+        response_headers: c.attempt.responseHeaders,
+        response_body: c.attempt.responseBody,
+        decision: c.attempt.decision,
+        delay_ms: c.attempt.delayMs,
+        reason: c.attempt.reason,
+        detail: c.attempt.detail,
+      };
+    });
+    const [first, second] = [items.slice(0, 4), items.slice(4)];
+    // courier_complete answers the alarms only: the previous release reads every row as one.
+    const { rows } = await t.db.query('select * from courier_complete($1, $2, $3, $4)', [
+      'w',
+      new Date(clock.now()),
+      JSON.stringify(first),
+      2,
+    ]);
+    const failedFirst = first.filter((i) => i.state === 'failed').length;
+    expect(rows).toEqual(failedFirst >= 2 ? [{ endpoint_id: ep.id, failure_streak: failedFirst }] : []);
+    const batchRows = await t.db.query<{ endpoint_id: string; failure_streak: number; alarm: boolean }>(
+      'select endpoint_id, failure_streak, alarm from courier_complete_batch($1, $2, $3, $4) order by alarm desc',
+      ['w', new Date(clock.now()), JSON.stringify(second), 4],
     );
-    // The previous release sends the same items and reads every row it gets back as an alarm.
-    const sent: {
-      params: readonly unknown[];
-      query(sql: string, params?: readonly unknown[]): Promise<never>;
-    } = {
-      params: [],
-      query(_sql, params = []) {
-        sent.params = params;
-        return Promise.resolve({ rows: [], rowCount: 0 } as never);
-      },
-    };
-    await complete(sent, 'w', clock.now(), completions, 3);
-    const { rows } = await t.db.query('select * from courier_complete($1, $2, $3, $4)', [...sent.params]);
-    expect(rows).toEqual([{ endpoint_id: ep.id, failure_streak: 3 }]);
+    expect(batchRows.rows[0]).toEqual({ endpoint_id: ep.id, failure_streak: 4, alarm: true });
+    // Their attempts are recorded as the new path records them, times included.
+    const attempts = await t.db.query<{ id: string; started_at: Date; decision: string }>(
+      'select id, started_at, decision from courier_attempts order by id',
+    );
+    expect(attempts.rows).toHaveLength(8);
+    for (const a of attempts.rows) {
+      const item = items.find((i) => i.attempt_id === a.id)!;
+      expect(a.started_at.toISOString()).toBe(item.started_at);
+      expect(a.decision).toBe(item.decision);
+    }
   });
 
   it('wakes the workers when a raised cap makes held-back deliveries claimable', async () => {

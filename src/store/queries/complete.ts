@@ -21,11 +21,44 @@ export interface StreakAlarm {
 }
 
 const COMPLETE = prepared(
-  'courier_complete_batch',
-  `select c.* from ${ASYNC_COMMIT}, courier_complete_batch($1, $2, $3, $4) c`,
+  'courier_complete_rows',
+  `select c.* from ${ASYNC_COMMIT}, courier_complete_rows($1, $2, $3, $4) c`,
 );
 
-const iso = (ms: number | null) => (ms === null ? null : toDate(ms).toISOString());
+/** Unix milliseconds, as a Date would hold them (it drops fractions). */
+const ms = (at: number | null) => (at === null ? null : Math.trunc(at));
+
+/**
+ * One completion as a row of values, in the column order courier_complete_rows reads (listed in
+ * migration 0009): half the bytes of an object with named fields, and a third of the parsing.
+ */
+function completionRow(c: Completion): unknown[] {
+  const a = c.attempt;
+  return [
+    c.deliveryId,
+    c.state,
+    c.attempts,
+    ms(c.nextAttemptAt),
+    ms(c.giveUpAt),
+    c.lastError,
+    c.streak,
+    a.id,
+    a.number,
+    a.trigger,
+    a.url,
+    ms(a.startedAt),
+    Math.round(a.durationMs),
+    a.statusCode,
+    a.failureKind,
+    a.responseHeaders,
+    // PostgreSQL text cannot hold NUL characters.
+    a.responseBody?.replaceAll('\u0000', '\uFFFD') ?? null,
+    a.decision,
+    a.delayMs,
+    a.reason,
+    a.detail,
+  ];
+}
 
 export interface CompletionOutcome {
   /** Endpoints whose streak of permanent failures reached pauseAfter. */
@@ -35,7 +68,7 @@ export interface CompletionOutcome {
 }
 
 /**
- * Writes a batch of completions in one round trip (courier_complete_batch). Deliveries whose lease
+ * Writes a batch of completions in one round trip (courier_complete_rows). Deliveries whose lease
  * this owner no longer holds are left alone.
  */
 export async function complete(
@@ -46,37 +79,12 @@ export async function complete(
   pauseAfter: number,
 ): Promise<CompletionOutcome> {
   if (completions.length === 0) return { alarms: [], claimable: false };
-  const items = completions.map((c, seq) => ({
-    seq,
-    delivery_id: c.deliveryId,
-    state: c.state,
-    attempts: c.attempts,
-    next_attempt_at: iso(c.nextAttemptAt),
-    give_up_at: iso(c.giveUpAt),
-    last_error: c.lastError,
-    streak: c.streak,
-    attempt_id: c.attempt.id,
-    number: c.attempt.number,
-    trigger: c.attempt.trigger,
-    url: c.attempt.url,
-    started_at: iso(c.attempt.startedAt),
-    duration_ms: Math.round(c.attempt.durationMs),
-    status_code: c.attempt.statusCode,
-    failure_kind: c.attempt.failureKind,
-    response_headers: c.attempt.responseHeaders,
-    // PostgreSQL text cannot hold NUL characters.
-    response_body: c.attempt.responseBody?.replaceAll('\u0000', '\uFFFD') ?? null,
-    decision: c.attempt.decision,
-    delay_ms: c.attempt.delayMs,
-    reason: c.attempt.reason,
-    detail: c.attempt.detail,
-  }));
   const { rows } = await db.query<{
     endpoint_id: string;
     failure_streak: number;
     alarm: boolean;
     claimable: boolean;
-  }>(COMPLETE, [owner, toDate(now), JSON.stringify(items), pauseAfter]);
+  }>(COMPLETE, [owner, toDate(now), JSON.stringify(completions.map(completionRow)), pauseAfter]);
   return {
     alarms: rows
       .filter((r) => r.alarm)
