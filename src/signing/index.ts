@@ -11,6 +11,7 @@ export {
 export type {
   HeaderRecord,
   HeadersLike,
+  SigningKey,
   VerificationErrorCode,
   VerifyOptions,
   VerifySecrets,
