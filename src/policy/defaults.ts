@@ -113,8 +113,15 @@ function validateGiveUp(g: GiveUpPolicy): void {
   milliseconds('giveUp.windowMs', g.windowMs, 0);
 }
 
+/**
+ * The longest delay, window or ceiling a policy may name: 100 years. An instant computed from a
+ * longer one (a retry's time, a give-up deadline) could fall outside what a Date or a timestamptz
+ * holds, and a completion carrying it could never be written.
+ */
+export const MAX_POLICY_MS = 100 * 365.25 * 24 * 60 * 60 * 1000;
+
 function milliseconds(field: string, value: unknown, min: number, note = ''): void {
-  integer(field, value, min, Number.MAX_SAFE_INTEGER, ` (milliseconds${note})`);
+  integer(field, value, min, MAX_POLICY_MS, ` (milliseconds${note})`);
 }
 
 function httpStatus(field: string, value: unknown): void {

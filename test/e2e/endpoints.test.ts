@@ -81,6 +81,7 @@ describe('endpoints', () => {
       [{ rateLimit: 0 }, 'body.rateLimit'],
       [{ maxInFlight: 'many' }, 'body.maxInFlight'],
       [{ retryPolicy: { backoff: { baseMs: 5000, capMs: 10 } } }, 'body.retryPolicy'],
+      [{ retryPolicy: { giveUp: { windowMs: 2 ** 53 - 1 } } }, 'body.retryPolicy'],
       [{ headers: { 'X-Evil': 'a\r\nInjected: yes' } }, 'body.headers.X-Evil'],
       [{ filterTypes: ['bad type!'] }, 'body.filterTypes.0'],
     ];

@@ -86,6 +86,11 @@ describe('validation names the offending field', () => {
     ['zero max attempts', { giveUp: { maxAttempts: 0 } }, RangeError, /^giveUp\.maxAttempts/],
     ['negative window', { giveUp: { windowMs: -1 } }, RangeError, /^giveUp\.windowMs/],
     ['infinite window', { giveUp: { windowMs: Number.POSITIVE_INFINITY } }, RangeError, /^giveUp\.windowMs/],
+    // Beyond what a Date holds once added to now: a completion could never be written.
+    ['window over 100 years', { giveUp: { windowMs: 2 ** 53 - 1 } }, RangeError, /^giveUp\.windowMs/],
+    ['cap over 100 years', { backoff: { capMs: 3_155_760_000_001 } }, RangeError, /^backoff\.capMs/],
+    ['schedule entry over 100 years', { backoff: { scheduleMs: [1e15] } }, RangeError, /scheduleMs\[0\]/],
+    ['ceiling over 100 years', { retryAfter: { ceilingMs: 1e15 } }, RangeError, /^retryAfter\.ceilingMs/],
   ])('%s', (_, overrides, errorClass, message) => {
     expect(() => definePolicy(overrides)).toThrow(errorClass);
     expect(() => definePolicy(overrides)).toThrow(message);
@@ -93,7 +98,7 @@ describe('validation names the offending field', () => {
 
   it('says what it expected and what it got', () => {
     expect(() => definePolicy({ backoff: { capMs: 1_000 } })).toThrow(
-      'backoff.capMs must be an integer from 60000 to 9007199254740991 (milliseconds, not below backoff.baseMs), got 1000',
+      'backoff.capMs must be an integer from 60000 to 3155760000000 (milliseconds, not below backoff.baseMs), got 1000',
     );
   });
 
