@@ -118,7 +118,7 @@ function validateGiveUp(g: GiveUpPolicy): void {
  * longer one (a retry's time, a give-up deadline) could fall outside what a Date or a timestamptz
  * holds, and a completion carrying it could never be written.
  */
-export const MAX_POLICY_MS = 100 * 365.25 * 24 * 60 * 60 * 1000;
+const MAX_POLICY_MS = 100 * 365.25 * 24 * 60 * 60 * 1000;
 
 function milliseconds(field: string, value: unknown, min: number, note = ''): void {
   integer(field, value, min, MAX_POLICY_MS, ` (milliseconds${note})`);
