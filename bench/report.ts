@@ -178,12 +178,14 @@ export function renderMarkdown(r: BenchReport): string {
     '|---|---:|---|',
     ...rows.map(([a, b, c]) => `| ${a} | ${b} | ${c} |`),
     '',
-    '| Offered load | achieved publish/s | p50 ms | p99 ms | samples |',
-    '|---:|---:|---:|---:|---:|',
+    '| Offered load | achieved publish/s | p50 ms | p99 ms | samples | machine busy | CPU µs per message: worker / PostgreSQL / whole machine |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
     ...r.latency.map(
       (l) =>
-        `| ${fmt(l.offeredPerSec)}/s | ${fmt(l.achievedPerSec)} | ${fmt2(l.p50Ms)} | ${fmt2(l.p99Ms)} | ${fmt(l.samples)} |`,
+        `| ${fmt(l.offeredPerSec)}/s | ${fmt(l.achievedPerSec)} | ${fmt2(l.p50Ms)} | ${fmt2(l.p99Ms)} | ${fmt(l.samples)} | ${l.cpu ? `${l.cpu.busyPct} %` : '—'} | ${l.cpu ? `${l.cpu.systemUs} / ${l.cpu.postgresUs} / ${l.cpu.totalUs}` : '—'} |`,
     ),
+    '',
+    'Latency counts from before the publish call to the arrival at the receiver, the first second left out. Every process of the run shares the machine: the bench publishing (counted in the whole machine), the worker, PostgreSQL and the receiver.',
     '',
     ...(r.rounds.length === 0
       ? []

@@ -2,6 +2,7 @@
 import { systemClock } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
 import { publish } from '../../src/store/publisher.ts';
+import { type CpuPerDelivery, startCpuSampler } from '../cpu.ts';
 import { type BenchReceiver, payload, percentile, preciseNow, waitFor } from '../lib.ts';
 import { ENDPOINTS, setupCourier, startWorkers } from './courier.ts';
 
@@ -13,6 +14,12 @@ export interface LatencyResult {
   p50Ms: number;
   p99Ms: number;
   samples: number;
+  /**
+   * CPU while the messages arrived: the worker as the system, and the bench process publishing
+   * them in the whole machine's figure. A busy machine explains a missed latency target: the
+   * queueing is for CPU, not for Courier's queue.
+   */
+  cpu: CpuPerDelivery | null;
 }
 
 export async function courierLatency(
@@ -24,6 +31,7 @@ export async function courierLatency(
   const workers = await startWorkers(setup.schema, 1);
   try {
     await receiver.reset();
+    const sampler = startCpuSampler(/src\/cli\/main\.ts/);
     const total = Math.round(ratePerSec * seconds);
     const started = preciseNow();
     let sent = 0;
@@ -65,6 +73,7 @@ export async function courierLatency(
       120_000,
       'latency run deliveries',
     );
+    const cpu = sampler.stop(stats.first, stats.last, stats.count);
     // The first second warms connections and caches; it is not the steady state being measured.
     const steady = stats.latencies.slice(Math.min(stats.latencies.length - 1, Math.round(ratePerSec)));
     return {
@@ -73,6 +82,7 @@ export async function courierLatency(
       p50Ms: percentile(steady, 50),
       p99Ms: percentile(steady, 99),
       samples: steady.length,
+      cpu,
     };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));

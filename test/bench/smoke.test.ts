@@ -33,6 +33,7 @@ describe('benchmark smoke run', () => {
       const markdown = readFileSync(join(outDir, 'latest.md'), 'utf8');
       expect(markdown).toContain('| Courier ÷ graphile-worker');
       expect(markdown).toContain('| Round | Courier, 1 worker |');
+      expect(markdown).toContain('| machine busy |');
       expect(existsSync(join(outDir, 'chart.svg'))).toBe(true);
       expect(JSON.parse(readFileSync(join(outDir, 'latest.json'), 'utf8')).messages).toBe(300);
     } finally {
