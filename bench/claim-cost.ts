@@ -57,7 +57,12 @@ export async function measureClaimCost(
     const timings: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const started = performance.now();
-      const batch = await claim(db, { owner: 'bench', now: Date.now(), leaseMs: 60_000, limit: 100 });
+      const { deliveries: batch } = await claim(db, {
+        owner: 'bench',
+        now: Date.now(),
+        leaseMs: 60_000,
+        limit: 100,
+      });
       timings.push(performance.now() - started);
       await complete(
         db,

@@ -4,10 +4,9 @@ import type { Clock } from '../clock.ts';
 import { type Logger, silentLogger } from '../logger.ts';
 import type { Random } from '../random.ts';
 import type { Database } from '../store/db.ts';
-import { type ClaimedDelivery, claim } from '../store/queries/claim.ts';
+import { type ClaimedDelivery, type ClaimResult, claim } from '../store/queries/claim.ts';
 import { type Completion, complete } from '../store/queries/complete.ts';
 import { analyzeIfStale } from '../store/queries/maintenance.ts';
-import { nextDueAt } from '../store/queries/next-due.ts';
 import { reapExpiredLeases, release } from '../store/queries/unclaim.ts';
 import { buildRequest, completionFor, type SenderLike } from './attempt.ts';
 import { type OperationalEventSink, pauseForStreak } from './auto-pause.ts';
@@ -117,10 +116,10 @@ export class Worker {
 
   /** One claim → send → complete round; for tests on virtual time and for simulations. */
   async runOnce(limit = this.batchSize): Promise<number> {
-    const batch = await this.claim(limit);
-    await Promise.all(batch.map((d) => this.dispatch(d)));
+    const { deliveries } = await this.claim(limit);
+    await Promise.all(deliveries.map((d) => this.dispatch(d)));
     await this.drain();
-    return batch.length;
+    return deliveries.length;
   }
 
   async start(): Promise<void> {
@@ -178,9 +177,9 @@ export class Worker {
         if (!this.running) break;
       }
       this.wakeups.clear();
-      let batch: ClaimedDelivery[];
+      let claimed: ClaimResult;
       try {
-        batch = await this.claim(Math.min(room, this.batchSize));
+        claimed = await this.claim(Math.min(room, this.batchSize));
         claimFailures = 0;
       } catch (error) {
         claimFailures++;
@@ -193,22 +192,20 @@ export class Worker {
         await this.wakeups.sleep(delay);
         continue;
       }
-      // A claim that found work looks again at once: under load more is due, and rows it skipped
-      // (locked by a completion) free up. One that found nothing sleeps until work is announced
-      // (a NOTIFY, a completion that freed capacity, deliveries given back) or falls due.
-      if (batch.length > 0) {
-        for (const delivery of batch) void this.dispatch(delivery);
-        continue;
-      }
-      const due = await nextDueAt(this.db).catch(() => null);
-      // Due already yet not claimed: its queue row was locked (a publish, whose NOTIFY follows its
-      // commit, or another worker). A short timer rather than a hot loop covers every other case.
-      const delay = due === null ? undefined : Math.max(due - this.clock.now(), LOCKED_RETRY_MS);
-      await this.wakeups.wait(delay);
+      const { deliveries, nextDueAt } = claimed;
+      for (const delivery of deliveries) void this.dispatch(delivery);
+      // Work due now is left when the batch filled up or an endpoint was held by another
+      // transaction (a completion, a publish, another worker's claim): a claim that found work
+      // looks again at once, one that found none after a short timer rather than in a hot loop.
+      // Otherwise sleep until work is announced (a NOTIFY, a completion that freed capacity,
+      // deliveries given back) or falls due.
+      const wait = nextDueAt === null ? undefined : nextDueAt - this.clock.now();
+      if (wait !== undefined && wait <= 0 && deliveries.length > 0) continue;
+      await this.wakeups.wait(wait === undefined ? undefined : Math.max(wait, LOCKED_RETRY_MS));
     }
   }
 
-  private claim(limit: number): Promise<ClaimedDelivery[]> {
+  private claim(limit: number): Promise<ClaimResult> {
     return claim(this.db, { owner: this.owner, now: this.clock.now(), leaseMs: this.leaseMs, limit });
   }
 

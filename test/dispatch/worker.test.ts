@@ -6,7 +6,7 @@ import { PolicyResolver } from '../../src/dispatch/policy-resolver.ts';
 import { Worker } from '../../src/dispatch/worker.ts';
 import { seededRandom } from '../../src/random.ts';
 import { generateSecret, verify } from '../../src/signing/index.ts';
-import type { Database } from '../../src/store/db.ts';
+import { type Database, preparedName } from '../../src/store/db.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { virtualWorker } from '../support/engine.ts';
@@ -97,6 +97,53 @@ describe.each(BACKENDS)('worker on %s', (backend) => {
       while (receiver.requests.length < 2 && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 10));
       expect(receiver.requests).toHaveLength(2);
+    } finally {
+      await worker.stop();
+      await sender.close();
+    }
+  });
+
+  it('running, spends one claim and one completion on a message at light load', async () => {
+    const app = await makeApp(t.db, systemClock.now());
+    await makeEndpoint(t.db, app.id, systemClock.now(), { url: receiver.url });
+    // The worker's statements by prepared name: each is a round trip that wakes both processes.
+    const statements: string[] = [];
+    const counted = new Proxy(t.db, {
+      get(target, prop) {
+        if (prop === 'query') {
+          return (sql: string, params?: readonly unknown[]) => {
+            statements.push(preparedName(sql) ?? sql);
+            return target.query(sql, params);
+          };
+        }
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: systemClock });
+    const worker = new Worker({
+      db: counted,
+      sender,
+      clock: systemClock,
+      random: seededRandom(7),
+      policies: new PolicyResolver({}),
+    });
+    const until = async (done: () => boolean | Promise<boolean>) => {
+      const deadline = Date.now() + 5_000;
+      while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    };
+    await worker.start();
+    try {
+      const deliver = async (n: number) => {
+        await publishJson(t.db, app.id, systemClock.now(), { n });
+        await until(async () => (await deliveryRows(t.db))[n - 1]?.state === 'delivered');
+        await new Promise((r) => setTimeout(r, 100));
+      };
+      await deliver(1); // and the endpoint's configuration is cached
+      statements.length = 0;
+      await deliver(2);
+      // The claim that took it said nothing else was due: no second look, no next-due lookup.
+      expect(statements).toEqual(['courier_claim_batch', 'courier_complete_rows']);
     } finally {
       await worker.stop();
       await sender.close();

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
-import { nextDueAt } from '../../src/store/queries/next-due.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
 import { updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -28,8 +27,10 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     appId = (await makeApp(t.db, clock.now())).id;
   });
 
-  const claimAs = (owner: string, limit = 100) =>
+  /** The claim with its next due instant. */
+  const claimNext = (owner: string, limit = 100) =>
     claim(t.db, { owner, now: clock.now(), leaseMs: 60_000, limit });
+  const claimAs = async (owner: string, limit = 100) => (await claimNext(owner, limit)).deliveries;
 
   it('never hands out more than an endpoint in-flight cap, whoever asks', async () => {
     await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 3 });
@@ -89,11 +90,22 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       100,
     );
     // The claim took all that was pending, so only the retry makes the endpoint due again.
-    expect(await nextDueAt(t.db)).toBe(retryAt);
-    expect(await claimAs('w')).toHaveLength(0);
+    expect(await claimNext('w')).toEqual({ deliveries: [], nextDueAt: retryAt });
     clock.advance(90_000);
     const [again] = await claimAs('w');
     expect(again).toMatchObject({ id: d!.id, attempts: 1, endpointId: ep.id });
+  });
+
+  it('says when to claim next: at once after a full batch, never while nothing is pending', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    for (let i = 0; i < 3; i++) await publishJson(t.db, appId, clock.now(), { i });
+    const full = await claimNext('w', 2);
+    expect(full.deliveries).toHaveLength(2);
+    expect(full.nextDueAt).toBe(clock.now());
+    const rest = await claimNext('w', 2);
+    expect(rest.deliveries).toHaveLength(1);
+    expect(rest.nextDueAt).toBeNull();
+    expect(await claimNext('w')).toEqual({ deliveries: [], nextDueAt: null });
   });
 
   it.skipIf(backend === 'pglite')(
@@ -108,13 +120,15 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       // below, which must therefore leave the endpoint alone rather than take the one it can see
       // and conclude nothing is pending (that would strand the new delivery).
       const publishing = await holdOpen(t.db, (tx) => publishJson(tx, appId, clock.now(), { i: 3 }));
-      expect(await claimAs('w')).toHaveLength(0);
+      // Skipped, the endpoint still reads as due: the worker looks again soon instead of sleeping.
+      expect(await claimNext('w')).toEqual({ deliveries: [], nextDueAt: clock.now() });
       await publishing.commit();
-      expect(await claimAs('w')).toMatchObject([
+      const after = await claimNext('w');
+      expect(after.deliveries).toMatchObject([
         { endpointId: ep.id, attempts: 0 },
         { endpointId: ep.id, attempts: 0 },
       ]);
-      expect(await nextDueAt(t.db)).toBeNull();
+      expect(after.nextDueAt).toBeNull();
     },
   );
 
@@ -217,7 +231,8 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
           )
         ).rows[0]!;
       const before = await counts();
-      expect(await claim(tx, { owner: 'w', now: clock.now(), leaseMs: 60_000, limit: 100 })).toHaveLength(5);
+      const { deliveries } = await claim(tx, { owner: 'w', now: clock.now(), leaseMs: 60_000, limit: 100 });
+      expect(deliveries).toHaveLength(5);
       const after = await counts();
       expect({ updated: after.updated - before.updated, hot: after.hot - before.hot }).toEqual({
         updated: 5,
@@ -262,7 +277,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       }
       let first: Awaited<ReturnType<typeof claimAs>> = [];
       const claiming = await holdOpen(t.db, async (tx) => {
-        first = await claim(tx, { owner: 'a', now: clock.now(), leaseMs: 60_000, limit: 5 });
+        first = (await claim(tx, { owner: 'a', now: clock.now(), leaseMs: 60_000, limit: 5 })).deliveries;
       });
       // The first claim's batch went to the first endpoint; the other two stay claimable meanwhile.
       const second = await claimAs('b');
@@ -284,6 +299,35 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     const [second] = await claimAs('w');
     const last = await complete(t.db, 'w', clock.now(), [delivered(second!.id, 1, clock.now())], 100);
     expect(last).toEqual({ alarms: [], claimable: false });
+  });
+
+  it('keeps the claim function of the previous release working: its columns, deliveries only', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    const previousClaim = () =>
+      t.db.query<Record<string, unknown>>('select * from courier_claim($1, $2, $3, $4)', [
+        'old-worker',
+        new Date(clock.now()),
+        60_000,
+        100,
+      ]);
+    expect((await previousClaim()).rows).toEqual([]);
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    await publishJson(t.db, appId, clock.now(), { i: 2 });
+    const { rows } = await previousClaim();
+    expect(rows).toHaveLength(2);
+    expect(Object.keys(rows[0]!)).toEqual([
+      'delivery_id',
+      'message_id',
+      'endpoint_id',
+      'attempts',
+      'give_up_at',
+      'trigger',
+      'event_type',
+      'payload',
+      'endpoint_version',
+      'app_version',
+    ]);
+    expect(await claimAs('new-worker')).toHaveLength(0);
   });
 
   it('keeps the completion functions of the previous release working, on its objects of named fields', async () => {
@@ -355,8 +399,9 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 1 });
     await publishJson(t.db, appId, clock.now(), { i: 1 });
     await publishJson(t.db, appId, clock.now(), { i: 2 });
-    expect(await claimAs('w')).toHaveLength(1);
-    expect(await nextDueAt(t.db)).toBeNull(); // capped: no timer can bring it
+    const capped = await claimNext('w');
+    expect(capped.deliveries).toHaveLength(1);
+    expect(capped.nextDueAt).toBeNull(); // capped: no timer can bring it, only a completion
     const workers = await listenForWork(t.db);
     try {
       await t.db.transaction((tx) =>

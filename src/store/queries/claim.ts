@@ -24,8 +24,9 @@ export interface ClaimedDelivery {
   secrets: string[];
 }
 
+/** A claimed delivery, or (delivery_id null) the row that carries next_due_at alone. */
 interface ClaimRow {
-  delivery_id: number;
+  delivery_id: number | null;
   message_id: string;
   endpoint_id: string;
   attempts: number;
@@ -35,6 +36,17 @@ interface ClaimRow {
   payload: Uint8Array;
   endpoint_version: number;
   app_version: number;
+  next_due_at: Date | null;
+}
+
+export interface ClaimResult {
+  deliveries: ClaimedDelivery[];
+  /**
+   * When a claim can next find work: the claim's own instant when it filled its batch (look
+   * again at once), else the earliest due time of any endpoint with room, which an endpoint held
+   * by another transaction makes now or earlier; null when nothing is pending anywhere.
+   */
+  nextDueAt: number | null;
 }
 
 export interface ClaimInput {
@@ -46,30 +58,36 @@ export interface ClaimInput {
 
 const sharedCache = new EndpointConfigCache();
 
-const CLAIM = prepared('courier_claim', `select c.* from ${ASYNC_COMMIT}, courier_claim($1, $2, $3, $4) c`);
+const CLAIM = prepared(
+  'courier_claim_batch',
+  `select c.* from ${ASYNC_COMMIT}, courier_claim_batch($1, $2, $3, $4) c`,
+);
 
 /**
- * Claims due deliveries within every endpoint's in-flight cap and rate limit (courier_claim).
- * Endpoint configuration comes from a cache, refreshed when its config_version changes.
+ * Claims due deliveries within every endpoint's in-flight cap and rate limit
+ * (courier_claim_batch), and says when to claim next. Endpoint configuration comes from a cache,
+ * refreshed when its config_version changes.
  */
 export async function claim(
   db: Queryable,
   input: ClaimInput,
   cache: EndpointConfigCache = sharedCache,
-): Promise<ClaimedDelivery[]> {
-  const { rows } = await db.query<ClaimRow>(CLAIM, [
+): Promise<ClaimResult> {
+  const { rows: all } = await db.query<ClaimRow>(CLAIM, [
     input.owner,
     toDate(input.now),
     input.leaseMs,
     input.limit,
   ]);
-  if (rows.length === 0) return [];
+  const nextDueAt = toMs(all[0]?.next_due_at ?? null);
+  const rows = all.filter((r): r is ClaimRow & { delivery_id: number } => r.delivery_id !== null);
+  if (rows.length === 0) return { deliveries: [], nextDueAt };
   const configs = await cache.resolve(
     db,
     rows.map((r) => ({ endpointId: r.endpoint_id, version: `${r.endpoint_version}.${r.app_version}` })),
     input.now,
   );
-  return rows.map((r) => {
+  const deliveries = rows.map((r) => {
     const config = configs.get(r.endpoint_id) as EndpointConfig;
     return {
       id: r.delivery_id,
@@ -88,4 +106,5 @@ export async function claim(
       secrets: config.secretsAt(input.now),
     };
   });
+  return { deliveries, nextDueAt };
 }
