@@ -41,7 +41,7 @@ export async function adminQuery<T>(databaseUrl: string, sql: string, schema?: s
 export async function stateCounts(databaseUrl: string, schema: string): Promise<Record<string, number>> {
   const rows = await adminQuery<{ state: string; n: number }>(
     databaseUrl,
-    'select state, count(*)::int as n from courier_deliveries group by state',
+    'select state, count(*)::int as n from courier_delivery_states group by state',
     schema,
   );
   return Object.fromEntries(rows.map((r) => [r.state, r.n]));
@@ -57,7 +57,7 @@ export async function readCourier(databaseUrl: string, schema: string): Promise<
     adminQuery<{ id: string; message_id: string; uid: string; state: string; attempts: number }>(
       databaseUrl,
       `select d.id, d.message_id, e.uid, d.state, d.attempts
-         from courier_deliveries d join courier_endpoints e on e.id = d.endpoint_id`,
+         from courier_delivery_states d join courier_endpoints e on e.id = d.endpoint_id`,
       schema,
     ),
     adminQuery<{

@@ -144,7 +144,7 @@ async function main(): Promise<number> {
     const [counts] = (await admin(
       `select count(*)::int as attempts, sum(attempts)::int as counted,
               count(*) filter (where state <> 'delivered')::int as unfinished
-         from ${schema}.courier_deliveries`,
+         from ${schema}.courier_delivery_states`,
     )) as { attempts: number; counted: number; unfinished: number }[];
     const [att] = (await admin(`select count(*)::int as n from ${schema}.courier_attempts`)) as {
       n: number;

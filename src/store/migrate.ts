@@ -23,10 +23,10 @@ export function loadMigrations(): Migration[] {
 /**
  * Applies the numbered migrations not yet applied, all in one transaction under an advisory
  * lock, so several processes starting at once apply each migration exactly once.
- * Returns the names applied.
+ * Returns the names applied. `through` stops after that version (for upgrade tests).
  */
-export async function migrate(db: Database): Promise<string[]> {
-  const migrations = loadMigrations();
+export async function migrate(db: Database, through = Number.POSITIVE_INFINITY): Promise<string[]> {
+  const migrations = loadMigrations().filter((m) => m.version <= through);
   return db.transaction(async (tx) => {
     await tx.query(`select pg_advisory_xact_lock(hashtext('courier_migrations:' || current_schema()))`);
     await tx.query(

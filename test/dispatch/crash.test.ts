@@ -64,15 +64,17 @@ describe('worker crashes and shutdowns', () => {
     const rescuer = await spawnWorker(t.schema!, ENV);
     await until(
       async () =>
-        (await count(t.db, `select count(*)::int as n from courier_deliveries where state = 'delivered'`)) ===
-        20,
+        (await count(
+          t.db,
+          `select count(*)::int as n from courier_delivery_states where state = 'delivered'`,
+        )) === 20,
       60_000,
       'all deliveries',
     );
     await stopWorker(rescuer);
 
     // Each delivery counted exactly one attempt; only the requests in flight at the kill were seen twice.
-    expect(await count(t.db, 'select max(attempts)::int as n from courier_deliveries')).toBe(1);
+    expect(await count(t.db, 'select max(attempts)::int as n from courier_delivery_states')).toBe(1);
     expect(await count(t.db, 'select count(*)::int as n from courier_attempts')).toBe(20);
     expect(receiver.seen.length).toBe(20 + inFlightAtKill);
   });
@@ -93,7 +95,7 @@ describe('worker crashes and shutdowns', () => {
     ).toBe(4);
     expect(await stopWorker(worker, 'SIGTERM')).toBe(0);
     const { rows } = await t.db.query<{ state: string; n: number }>(
-      `select d.state, count(*)::int as n from courier_deliveries d join courier_messages m on m.id = d.message_id
+      `select d.state, count(*)::int as n from courier_delivery_states d join courier_messages m on m.id = d.message_id
         where m.event_type = 'graceful' group by d.state`,
     );
     expect(rows).toEqual([{ state: 'delivered', n: 4 }]);
@@ -113,7 +115,7 @@ describe('worker crashes and shutdowns', () => {
     // The request timed out (2 s) before the worker exited, so it is one counted attempt, retried
     // later on the policy's schedule; not released and sent again while the first was still open.
     const { rows } = await t.db.query<{ state: string; attempts: number; failure_kind: string }>(
-      `select d.state, d.attempts, a.failure_kind from courier_deliveries d
+      `select d.state, d.attempts, a.failure_kind from courier_delivery_states d
          join courier_attempts a on a.delivery_id = d.id where d.message_id = $1`,
       [messageId],
     );

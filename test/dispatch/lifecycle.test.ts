@@ -11,7 +11,7 @@ import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 
 async function states(db: Database): Promise<Record<string, number>> {
   const { rows } = await db.query<{ state: string; n: number }>(
-    'select state, count(*)::int as n from courier_deliveries group by state',
+    'select state, count(*)::int as n from courier_delivery_states group by state',
   );
   return Object.fromEntries(rows.map((r) => [r.state, r.n]));
 }

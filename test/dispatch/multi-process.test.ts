@@ -128,7 +128,7 @@ describe('three worker processes on one PostgreSQL', () => {
       endpoint_id: string;
       state: string;
       attempts: number;
-    }>('select message_id, endpoint_id, state, attempts from courier_deliveries');
+    }>('select message_id, endpoint_id, state, attempts from courier_delivery_states');
     expect(rows).toHaveLength(MESSAGES);
     const byId = new Map(endpoints.map((e) => [e.id, e]));
     const mismatches: string[] = [];

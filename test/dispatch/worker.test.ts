@@ -18,7 +18,7 @@ async function deliveryRows(db: Database) {
     attempts: number;
     next_attempt_at: Date;
     endpoint_id: string;
-  }>('select state, attempts, next_attempt_at, endpoint_id from courier_deliveries order by id');
+  }>('select state, attempts, next_attempt_at, endpoint_id from courier_delivery_states order by id');
   return rows;
 }
 

@@ -39,7 +39,7 @@ describe('attempts and resend', () => {
   const delivery = async (msgId: string, epId: string) =>
     (
       await api.db.query<{ state: string; attempts: number; trigger: number; next_attempt_at: Date }>(
-        'select state, attempts, trigger, next_attempt_at from courier_deliveries where message_id = $1 and endpoint_id = $2',
+        'select state, attempts, trigger, next_attempt_at from courier_delivery_states where message_id = $1 and endpoint_id = $2',
         [msgId, epId],
       )
     ).rows[0];

@@ -46,7 +46,7 @@ describe('dead letters, replay and recover', () => {
   const states = async () =>
     (
       await api.db.query<{ state: string }>(
-        'select state from courier_deliveries where endpoint_id = $1 order by id',
+        'select state from courier_delivery_states where endpoint_id = $1 order by id',
         [ep.id],
       )
     ).rows.map((r) => r.state);
@@ -93,7 +93,7 @@ describe('dead letters, replay and recover', () => {
   it('recover replays what failed in [since, until) and answers 202 {}', async () => {
     await failMessages(3);
     const { rows } = await api.db.query<{ updated_at: Date }>(
-      'select updated_at from courier_deliveries where endpoint_id = $1 order by id',
+      'select updated_at from courier_delivery_states where endpoint_id = $1 order by id',
       [ep.id],
     );
     const res = await api.request('POST', `${base()}/recover`, {

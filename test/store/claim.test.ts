@@ -150,7 +150,13 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
           ...first,
           attempt: { ...first.attempt, responseBody: `${nasty}\u0000end`, responseHeaders: headers },
         },
-        { ...second, lastError: nasty, attempt: { ...second.attempt, detail: nasty, reason: 'NULL' } },
+        {
+          ...second,
+          state: 'pending',
+          nextAttemptAt: clock.now() + 1_000,
+          lastError: nasty,
+          attempt: { ...second.attempt, statusCode: 500, decision: 'retry', detail: nasty, reason: 'NULL' },
+        },
       ],
       100,
     );
@@ -165,7 +171,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       { response_body: null, response_headers: null, detail: nasty, reason: 'NULL' },
     ]);
     const { rows: deliveries } = await t.db.query<{ last_error: string | null }>(
-      'select last_error from courier_deliveries order by id',
+      'select last_error from courier_delivery_states order by id',
     );
     expect(deliveries).toEqual([{ last_error: null }, { last_error: nasty }]);
   });
@@ -196,7 +202,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_attempts');
     expect(rows[0]!.n).toBe(0);
     await complete(t.db, 'live-worker', clock.now(), [delivered(d!.id, 1, clock.now())], 100);
-    const { rows: after } = await t.db.query('select state, attempts from courier_deliveries');
+    const { rows: after } = await t.db.query('select state, attempts from courier_delivery_states');
     expect(after).toEqual([{ state: 'delivered', attempts: 1 }]);
   });
 
@@ -239,6 +245,44 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
         hot: 5,
       });
     });
+  });
+
+  it('deletes a delivered delivery instead of rewriting it; its attempt is the record', async () => {
+    const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    await publishJson(t.db, appId, clock.now(), { i: 2 });
+    const [a, b] = await claimAs('w');
+    const done = delivered(a!.id, 1, clock.now());
+    const failed = delivered(b!.id, 1, clock.now());
+    const retry = {
+      ...failed,
+      state: 'pending' as const,
+      nextAttemptAt: clock.now() + 5_000,
+      attempt: { ...failed.attempt, statusCode: 503, decision: 'retry' as const },
+    };
+    const changes = await t.db.transaction(async (tx) => {
+      const counts = async () =>
+        (
+          await tx.query<{ updated: number; deleted: number }>(
+            `select pg_stat_get_xact_tuples_updated('courier_deliveries'::regclass)::int as updated,
+                    pg_stat_get_xact_tuples_deleted('courier_deliveries'::regclass)::int as deleted`,
+          )
+        ).rows[0]!;
+      const before = await counts();
+      await complete(tx, 'w', clock.now(), [done, retry], 100);
+      const after = await counts();
+      return { updated: after.updated - before.updated, deleted: after.deleted - before.deleted };
+    });
+    expect(changes).toEqual({ updated: 1, deleted: 1 });
+    const { rows: queued } = await t.db.query('select id, state from courier_deliveries');
+    expect(queued).toEqual([{ id: b!.id, state: 'pending' }]);
+    const { rows: states } = await t.db.query(
+      'select id, endpoint_id, state, attempts, trigger from courier_delivery_states order by id',
+    );
+    expect(states).toEqual([
+      { id: a!.id, endpoint_id: ep.id, state: 'delivered', attempts: 1, trigger: 0 },
+      { id: b!.id, endpoint_id: ep.id, state: 'pending', attempts: 1, trigger: 0 },
+    ]);
   });
 
   it('serves a healthy endpoint while another has a deep backlog (no head-of-line blocking)', async () => {

@@ -59,4 +59,41 @@ describe('migrations', () => {
       await db.close();
     }
   });
+
+  it('upgrading to 0011 leaves deliveries delivered before it to the attempt log, and shows them as delivered', async () => {
+    const upgrade = `${schema}_up`;
+    await admin(`create schema ${upgrade}`);
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: upgrade, poolSize: 1 });
+    try {
+      await migrate(db, 10);
+      await db.query(`insert into courier_applications (id, name, created_at, updated_at)
+                        values ('app_1', 'a', now(), now());
+                      insert into courier_endpoints (id, app_id, url, rate_limit, max_in_flight, created_at, updated_at)
+                        values ('ep_1', 'app_1', 'http://x', 10, 10, now(), now());
+                      insert into courier_messages (id, app_id, event_type, payload, created_at)
+                        values ('msg_1', 'app_1', 'e', '\\x7b7d', now()), ('msg_2', 'app_1', 'e', '\\x7b7d', now());
+                      insert into courier_deliveries (id, message_id, endpoint_id, state, attempts, next_attempt_at, created_at, updated_at)
+                        overriding system value
+                        values (1, 'msg_1', 'ep_1', 'delivered', 2, now(), now(), now()),
+                               (2, 'msg_2', 'ep_1', 'failed', 1, now(), now(), now());
+                      insert into courier_attempts (id, delivery_id, message_id, endpoint_id, number, url, started_at,
+                                                    duration_ms, decision, detail)
+                        values ('atmpt_1', 1, 'msg_1', 'ep_1', 1, 'http://x', now(), 1, 'retry', '503'),
+                               ('atmpt_2', 1, 'msg_1', 'ep_1', 2, 'http://x', now(), 1, 'delivered', 'ok'),
+                               ('atmpt_3', 2, 'msg_2', 'ep_1', 1, 'http://x', now(), 1, 'failed', '410')`);
+      expect(await migrate(db)).toContain('0011_delivered_leave_queue');
+      const { rows: queued } = await db.query('select id, state from courier_deliveries');
+      expect(queued).toEqual([{ id: 2, state: 'failed' }]);
+      const { rows: states } = await db.query(
+        'select id, state, attempts from courier_delivery_states order by id',
+      );
+      expect(states).toEqual([
+        { id: 1, state: 'delivered', attempts: 2 },
+        { id: 2, state: 'failed', attempts: 1 },
+      ]);
+    } finally {
+      await db.close();
+      await admin(`drop schema if exists ${upgrade} cascade`);
+    }
+  });
 });

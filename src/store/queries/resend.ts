@@ -11,10 +11,11 @@ export type ResendOutcome = 'scheduled' | 'held' | 'in_flight';
 
 /**
  * Makes the (message, endpoint) delivery due now as a manual attempt. Call inside a transaction.
- *  - terminal (delivered, failed, expired): a fresh attempt budget (attempts 0, no give-up time);
+ *  - dead-lettered (failed, expired): a fresh attempt budget (attempts 0, no give-up time);
  *  - pending or held: due now, attempts and give-up time kept;
  *  - in flight: untouched (the attempt under way is the resend);
- *  - absent (the endpoint did not match, or did not exist, at publish time): created.
+ *  - absent (delivered: its attempt log is its record; or the endpoint did not match, or did not
+ *    exist, at publish time): created, which is a fresh budget too.
  * Held instead of pending while the endpoint is not active. Lock order as everywhere:
  * the delivery row first, then the endpoint's queue row (to wake it).
  */
