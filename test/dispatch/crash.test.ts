@@ -4,7 +4,7 @@ import type { Database } from '../../src/store/db.ts';
 import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 import { ScriptedReceiver } from '../support/scripted-receiver.ts';
-import { spawnWorker, stopWorker } from '../support/worker-process.ts';
+import { killStrayWorkers, spawnWorker, stopWorker } from '../support/worker-process.ts';
 
 const ENV = {
   COURIER_REQUEST_TIMEOUT: '2s',
@@ -35,6 +35,7 @@ describe('worker crashes and shutdowns', () => {
     await receiver.start();
   });
   afterAll(async () => {
+    await killStrayWorkers();
     await receiver.close();
     await t.drop();
   });

@@ -10,6 +10,8 @@ export interface WorkerProcess {
   exited: Promise<number | null>;
 }
 
+const started = new Set<WorkerProcess>();
+
 /** Starts `courier worker` against a test schema and waits until it is claiming. */
 export async function spawnWorker(schema: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [BIN, 'worker'], {
@@ -27,13 +29,21 @@ export async function spawnWorker(schema: string, env: Record<string, string> = 
   child.stdout!.on('data', (chunk) => (out += chunk));
   child.stderr!.on('data', (chunk) => (out += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const worker = { child, output: () => out, exited };
+  started.add(worker);
+  void exited.then(() => started.delete(worker));
   const deadline = Date.now() + 30_000;
   while (!out.includes('worker started')) {
     if (child.exitCode !== null) throw new Error(`worker exited early (${child.exitCode}):\n${out}`);
     if (Date.now() > deadline) throw new Error(`worker did not start:\n${out}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return { child, output: () => out, exited };
+  return worker;
+}
+
+/** Kills every worker a test left running (one that failed before stopping its own). */
+export async function killStrayWorkers(): Promise<void> {
+  await Promise.all([...started].map((w) => stopWorker(w, 'SIGKILL')));
 }
 
 export async function stopWorker(
