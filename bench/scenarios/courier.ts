@@ -139,32 +139,52 @@ export async function bulkDeliveries(setup: CourierSetup, count: number, dueAt: 
   await setup.db.query('checkpoint');
 }
 
-/** Prefill n messages, then drain them with `workers` processes; timed from first to last arrival. */
+/**
+ * A schema with `count` deliveries due a day later, which drains then run on top of, one after
+ * another (see drainOn): the backlog is inserted once however many rounds the bench runs.
+ */
+export async function setupBacklog(receiver: BenchReceiver, count: number): Promise<CourierSetup> {
+  const setup = await setupCourier(receiver);
+  await bulkDeliveries(setup, count, systemClock.now() + 86_400_000);
+  return setup;
+}
+
+/** Publishes n messages into `setup`, then drains them with `workers` processes; timed from first to last arrival. */
+export async function drainOn(
+  setup: CourierSetup,
+  receiver: BenchReceiver,
+  n: number,
+  workers: number,
+): Promise<ThroughputResult> {
+  // The previous drain's delivered rows are gone; vacuum clears them, as autovacuum would.
+  await setup.db.query('vacuum courier_deliveries');
+  const wal0 = await walBytes();
+  const publishPerSec = await publishMany(setup, n);
+  const wal1 = await walBytes();
+  await receiver.reset();
+  const procs = await startWorkers(setup.schema, workers);
+  const deliveriesPerSec = await receiver.rate(n);
+  const wal2 = await walBytes();
+  const rss = Math.max(...procs.map((p) => peakRssMiB(p.proc.pid) ?? 0));
+  await Promise.all(procs.map((p) => p.stop()));
+  return {
+    deliveriesPerSec,
+    publishPerSec,
+    walBytesPerPublish: (wal1 - wal0) / n,
+    walBytesPerDelivery: (wal2 - wal1) / n,
+    peakRssMiB: rss || null,
+  };
+}
+
+/** Prefill n messages into a fresh schema, then drain them with `workers` processes. */
 export async function courierThroughput(
   receiver: BenchReceiver,
   n: number,
   workers: number,
-  futureBacklog = 0,
 ): Promise<ThroughputResult> {
   const setup = await setupCourier(receiver);
   try {
-    if (futureBacklog > 0) await bulkDeliveries(setup, futureBacklog, systemClock.now() + 86_400_000);
-    const wal0 = await walBytes();
-    const publishPerSec = await publishMany(setup, n);
-    const wal1 = await walBytes();
-    await receiver.reset();
-    const procs = await startWorkers(setup.schema, workers);
-    const deliveriesPerSec = await receiver.rate(n);
-    const wal2 = await walBytes();
-    const rss = Math.max(...procs.map((p) => peakRssMiB(p.proc.pid) ?? 0));
-    await Promise.all(procs.map((p) => p.stop()));
-    return {
-      deliveriesPerSec,
-      publishPerSec,
-      walBytesPerPublish: (wal1 - wal0) / n,
-      walBytesPerDelivery: (wal2 - wal1) / n,
-      peakRssMiB: rss || null,
-    };
+    return await drainOn(setup, receiver, n, workers);
   } finally {
     await setup.close();
   }
