@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
+import type { Queryable } from '../../src/store/db.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
@@ -31,6 +32,28 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
   const claimNext = (owner: string, limit = 100) =>
     claim(t.db, { owner, now: clock.now(), leaseMs: 60_000, limit });
   const claimAs = async (owner: string, limit = 100) => (await claimNext(owner, limit)).deliveries;
+
+  /** The delivery rows `work` updated (HOT among them) and deleted, counted in its transaction. */
+  const rowChanges = (work: (tx: Queryable) => Promise<unknown>) =>
+    t.db.transaction(async (tx) => {
+      // This backend's counts, not yet reported; within one transaction they only grow.
+      const counts = async () =>
+        (
+          await tx.query<{ updated: number; hot: number; deleted: number }>(
+            `select pg_stat_get_xact_tuples_updated('courier_deliveries'::regclass)::int as updated,
+                    pg_stat_get_xact_tuples_hot_updated('courier_deliveries'::regclass)::int as hot,
+                    pg_stat_get_xact_tuples_deleted('courier_deliveries'::regclass)::int as deleted`,
+          )
+        ).rows[0]!;
+      const before = await counts();
+      await work(tx);
+      const after = await counts();
+      return {
+        updated: after.updated - before.updated,
+        hot: after.hot - before.hot,
+        deleted: after.deleted - before.deleted,
+      };
+    });
 
   it('never hands out more than an endpoint in-flight cap, whoever asks', async () => {
     await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 3 });
@@ -227,24 +250,11 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
   it('rewrites a claimed delivery in place (HOT): a claim adds no index entries', async () => {
     await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
     for (let i = 0; i < 5; i++) await publishJson(t.db, appId, clock.now(), { i });
-    await t.db.transaction(async (tx) => {
-      // This backend's counts not yet reported; within one transaction they only grow.
-      const counts = async () =>
-        (
-          await tx.query<{ updated: number; hot: number }>(
-            `select pg_stat_get_xact_tuples_updated('courier_deliveries'::regclass)::int as updated,
-                    pg_stat_get_xact_tuples_hot_updated('courier_deliveries'::regclass)::int as hot`,
-          )
-        ).rows[0]!;
-      const before = await counts();
+    const changes = await rowChanges(async (tx) => {
       const { deliveries } = await claim(tx, { owner: 'w', now: clock.now(), leaseMs: 60_000, limit: 100 });
       expect(deliveries).toHaveLength(5);
-      const after = await counts();
-      expect({ updated: after.updated - before.updated, hot: after.hot - before.hot }).toEqual({
-        updated: 5,
-        hot: 5,
-      });
     });
+    expect(changes).toMatchObject({ updated: 5, hot: 5 });
   });
 
   it('deletes a delivered delivery instead of rewriting it; its attempt is the record', async () => {
@@ -260,20 +270,8 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       nextAttemptAt: clock.now() + 5_000,
       attempt: { ...failed.attempt, statusCode: 503, decision: 'retry' as const },
     };
-    const changes = await t.db.transaction(async (tx) => {
-      const counts = async () =>
-        (
-          await tx.query<{ updated: number; deleted: number }>(
-            `select pg_stat_get_xact_tuples_updated('courier_deliveries'::regclass)::int as updated,
-                    pg_stat_get_xact_tuples_deleted('courier_deliveries'::regclass)::int as deleted`,
-          )
-        ).rows[0]!;
-      const before = await counts();
-      await complete(tx, 'w', clock.now(), [done, retry], 100);
-      const after = await counts();
-      return { updated: after.updated - before.updated, deleted: after.deleted - before.deleted };
-    });
-    expect(changes).toEqual({ updated: 1, deleted: 1 });
+    const changes = await rowChanges((tx) => complete(tx, 'w', clock.now(), [done, retry], 100));
+    expect(changes).toMatchObject({ updated: 1, deleted: 1 });
     const { rows: queued } = await t.db.query('select id, state from courier_deliveries');
     expect(queued).toEqual([{ id: b!.id, state: 'pending' }]);
     const { rows: states } = await t.db.query(
