@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { SsrfGuard } from './delivery/ssrf-guard.ts';
+import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY } from './dispatch/worker.ts';
 import { definePolicy, type PolicyOverrides, parseDuration } from './policy/index.ts';
 import type { ClassifierMode, JitterMode } from './policy/types.ts';
 
@@ -154,10 +155,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
   {
     name: 'COURIER_WORKER_CONCURRENCY',
-    default: '256',
+    default: String(DEFAULT_CONCURRENCY),
     description: 'Requests one worker process keeps in flight at once.',
   },
-  { name: 'COURIER_BATCH_SIZE', default: '100', description: 'Deliveries claimed per database round trip.' },
+  {
+    name: 'COURIER_BATCH_SIZE',
+    default: String(DEFAULT_BATCH_SIZE),
+    description: 'Deliveries claimed per database round trip.',
+  },
   { name: 'COURIER_LOG_LEVEL', default: 'info', description: 'pino log level: debug, info, warn, error.' },
 ];
 

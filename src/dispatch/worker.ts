@@ -37,6 +37,15 @@ export interface WorkerOptions {
   onOperationalEvent?: OperationalEventSink;
 }
 
+/**
+ * A claim or completion costs the database about 0.45 ms however few rows it carries, so bigger
+ * batches spend less per delivery: in ten paired 40,000-delivery drains, 200 / 512 took 42.5 µs of
+ * PostgreSQL CPU per delivery against 50 µs for 100 / 256. Per-endpoint caps still bound what any
+ * one receiver gets.
+ */
+export const DEFAULT_BATCH_SIZE = 200;
+export const DEFAULT_CONCURRENCY = 512;
+
 const COMPLETION_BATCH = 500;
 
 /** How soon to look again at work that is due but was locked when the claim passed it. */
@@ -103,8 +112,8 @@ export class Worker {
     this.clock = options.clock;
     this.log = options.logger ?? silentLogger;
     this.owner = options.owner ?? workerOwnerId();
-    this.batchSize = options.batchSize ?? 100;
-    this.concurrency = options.concurrency ?? 256;
+    this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+    this.concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pauseAfter = options.pauseAfter ?? 100;
     this.wakeups = new Wakeups(this.db, this.log, options.maxIdleMs ?? 30_000);
