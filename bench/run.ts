@@ -15,8 +15,8 @@ import { embeddedThroughput } from './scenarios/embedded.ts';
 import { courierLatency } from './scenarios/latency.ts';
 import { ceiling, graphile, pgBoss, rawSql } from './scenarios/peers.ts';
 
-/** Head-to-head rounds after the full pass; their medians give the throughput ratios. */
-const ROUNDS = Number(process.env.COURIER_BENCH_ROUNDS ?? 3);
+/** Head-to-head rounds after the full pass; their medians give the throughput ratios (five: single rounds differ by up to 25 % here). */
+const ROUNDS = Number(process.env.COURIER_BENCH_ROUNDS ?? 5);
 
 /** The command lines of each head-to-head system's processes, for CPU per delivery. */
 const SYSTEM_PROCESSES: Record<keyof HeadToHead, RegExp> = {
