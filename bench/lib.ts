@@ -7,7 +7,11 @@ import pg from 'pg';
 
 export const DATABASE_URL =
   process.env.COURIER_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const TSX = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));
+/**
+ * tsx as a loader inside the one process, not its CLI: the CLI runs the script in a child process
+ * of its own, so a SIGKILL (bounds, a failed run) killed the wrapper and left the script running.
+ */
+const TSX_LOADER = import.meta.resolve('tsx');
 /** The courier command line, run through tsx by spawnChild. */
 export const COURIER_CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 
@@ -20,7 +24,7 @@ export interface Child {
 
 /** Runs a TypeScript file (or the courier CLI) as a child process. */
 export function spawnChild(args: string[], env: Record<string, string> = {}): Child {
-  const proc = spawn(process.execPath, [TSX, ...args], {
+  const proc = spawn(process.execPath, ['--import', TSX_LOADER, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
