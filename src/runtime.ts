@@ -10,12 +10,16 @@ import type { Random } from './random.ts';
 import type { Database } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
 import { PgDatabase } from './store/pg.ts';
-import { PgliteDatabase } from './store/pglite.ts';
 import { enableSecretsAtRest } from './store/secrets-at-rest.ts';
 
 /** PostgreSQL when COURIER_DATABASE_URL is set, else the embedded PGlite in the data directory. */
 export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
-  if (!config.databaseUrl) return PgliteDatabase.open({ dataDir: config.dataDir });
+  if (!config.databaseUrl) {
+    // Loaded only when used: importing PGlite alone takes 45 MiB, which a worker on PostgreSQL
+    // would carry for nothing.
+    const { PgliteDatabase } = await import('./store/pglite.ts');
+    return PgliteDatabase.open({ dataDir: config.dataDir });
+  }
   if (config.schema !== 'public') {
     // The schema must exist before connections that put it on their search_path can use it.
     const bootstrap = new PgDatabase({ connectionString: config.databaseUrl, poolSize: 1 });
