@@ -12,8 +12,8 @@ export const DATABASE_URL =
  * of its own, so a SIGKILL (bounds, a failed run) killed the wrapper and left the script running.
  */
 const TSX_LOADER = import.meta.resolve('tsx');
-/** The courier command line, run through tsx by spawnChild. */
-export const COURIER_CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+/** The courier command line: compiled when dist/ is up to date (the full bench builds it), else through tsx. */
+export const COURIER_CLI = fileURLToPath(new URL('../bin/courier.js', import.meta.url));
 
 export interface Child {
   proc: ChildProcess;
@@ -22,9 +22,10 @@ export interface Child {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs a TypeScript file (or the courier CLI) as a child process. */
+/** Runs a TypeScript file (through tsx's loader) or a JavaScript one (the courier CLI) as a child process. */
 export function spawnChild(args: string[], env: Record<string, string> = {}): Child {
-  const proc = spawn(process.execPath, ['--import', TSX_LOADER, ...args], {
+  const loader = args[0]?.endsWith('.ts') ? ['--import', TSX_LOADER] : [];
+  const proc = spawn(process.execPath, [...loader, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -5,6 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { buildDist } from '../scripts/build.ts';
 import { renderChart } from './chart.ts';
 import { startCpuSampler } from './cpu.ts';
 import { adminQuery, startReceiver } from './lib.ts';
@@ -20,10 +21,10 @@ const ROUNDS = Number(process.env.COURIER_BENCH_ROUNDS ?? 5);
 
 /** The command lines of each head-to-head system's processes, for CPU per delivery. */
 const SYSTEM_PROCESSES: Record<keyof HeadToHead, RegExp> = {
-  courier: /src\/cli\/main\.ts/,
+  courier: /bin\/courier\.js/,
   rawSql: /bench\/workers\/raw-sql\.ts/,
   graphilePerformance: /bench\/workers\/graphile\.ts/,
-  courierBacklog: /src\/cli\/main\.ts/,
+  courierBacklog: /bin\/courier\.js/,
 };
 
 export async function runBench(options: {
@@ -119,6 +120,9 @@ export async function runBench(options: {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const smoke = process.argv.includes('--smoke');
+  // Courier's processes run compiled, as in production; the smoke run inside npm test leaves
+  // dist/ alone (other test files start workers from it meanwhile).
+  if (!smoke) buildDist();
   await runBench({ smoke, outDir: smoke ? new URL('./results/tmp/', import.meta.url).pathname : undefined });
   process.exit(0);
 }

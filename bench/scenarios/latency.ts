@@ -31,7 +31,7 @@ export async function courierLatency(
   const workers = await startWorkers(setup.schema, 1);
   try {
     await receiver.reset();
-    const sampler = startCpuSampler(/src\/cli\/main\.ts/);
+    const sampler = startCpuSampler(/bin\/courier\.js/);
     const total = Math.round(ratePerSec * seconds);
     const started = preciseNow();
     let sent = 0;
