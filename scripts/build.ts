@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { BUILD_STAMP } from '../bin/entry.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -16,7 +17,7 @@ export function buildDist(): void {
   execFileSync(process.execPath, [tsc, '-p', `${root}tsconfig.build.json`], { stdio: 'inherit' });
   cpSync(`${root}src/store/migrations`, `${root}dist/store/migrations`, { recursive: true });
   // Last, so an interrupted build leaves no stamp and bin/courier.js keeps running the sources.
-  writeFileSync(`${root}dist/.built`, `${new Date().toISOString()}\n`);
+  writeFileSync(`${root}${BUILD_STAMP}`, `${new Date().toISOString()}\n`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) buildDist();

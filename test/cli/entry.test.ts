@@ -2,7 +2,6 @@ import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-// @ts-expect-error: plain JavaScript beside bin/courier.js, without type declarations
 import { cliEntry } from '../../bin/entry.js';
 
 let root: string;
