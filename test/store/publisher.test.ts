@@ -97,6 +97,26 @@ describe.each(BACKENDS)('publishing on %s', (backend) => {
     expect(rows[0]!.n).toBe(30);
   });
 
+  it('writes one batch at a time: publishes arriving meanwhile go out together in the next', async () => {
+    const batches: number[] = [];
+    // A database of its own (the publisher is per database) that records each batch's size.
+    const counting = new Proxy(t.db, {
+      get(target, prop) {
+        if (prop === 'query') {
+          return (sql: string, params?: readonly unknown[]) => {
+            if (sql.includes('courier_publish_batch(')) batches.push((params![0] as string[]).length);
+            return target.query(sql, params);
+          };
+        }
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const results = await Promise.all(Array.from({ length: 31 }, (_, i) => publish(counting, message(i))));
+    expect(results.every((r) => r.created && r.deliveries === 2)).toBe(true);
+    expect(batches).toEqual([1, 30]);
+  });
+
   it('inside a transaction, publishes only if the transaction commits', async () => {
     await expect(
       t.db.transaction(async (tx) => {
