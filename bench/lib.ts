@@ -14,6 +14,8 @@ export const DATABASE_URL =
 const TSX_LOADER = import.meta.resolve('tsx');
 /** The courier command line: compiled when dist/ is up to date (the full bench builds it), else through tsx. */
 export const COURIER_CLI = fileURLToPath(new URL('../bin/courier.js', import.meta.url));
+/** Courier's processes by command line, for CPU per delivery. */
+export const COURIER_PROCESS = /bin\/courier\.js/;
 
 export interface Child {
   proc: ChildProcess;

@@ -8,7 +8,7 @@ import { cpus, totalmem } from 'node:os';
 import { buildDist } from '../scripts/build.ts';
 import { renderChart } from './chart.ts';
 import { startCpuSampler } from './cpu.ts';
-import { adminQuery, startReceiver } from './lib.ts';
+import { adminQuery, COURIER_PROCESS, startReceiver } from './lib.ts';
 import { type BenchReport, type HeadToHead, renderMarkdown } from './report.ts';
 import { apiThroughput } from './scenarios/api.ts';
 import { type CourierSetup, courierThroughput, drainOn, setupBacklog } from './scenarios/courier.ts';
@@ -21,10 +21,10 @@ const ROUNDS = Number(process.env.COURIER_BENCH_ROUNDS ?? 5);
 
 /** The command lines of each head-to-head system's processes, for CPU per delivery. */
 const SYSTEM_PROCESSES: Record<keyof HeadToHead, RegExp> = {
-  courier: /bin\/courier\.js/,
+  courier: COURIER_PROCESS,
   rawSql: /bench\/workers\/raw-sql\.ts/,
   graphilePerformance: /bench\/workers\/graphile\.ts/,
-  courierBacklog: /bin\/courier\.js/,
+  courierBacklog: COURIER_PROCESS,
 };
 
 export async function runBench(options: {

@@ -19,7 +19,5 @@ function newestMtimeMs(dir) {
 export function cliEntry(root) {
   const stamp = join(root, BUILD_STAMP);
   const compiled = existsSync(stamp) && statSync(stamp).mtimeMs >= newestMtimeMs(join(root, 'src'));
-  return compiled
-    ? { compiled, path: join(root, 'dist/cli/main.js') }
-    : { compiled, path: join(root, 'src/cli/main.ts') };
+  return { compiled, path: join(root, compiled ? 'dist/cli/main.js' : 'src/cli/main.ts') };
 }

@@ -3,7 +3,7 @@ import { systemClock } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
 import { publish } from '../../src/store/publisher.ts';
 import { type CpuPerDelivery, startCpuSampler } from '../cpu.ts';
-import { type BenchReceiver, payload, percentile, preciseNow, waitFor } from '../lib.ts';
+import { type BenchReceiver, COURIER_PROCESS, payload, percentile, preciseNow, waitFor } from '../lib.ts';
 import { ENDPOINTS, setupCourier, startWorkers } from './courier.ts';
 
 const MAX_OUTSTANDING = 64;
@@ -31,7 +31,7 @@ export async function courierLatency(
   const workers = await startWorkers(setup.schema, 1);
   try {
     await receiver.reset();
-    const sampler = startCpuSampler(/bin\/courier\.js/);
+    const sampler = startCpuSampler(COURIER_PROCESS);
     const total = Math.round(ratePerSec * seconds);
     const started = preciseNow();
     let sent = 0;
