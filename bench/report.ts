@@ -1,5 +1,6 @@
 /** The benchmark's report: the figures of one run, its Markdown table and the ratios against targets. */
 import type { CpuPerDelivery } from './cpu.ts';
+import type { HostStalls } from './host-stalls.ts';
 import type { ApiResult } from './scenarios/api.ts';
 import type { ThroughputResult } from './scenarios/courier.ts';
 import type { LatencyResult } from './scenarios/latency.ts';
@@ -23,6 +24,8 @@ export interface BenchReport {
   pgBoss: number;
   embedded: { deliveriesPerSec: number; publishPerSec: number };
   latency: LatencyResult[];
+  /** The idle host's CPU steadiness, measured before the latency runs (absent in older reports). */
+  hostStalls?: HostStalls;
   /**
    * Head-to-head rounds: Courier (1 worker), the raw SQL pipeline, graphile-worker's performance
    * preset and Courier on top of the backlog, measured back to back, in rotating order. The host
@@ -48,6 +51,18 @@ const HEAD_TO_HEAD_NAMES: Record<keyof HeadToHead, string> = {
   graphilePerformance: 'graphile-worker, performance',
   courierBacklog: 'Courier, 1 worker, backlog',
 };
+
+/** The idle host's stalls, which set a floor under any p99 measured on it. */
+function hostStallsLine(h: HostStalls | undefined): string[] {
+  if (!h) return [];
+  return [
+    `Host steadiness: a fixed computation timed for ${h.seconds} s on the idle machine (median ${fmt2(h.unitUs)} µs a unit) ran ` +
+      `≥ 3× slower than usual in ${h.windows} stretches, ${fmt2(h.stalledPct)} % of the time, the longest ${fmt2(h.longestMs)} ms ` +
+      `(worst unit ${fmt2(h.worstFactor)}× slower). Messages in flight during a stretch are late by about its length: where the stretches ` +
+      'add up to more than 1 % of the time, the p99 above measures the host.',
+    '',
+  ];
+}
 
 /** One row per system: the median over the rounds of each figure of its CPU per delivery. */
 function cpuTable(r: BenchReport): string[] {
@@ -195,6 +210,7 @@ export function renderMarkdown(r: BenchReport): string {
     '',
     'Latency counts from before the publish call to the arrival at the receiver, the first second left out. Every process of the run shares the machine: the bench publishing (counted in the whole machine), the worker, PostgreSQL and the receiver.',
     '',
+    ...hostStallsLine(r.hostStalls),
     ...(r.rounds.length === 0
       ? []
       : [

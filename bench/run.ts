@@ -8,6 +8,7 @@ import { cpus, totalmem } from 'node:os';
 import { buildDist } from '../scripts/build.ts';
 import { renderChart } from './chart.ts';
 import { startCpuSampler } from './cpu.ts';
+import { probeHostStalls } from './host-stalls.ts';
 import { adminQuery, COURIER_PROCESS, startReceiver } from './lib.ts';
 import { type BenchReport, type HeadToHead, renderMarkdown } from './report.ts';
 import { apiThroughput } from './scenarios/api.ts';
@@ -69,6 +70,7 @@ export async function runBench(options: {
       pgBoss: await step('pg-boss, batch 500', () => pgBoss(receiver, n, 500)),
       embedded: await step('Courier on PGlite', () => embeddedThroughput(receiver, Math.min(n, 5_000))),
       latency: [],
+      hostStalls: await step('host steadiness', async () => probeHostStalls(options.smoke ? 0.5 : 10)),
       rounds: [],
       roundsCpu: [],
     };

@@ -34,6 +34,8 @@ describe('benchmark smoke run', () => {
       expect(markdown).toContain('| Courier ÷ graphile-worker');
       expect(markdown).toContain('| Round | Courier, 1 worker |');
       expect(markdown).toContain('| machine busy |');
+      expect(report.hostStalls!.unitUs).toBeGreaterThan(0);
+      expect(markdown).toContain('Host steadiness: a fixed computation timed for 0.5 s');
       expect(existsSync(join(outDir, 'chart.svg'))).toBe(true);
       expect(JSON.parse(readFileSync(join(outDir, 'latest.json'), 'utf8')).messages).toBe(300);
     } finally {
