@@ -48,7 +48,7 @@ export function probeHostStalls(seconds: number): HostStalls {
     durations.push(done - at);
     at = done;
   }
-  return summarizeStalls(starts, durations, performance.now() - t0, seconds);
+  return { seconds, ...summarizeStalls(starts, durations, performance.now() - t0) };
 }
 
 /** The stretches of slow units among units that ran back to back (start times and durations in ms). */
@@ -56,8 +56,7 @@ export function summarizeStalls(
   starts: readonly number[],
   durations: readonly number[],
   elapsedMs: number,
-  seconds: number,
-): HostStalls {
+): Omit<HostStalls, 'seconds'> {
   const median = [...durations].sort((a, b) => a - b)[durations.length >> 1]!;
   let windows = 0;
   let stalled = 0;
@@ -84,7 +83,6 @@ export function summarizeStalls(
   }
   close();
   return {
-    seconds,
     unitUs: median * 1000,
     windows,
     stalledPct: (100 * stalled) / elapsedMs,
