@@ -14,6 +14,8 @@ export interface AttemptRow {
   deliveryId: number;
   number: number;
   startedAt: number;
+  /** From the recorded start until the worker had its outcome. */
+  durationMs: number;
   status: number | null;
   failure: string | null;
   decision: string;
@@ -64,13 +66,14 @@ export async function readCourier(databaseUrl: string, schema: string): Promise<
       delivery_id: string;
       number: number;
       started: string;
+      duration_ms: number;
       status_code: number | null;
       failure_kind: string | null;
       decision: string;
     }>(
       databaseUrl,
       `select delivery_id, number, (extract(epoch from started_at) * 1000)::bigint::text as started,
-              status_code, failure_kind, decision
+              duration_ms, status_code, failure_kind, decision
          from courier_attempts order by delivery_id, started_at, number`,
       schema,
     ),
@@ -88,6 +91,7 @@ export async function readCourier(databaseUrl: string, schema: string): Promise<
       deliveryId: Number(a.delivery_id),
       number: a.number,
       startedAt: Number(a.started),
+      durationMs: a.duration_ms,
       status: a.status_code,
       failure: a.failure_kind,
       decision: a.decision,
