@@ -19,7 +19,8 @@ export interface HostStalls {
   worstFactor: number;
 }
 
-const SLOW_FACTOR = 3;
+/** A unit this many times slower than the median is a slow one. */
+export const SLOW_FACTOR = 3;
 /** Slow units this close together belong to one stretch. */
 const MERGE_GAP_MS = 5;
 const UNIT_ITERATIONS = 10_000;

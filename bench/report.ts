@@ -1,6 +1,6 @@
 /** The benchmark's report: the figures of one run, its Markdown table and the ratios against targets. */
 import type { CpuPerDelivery } from './cpu.ts';
-import type { HostStalls } from './host-stalls.ts';
+import { type HostStalls, SLOW_FACTOR } from './host-stalls.ts';
 import type { ApiResult } from './scenarios/api.ts';
 import type { ThroughputResult } from './scenarios/courier.ts';
 import type { LatencyResult } from './scenarios/latency.ts';
@@ -57,7 +57,7 @@ function hostStallsLine(h: HostStalls | undefined): string[] {
   if (!h) return [];
   return [
     `Host steadiness: a fixed computation timed for ${h.seconds} s on the idle machine (median ${fmt2(h.unitUs)} µs a unit) ran ` +
-      `≥ 3× slower than usual in ${h.windows} stretches, ${fmt2(h.stalledPct)} % of the time, the longest ${fmt2(h.longestMs)} ms ` +
+      `≥ ${SLOW_FACTOR}× slower than usual in ${h.windows} stretches, ${fmt2(h.stalledPct)} % of the time, the longest ${fmt2(h.longestMs)} ms ` +
       `(worst unit ${fmt2(h.worstFactor)}× slower). Messages in flight during a stretch are late by about its length: where the stretches ` +
       'add up to more than 1 % of the time, the p99 above measures the host.',
     '',

@@ -40,8 +40,8 @@ export interface Verification {
 /**
  * Arrival at the receiver relative to the attempt's recorded start and end: a request reaches the
  * receiver before the worker has its outcome, however long a loaded machine kept the worker from
- * writing it (CI once delayed seven first attempts by over 1.5 s). The margins cover the two
- * processes' clocks and a response still on its way.
+ * writing it (a window of 1.5 s after the start once flagged seven first attempts in CI that the
+ * receiver had answered). The margins cover the two processes' clocks and a response on its way.
  */
 const MATCH_BEFORE_MS = 100;
 const MATCH_AFTER_MS = 1_500;
