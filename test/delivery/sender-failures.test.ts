@@ -166,7 +166,23 @@ describe('the total deadline', () => {
     expect(result.durationMs).toBeLessThan(4_000);
   });
 
-  it('cuts a receiver that trickles its body, though every byte resets the per-phase timers', async () => {
+  it('closes the connection of an attempt it gave up on', async () => {
+    let closedAt = 0;
+    const r = await receiver((_req, res) => {
+      const late = setTimeout(() => res.writeHead(200).end(), 60_000);
+      res.on('close', () => {
+        clearTimeout(late);
+        closedAt = performance.now();
+      });
+    });
+    const result = await sender({ requestTimeoutMs: 300 }).send({ url: r.url, body, headers: {} });
+    const settledAt = performance.now();
+    expect(result.outcome).toMatchObject({ kind: 'network', failure: 'timeout' });
+    await expect.poll(() => closedAt, { timeout: 2_000 }).toBeGreaterThan(0);
+    expect(closedAt - settledAt).toBeLessThan(1_000);
+  });
+
+  it('cuts a receiver that trickles its body at the total deadline', async () => {
     const r = await receiver((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       const drip = setInterval(() => res.write('.'), 50);
