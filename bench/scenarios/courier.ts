@@ -94,9 +94,20 @@ export function workerEnv(schema: string): Record<string, string> {
   };
 }
 
-export async function startWorkers(schema: string, count: number, env: Record<string, string> = {}) {
+/** Node flags go before the CLI (--trace-gc, --cpu-prof); `cli` may be another checkout's bin/courier.js. */
+export interface WorkerCommand {
+  nodeFlags?: string[];
+  cli?: string;
+}
+
+export async function startWorkers(
+  schema: string,
+  count: number,
+  env: Record<string, string> = {},
+  { nodeFlags = [], cli = COURIER_CLI }: WorkerCommand = {},
+) {
   const workers = Array.from({ length: count }, () =>
-    spawnChild([COURIER_CLI, 'worker'], { ...workerEnv(schema), COURIER_LOG_LEVEL: 'info', ...env }),
+    spawnChild([...nodeFlags, cli, 'worker'], { ...workerEnv(schema), COURIER_LOG_LEVEL: 'info', ...env }),
   );
   await Promise.all(
     workers.map((w) => waitFor(() => w.output().includes('worker started'), 60_000, 'a worker')),

@@ -1,0 +1,144 @@
+/**
+ * `npm run bench:ab`: worker variants drain the same queue in alternating order, so a change is
+ * measured against the host's drift rather than across it. Each drain prefills a fresh schema,
+ * starts one worker and times it from the first to the last arrival at the receiver, with the CPU
+ * per delivery from /proc; a variant run with --trace-gc also gets its collector's totals.
+ *
+ *   npm run bench:ab -- [--messages 20000] [--rounds 6] VARIANT...
+ *   VARIANT = name[|ENV=value,…[|node flags[|another checkout's bin/courier.js]]]
+ *
+ * e.g. 'base' 'c256|COURIER_WORKER_CONCURRENCY=256' 'gc||--trace-gc' 'old|||/tmp/old/bin/courier.js'
+ */
+import { parseArgs } from 'node:util';
+import { buildDist } from '../scripts/build.ts';
+import { type CpuPerDelivery, startCpuSampler } from './cpu.ts';
+import { type BenchReceiver, COURIER_PROCESS, startReceiver } from './lib.ts';
+import { median } from './report.ts';
+import { publishMany, setupCourier, startWorkers, type WorkerCommand } from './scenarios/courier.ts';
+import { type GcSummary, summarizeTraceGc } from './trace-gc.ts';
+
+export interface Variant extends WorkerCommand {
+  name: string;
+  env: Record<string, string>;
+}
+
+export function parseVariant(spec: string): Variant {
+  const [name = '', env = '', flags = '', cli = ''] = spec.split('|');
+  if (!/^[\w.-]+$/.test(name))
+    throw new Error(`variant "${spec}": the name must be letters, digits, . _ or -`);
+  const pairs = env.split(',').filter(Boolean);
+  for (const pair of pairs)
+    if (!/^[A-Z_][A-Z0-9_]*=/.test(pair)) throw new Error(`variant "${spec}": "${pair}" is not NAME=value`);
+  return {
+    name,
+    env: Object.fromEntries(
+      pairs.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    ),
+    nodeFlags: flags.split(' ').filter(Boolean),
+    cli: cli || undefined,
+  };
+}
+
+export interface Drain {
+  variant: string;
+  round: number;
+  deliveriesPerSec: number;
+  cpu: CpuPerDelivery | null;
+  gc: GcSummary | null;
+}
+
+async function drain(receiver: BenchReceiver, variant: Variant, n: number, round: number): Promise<Drain> {
+  const setup = await setupCourier(receiver);
+  try {
+    await publishMany(setup, n);
+    await setup.db.query('analyze');
+    await receiver.reset();
+    const [worker] = await startWorkers(setup.schema, 1, variant.env, variant);
+    const sampler = startCpuSampler(COURIER_PROCESS);
+    const deliveriesPerSec = await receiver.rate(n);
+    const stats = await receiver.stats();
+    const cpu = sampler.stop(stats.first, stats.last, stats.count);
+    await worker!.stop();
+    const gc = variant.nodeFlags?.includes('--trace-gc') ? summarizeTraceGc(worker!.output()) : null;
+    return { variant: variant.name, round, deliveriesPerSec, cpu, gc };
+  } finally {
+    await setup.close();
+  }
+}
+
+/** Every variant once per round, the order reversed every other round. */
+export async function runAb(
+  variants: Variant[],
+  options: { messages: number; rounds: number; log?: (line: string) => void },
+): Promise<Drain[]> {
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const receiver = await startReceiver();
+  const drains: Drain[] = [];
+  try {
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const variant of round % 2 ? variants : [...variants].reverse()) {
+        const d = await drain(receiver, variant, options.messages, round);
+        drains.push(d);
+        log(describe(d));
+      }
+    }
+  } finally {
+    await receiver.stop();
+  }
+  log('medians:');
+  for (const v of variants) log(describe(medianOf(drains.filter((d) => d.variant === v.name))));
+  return drains;
+}
+
+/** Each numeric field's own median over records of one shape; null when any record is missing. */
+function fieldMedians<T extends object>(records: (T | null)[]): T | null {
+  if (records.length === 0 || records.some((r) => r === null)) return null;
+  const rows = records as T[];
+  return Object.fromEntries(
+    Object.keys(rows[0]!).map((k) => [k, median(rows.map((r) => r[k as keyof T] as number))]),
+  ) as T;
+}
+
+function medianOf(drains: Drain[]): Drain {
+  return {
+    variant: drains[0]!.variant,
+    round: 0,
+    deliveriesPerSec: median(drains.map((d) => d.deliveriesPerSec)),
+    cpu: fieldMedians(drains.map((d) => d.cpu)),
+    gc: fieldMedians(drains.map((d) => d.gc)),
+  };
+}
+
+function describe(d: Drain): string {
+  const head = `${d.round ? `round ${d.round}` : 'median'} ${d.variant}: ${Math.round(d.deliveriesPerSec)}/s`;
+  const cpu = d.cpu
+    ? `, µs per delivery: worker ${d.cpu.systemUs}, PostgreSQL ${d.cpu.postgresUs}, receiver ${d.cpu.receiverUs}, machine ${d.cpu.totalUs} (${d.cpu.busyPct} % busy)`
+    : '';
+  const gc = d.gc
+    ? `; GC: ${d.gc.scavenges} scavenges ${Math.round(d.gc.scavengeMs)} ms, ${d.gc.markCompacts} mark-compacts ${Math.round(d.gc.markCompactMs)} ms, ${Math.round(d.gc.promotedMb)} MB promoted`
+    : '';
+  return head + cpu + gc;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { messages: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '6' } },
+  });
+  const messages = Number(values.messages);
+  const rounds = Number(values.rounds);
+  if (!Number.isInteger(messages) || messages < 2 || !Number.isInteger(rounds) || rounds < 1) {
+    process.stderr.write('bench:ab: --messages must be an integer ≥ 2 and --rounds ≥ 1\n');
+    process.exit(2);
+  }
+  let variants: Variant[];
+  try {
+    variants = (positionals.length ? positionals : ['base']).map(parseVariant);
+  } catch (error) {
+    process.stderr.write(`bench:ab: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+  buildDist();
+  await runAb(variants, { messages, rounds });
+  process.exit(0);
+}
