@@ -55,10 +55,16 @@ async function drain(receiver: BenchReceiver, variant: Variant, n: number, round
     await receiver.reset();
     const [worker] = await startWorkers(setup.schema, 1, variant.env, variant);
     const sampler = startCpuSampler(COURIER_PROCESS);
-    const deliveriesPerSec = await receiver.rate(n);
-    const stats = await receiver.stats();
-    const cpu = sampler.stop(stats.first, stats.last, stats.count);
-    await worker!.stop();
+    let deliveriesPerSec: number;
+    let cpu: CpuPerDelivery | null;
+    try {
+      deliveriesPerSec = await receiver.rate(n);
+      const stats = await receiver.stats();
+      cpu = sampler.stop(stats.first, stats.last, stats.count);
+    } finally {
+      // Also when the drain times out: a worker left running would skew every later drain.
+      await worker!.stop();
+    }
     const gc = variant.nodeFlags?.includes('--trace-gc') ? summarizeTraceGc(worker!.output()) : null;
     return { variant: variant.name, round, deliveriesPerSec, cpu, gc };
   } finally {
@@ -136,6 +142,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     variants = (positionals.length ? positionals : ['base']).map(parseVariant);
   } catch (error) {
     process.stderr.write(`bench:ab: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+  const names = variants.map((v) => v.name);
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
+  if (twice) {
+    process.stderr.write(`bench:ab: two variants are named "${twice}"; their medians would mix\n`);
     process.exit(2);
   }
   buildDist();
