@@ -110,7 +110,21 @@ export async function startWorkers(
     spawnChild([...nodeFlags, cli, 'worker'], { ...workerEnv(schema), COURIER_LOG_LEVEL: 'info', ...env }),
   );
   await Promise.all(
-    workers.map((w) => waitFor(() => w.output().includes('worker started'), 60_000, 'a worker')),
+    workers.map((w) =>
+      waitFor(
+        () => {
+          // A bad flag or setting ends the worker at once: say so now, with its words, not in a minute.
+          if (w.proc.exitCode !== null || w.proc.signalCode !== null) {
+            throw new Error(
+              `benchmark: a worker exited before it started:\n${w.output().trim().slice(-2_000)}`,
+            );
+          }
+          return w.output().includes('worker started');
+        },
+        60_000,
+        'a worker',
+      ),
+    ),
   );
   return workers;
 }

@@ -39,4 +39,12 @@ describe('bench:ab smoke run', () => {
     expect(drains[1]!.gc!.scavenges).toBeGreaterThan(0);
     expect(lines.at(-1)).toMatch(/^median gc: \d+\/s/);
   });
+
+  it("stops at once, with the worker's own words, when a variant's worker cannot start", async () => {
+    const started = Date.now();
+    await expect(
+      runAb([parseVariant('bad||--no-such-node-flag')], { messages: 20, rounds: 1, log: () => {} }),
+    ).rejects.toThrow(/exited before it started:[\s\S]*--no-such-node-flag/);
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
 });
