@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import type { Queryable } from '../../src/store/db.ts';
+import { newId } from '../../src/ids.ts';
+import { publish } from '../../src/store/publisher.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
@@ -54,6 +56,34 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
         deleted: after.deleted - before.deleted,
       };
     });
+
+  it('hands out the stored bytes exactly, and instants as whole milliseconds', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    // Every byte value, and sequences that are not UTF-8: the engine stores what it is given.
+    const payload = Buffer.concat([
+      Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+      Buffer.from([0xc0, 0xaf, 0xff]),
+    ]);
+    await publish(t.db, {
+      appId,
+      messageId: newId('msg', clock.now()),
+      eventType: 'invoice.paid',
+      eventId: null,
+      channels: null,
+      payload,
+      now: clock.now(),
+    });
+    // A give-up instant with microseconds, as SQL may write it: handed out as whole milliseconds.
+    await t.db.query(`update courier_deliveries set give_up_at = $1::timestamptz + interval '123.987 ms'`, [
+      new Date(clock.now()),
+    ]);
+    const { deliveries, nextDueAt } = await claimNext('w', 1);
+    expect(deliveries).toHaveLength(1);
+    expect(Buffer.compare(deliveries[0]!.payload, payload)).toBe(0);
+    expect(deliveries[0]!.giveUpAt).toBe(clock.now() + 123);
+    expect(nextDueAt).toBe(clock.now()); // a full batch: look again at once
+    expect((await claimNext('w')).nextDueAt).toBeNull(); // nothing pending anywhere
+  });
 
   it('never hands out more than an endpoint in-flight cap, whoever asks', async () => {
     await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 3 });
