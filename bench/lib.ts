@@ -20,6 +20,8 @@ export const COURIER_PROCESS = /bin\/courier\.js/;
 export interface Child {
   proc: ChildProcess;
   output: () => string;
+  /** Neither exited nor killed by a signal yet. */
+  running: () => boolean;
   exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -35,12 +37,14 @@ export function spawnChild(args: string[], env: Record<string, string> = {}): Ch
   proc.stdout!.on('data', (c) => (out += c));
   proc.stderr!.on('data', (c) => (out += c));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const running = () => proc.exitCode === null && proc.signalCode === null;
   return {
     proc,
     output: () => out,
+    running,
     exited,
     async stop(signal = 'SIGTERM') {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      if (running()) proc.kill(signal);
       return exited;
     },
   };

@@ -114,7 +114,7 @@ export async function startWorkers(
       waitFor(
         () => {
           // A bad flag or setting ends the worker at once: say so now, with its words, not in a minute.
-          if (w.proc.exitCode !== null || w.proc.signalCode !== null) {
+          if (!w.running()) {
             throw new Error(
               `benchmark: a worker exited before it started:\n${w.output().trim().slice(-2_000)}`,
             );

@@ -102,11 +102,7 @@ export async function pgBoss(receiver: BenchReceiver, n: number, batchSize: numb
     const child = spawnChild([worker('pgboss'), receiver.url, schema, String(batchSize)]);
     const rate = await receiver.rate(n);
     await child.stop();
-    await waitFor(
-      () => child.proc.exitCode !== null || child.proc.signalCode !== null,
-      10_000,
-      'pg-boss to stop',
-    );
+    await waitFor(() => !child.running(), 10_000, 'pg-boss to stop');
     return rate;
   } finally {
     await boss.stop({ graceful: false, wait: true }).catch(() => {});
