@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import type { Queryable } from '../../src/store/db.ts';
 import { newId } from '../../src/ids.ts';
+import type { Queryable } from '../../src/store/db.ts';
 import { publish } from '../../src/store/publisher.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
