@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { buildDist } from '../scripts/build.ts';
 import { type CpuPerDelivery, startCpuSampler } from './cpu.ts';
 import { type BenchReceiver, COURIER_PROCESS, startReceiver } from './lib.ts';
-import { median } from './report.ts';
+import { fieldMedians, median } from './report.ts';
 import { publishMany, setupCourier, startWorkers, type WorkerCommand } from './scenarios/courier.ts';
 import { type GcSummary, summarizeTraceGc } from './trace-gc.ts';
 
@@ -94,15 +94,6 @@ export async function runAb(
   log('medians:');
   for (const v of variants) log(describe(medianOf(drains.filter((d) => d.variant === v.name))));
   return drains;
-}
-
-/** Each numeric field's own median over records of one shape; null when any record is missing. */
-function fieldMedians<T extends object>(records: (T | null)[]): T | null {
-  if (records.length === 0 || records.some((r) => r === null)) return null;
-  const rows = records as T[];
-  return Object.fromEntries(
-    Object.keys(rows[0]!).map((k) => [k, median(rows.map((r) => r[k as keyof T] as number))]),
-  ) as T;
 }
 
 function medianOf(drains: Drain[]): Drain {

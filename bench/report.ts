@@ -69,9 +69,9 @@ function cpuTable(r: BenchReport): string[] {
   const rows = (Object.keys(HEAD_TO_HEAD_NAMES) as (keyof HeadToHead)[]).flatMap((system) => {
     const measured = r.roundsCpu.map((c) => c[system]).filter((c): c is CpuPerDelivery => c !== null);
     if (measured.length === 0) return [];
-    const m = (field: keyof CpuPerDelivery) => fmt(median(measured.map((c) => c[field])));
+    const m = fieldMedians(measured) as CpuPerDelivery;
     return [
-      `| ${HEAD_TO_HEAD_NAMES[system]} | ${m('receiverUs')} | ${m('systemUs')} | ${m('postgresUs')} | ${m('totalUs')} | ${m('busyPct')} % |`,
+      `| ${HEAD_TO_HEAD_NAMES[system]} | ${fmt(m.receiverUs)} | ${fmt(m.systemUs)} | ${fmt(m.postgresUs)} | ${fmt(m.totalUs)} | ${fmt(m.busyPct)} % |`,
     ];
   });
   if (rows.length === 0) return [];
@@ -90,6 +90,15 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Each numeric field's own median over records of one shape; null when any record is missing. */
+export function fieldMedians<T extends object>(records: (T | null)[]): T | null {
+  if (records.length === 0 || records.some((r) => r === null)) return null;
+  const rows = records as T[];
+  return Object.fromEntries(
+    Object.keys(rows[0]!).map((k) => [k, median(rows.map((r) => r[k as keyof T] as number))]),
+  ) as T;
 }
 
 /** Courier ÷ a peer: the median of the rounds' ratios, or the single run's when there are none. */
