@@ -89,7 +89,8 @@ export class Sender {
       // Off: the sweeper's total deadline ends every attempt, and the abort closes its connection.
       // undici's per-phase timers add a timer object per request that its timer list keeps for up
       // to half a second, long enough to be promoted out of the young generation: over 60,000-
-      // delivery drains the median promoted 28 MB with them off against 53 (docs/performance.md).
+      // delivery drains the median promoted 28 MB with them off against 53
+      // (docs/performance-history.md, ninth session).
       headersTimeout: 0,
       bodyTimeout: 0,
       // net/tls.connect skip `lookup` for literal IPs; those are checked in #target() instead.

@@ -7,8 +7,9 @@ const MAX_BATCH = 100;
  * Batches being written at once per database; more publishes wait and join the next batch. One:
  * a notifying commit holds a database-wide lock until its WAL is flushed, so a second batch in
  * flight would only wait at its commit, while publishes arriving meanwhile could join neither.
- * Measured at 1,000 publishes/s (docs/performance.md, seventh session): 6 % less CPU per message
- * than with two and p50 latency 5.3–5.6 ms against 7.6–8.3, with no loss of publish throughput.
+ * Measured at 1,000 publishes/s (docs/performance-history.md, seventh session): 6 % less CPU per
+ * message than with two and p50 latency 5.3–5.6 ms against 7.6–8.3, with no loss of publish
+ * throughput.
  */
 const MAX_WRITING = 1;
 
