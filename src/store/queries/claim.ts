@@ -1,5 +1,5 @@
 import { prepared, type Queryable } from '../db.ts';
-import { toBuffer, toDate, toMs } from '../rows.ts';
+import { fromEscapedBytes, toDate, toMs } from '../rows.ts';
 import { ASYNC_COMMIT } from './async-commit.ts';
 import { type EndpointConfig, EndpointConfigCache } from './endpoint-config.ts';
 
@@ -33,7 +33,8 @@ interface ClaimRow {
   give_up_at: Date | null;
   trigger: number;
   event_type: string;
-  payload: Uint8Array;
+  /** encode(payload, 'escape'). */
+  payload: string;
   endpoint_version: number;
   app_version: number;
   next_due_at: Date | null;
@@ -58,9 +59,19 @@ export interface ClaimInput {
 
 const sharedCache = new EndpointConfigCache();
 
+/**
+ * The payload comes as encode(payload, 'escape') rather than bytea's hex output: a JSON payload is
+ * mostly ASCII, which escaping passes through as is, so it takes half the bytes of hex on the wire
+ * and is copied rather than decoded (see fromEscapedBytes). Measured on 1 KiB of ASCII JSON: the
+ * worker 0.5 against 1.5 µs, PostgreSQL 0.4–0.8 µs less. Text that is mostly non-ASCII pays for
+ * it (each such byte takes four characters): 1 KiB of CJK text costs the worker 5.0 against
+ * 1.4 µs and PostgreSQL 2–3 µs more.
+ */
 const CLAIM = prepared(
   'courier_claim_batch',
-  `select c.* from ${ASYNC_COMMIT}, courier_claim_batch($1, $2, $3, $4) c`,
+  `select c.delivery_id, c.message_id, c.endpoint_id, c.attempts, c.give_up_at, c.trigger, c.event_type,
+          encode(c.payload, 'escape') as payload, c.endpoint_version, c.app_version, c.next_due_at
+   from ${ASYNC_COMMIT}, courier_claim_batch($1, $2, $3, $4) c`,
 );
 
 /**
@@ -98,7 +109,7 @@ export async function claim(
       giveUpAt: toMs(r.give_up_at),
       trigger: r.trigger,
       eventType: r.event_type,
-      payload: toBuffer(r.payload),
+      payload: fromEscapedBytes(r.payload),
       url: config.url,
       headers: config.headers,
       endpointPolicy: config.endpointPolicy,
