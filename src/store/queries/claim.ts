@@ -70,7 +70,9 @@ const sharedCache = new EndpointConfigCache();
 const CLAIM = prepared(
   'courier_claim_batch',
   `select c.delivery_id, c.message_id, c.endpoint_id, c.attempts, c.give_up_at, c.trigger, c.event_type,
-          encode(c.payload, 'escape') as payload, c.endpoint_version, c.app_version, c.next_due_at
+          encode(c.payload, 'escape') as payload, c.endpoint_version, c.app_version,
+          -- Every row carries the same instant; only the first is read, so only it is parsed.
+          case when row_number() over () = 1 then c.next_due_at end as next_due_at
    from ${ASYNC_COMMIT}, courier_claim_batch($1, $2, $3, $4) c`,
 );
 
