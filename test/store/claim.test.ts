@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
+import { generateSecret } from '../../src/signing/index.ts';
 import type { Queryable } from '../../src/store/db.ts';
 import { publish } from '../../src/store/publisher.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
-import { updateEndpoint } from '../../src/store/repos/endpoints.ts';
+import { rotateSecret, updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { deliveredCompletion as delivered, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 import { holdOpen, listenForWork } from '../support/transactions.ts';
@@ -83,6 +84,24 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     expect(deliveries[0]!.giveUpAt).toBe(clock.now() + 123);
     expect(nextDueAt).toBe(clock.now()); // a full batch: look again at once
     expect((await claimNext('w')).nextDueAt).toBeNull(); // nothing pending anywhere
+  });
+
+  it('hands out a rotated-out secret only until its grace period ends, whichever way the clock moves', async () => {
+    const [before, after] = [generateSecret(), generateSecret()];
+    const t0 = clock.now();
+    const ep = await makeEndpoint(t.db, appId, t0, { url: 'http://127.0.0.1:1/' }, before);
+    await t.db.transaction((tx) => rotateSecret(tx, ep.id, after, 60_000, t0));
+    for (let i = 0; i < 4; i++) await publishJson(t.db, appId, t0, { i });
+
+    const secretsAt = async (at: number) => {
+      clock.set(at);
+      const [delivery] = await claimAs('w', 1);
+      return delivery!.secrets;
+    };
+    expect(await secretsAt(t0)).toEqual([after, before]);
+    expect(await secretsAt(t0 + 59_999)).toEqual([after, before]);
+    expect(await secretsAt(t0 + 60_000)).toEqual([after]);
+    expect(await secretsAt(t0 + 30_000)).toEqual([after, before]);
   });
 
   it('never hands out more than an endpoint in-flight cap, whoever asks', async () => {
