@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { fromEscapedBytes } from '../../src/store/rows.ts';
 
 /** PostgreSQL's encode(bytes, 'escape') (esc_encode in src/backend/utils/adt/encode.c). */
-function escape(bytes: Uint8Array): string {
+function pgEscape(bytes: Uint8Array): string {
   let text = '';
   for (const b of bytes) {
     if (b === 0 || b >= 0x80) text += `\\${b.toString(8).padStart(3, '0')}`;
@@ -24,7 +24,7 @@ describe('fromEscapedBytes', () => {
     expect(fromEscapedBytes('\\\\')).toEqual(Buffer.from([0x5c]));
     expect(fromEscapedBytes('\\000a\\377')).toEqual(Buffer.from([0, 0x61, 0xff]));
     expect(fromEscapedBytes('caf\\303\\251 \\\\n')).toEqual(Buffer.from('café \\n'));
-    expect(fromEscapedBytes(escape(Buffer.from('漢字 {"k":"\\u0000"}')))).toEqual(
+    expect(fromEscapedBytes(pgEscape(Buffer.from('漢字 {"k":"\\u0000"}')))).toEqual(
       Buffer.from('漢字 {"k":"\\u0000"}'),
     );
   });
@@ -32,7 +32,7 @@ describe('fromEscapedBytes', () => {
   it('gives back exactly the bytes PostgreSQL escaped, for any bytes', () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
-        expect(fromEscapedBytes(escape(bytes))).toEqual(Buffer.from(bytes));
+        expect(fromEscapedBytes(pgEscape(bytes))).toEqual(Buffer.from(bytes));
       }),
       { numRuns: 500 },
     );
