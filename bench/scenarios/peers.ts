@@ -10,7 +10,6 @@ import {
   freshSchema,
   payload,
   spawnChild,
-  waitFor,
 } from '../lib.ts';
 
 const worker = (name: string) => fileURLToPath(new URL(`../workers/${name}.ts`, import.meta.url));
@@ -101,8 +100,7 @@ export async function pgBoss(receiver: BenchReceiver, n: number, batchSize: numb
     await receiver.reset();
     const child = spawnChild([worker('pgboss'), receiver.url, schema, String(batchSize)]);
     const rate = await receiver.rate(n);
-    await child.stop();
-    await waitFor(() => !child.running(), 10_000, 'pg-boss to stop');
+    await child.stop(); // resolves once the process has exited
     return rate;
   } finally {
     await boss.stop({ graceful: false, wait: true }).catch(() => {});
