@@ -10,6 +10,7 @@ import { analyzeIfStale } from '../store/queries/maintenance.ts';
 import { reapExpiredLeases, release } from '../store/queries/unclaim.ts';
 import { buildRequest, completionFor, type SenderLike } from './attempt.ts';
 import { type OperationalEventSink, pauseForStreak } from './auto-pause.ts';
+import { COMPLETION_HURRY_MS, COMPLETION_LINGER_MS, Linger, needsSlotsBack } from './completion-linger.ts';
 import type { PolicyResolver } from './policy-resolver.ts';
 import { Wakeups } from './wakeups.ts';
 
@@ -34,6 +35,8 @@ export interface WorkerOptions {
   reapIntervalMs?: number;
   /** Longest idle sleep without a wake-up (a safety net under LISTEN/NOTIFY and the due timer). */
   maxIdleMs?: number;
+  /** How long completions wait to share a write when no endpoint needs its slots back. */
+  completionLingerMs?: number;
   onOperationalEvent?: OperationalEventSink;
 }
 
@@ -50,14 +53,6 @@ const COMPLETION_BATCH = 500;
 
 /** How soon to look again at work that is due but was locked when the claim passed it. */
 const LOCKED_RETRY_MS = 10;
-
-/**
- * How long the first completion after a quiet spell waits for others to join its write. Under
- * load completions queue up behind the write in progress anyway; at a few hundred a second this
- * turns one transaction per request into one per few, for 2 ms more of an endpoint's in-flight
- * slot (the delivery itself is not delayed).
- */
-const COMPLETION_LINGER_MS = 2;
 
 /**
  * The rate limit counts claims in 100 ms slots over a 1.2 s window, which keeps any one second
@@ -100,6 +95,11 @@ export class Worker {
   private completions: Completion[] = [];
   private releases: number[] = [];
   private flushing: Promise<void> | null = null;
+  /** The wait of the first completion after a quiet spell for others to share its write. */
+  private readonly linger = new Linger();
+  /** Slots this worker holds per endpoint: deliveries sending, or sent and not yet written. */
+  private readonly held = new Map<string, number>();
+  private readonly heldBy = new Map<number, string>();
   /** The loop waits for requests to finish before it claims again (this process's concurrency). */
   private waitingForRoom = false;
   /** Deliveries given back because they could not leave within MAX_SEND_LAG_MS of their claim. */
@@ -163,7 +163,7 @@ export class Worker {
         { deliveries: this.sending.size },
         'shutdown deadline reached; releasing unfinished deliveries',
       );
-      this.releases.push(...this.sending);
+      this.giveBack(...this.sending);
       this.sending.clear();
     }
     this.stopped = true;
@@ -220,12 +220,13 @@ export class Worker {
 
   private async dispatch(delivery: ClaimedDelivery): Promise<void> {
     this.sending.add(delivery.id);
+    this.heldBy.set(delivery.id, delivery.endpointId);
+    this.held.set(delivery.endpointId, (this.held.get(delivery.endpointId) ?? 0) + 1);
     try {
       const now = this.clock.now();
       if (now - delivery.claimedAt > MAX_SEND_LAG_MS) {
         this.lateReleases++;
-        this.releases.push(delivery.id);
-        this.flushSoon();
+        this.giveBack(delivery.id);
         return;
       }
       const policy = this.options.policies.resolve(delivery.appPolicy, delivery.endpointPolicy);
@@ -235,22 +236,37 @@ export class Worker {
         await new Promise((resolve) => setTimeout(resolve, ABANDONED_REQUEST_GRACE_MS));
       }
       if (!this.sending.has(delivery.id)) return; // released at shutdown: no longer ours to record
-      this.enqueueCompletion(completionFor(delivery, result, policy, this.clock, this.options.random));
+      this.completions.push(completionFor(delivery, result, policy, this.clock, this.options.random));
+      this.flushSoon();
+      if (needsSlotsBack(this.held.get(delivery.endpointId) ?? 0, delivery.maxInFlight)) {
+        this.linger.hurry(COMPLETION_HURRY_MS);
+      }
       this.ownFailures = 0;
     } catch (error) {
       this.ownFailures++;
       this.log.error({ err: error, deliveryId: delivery.id }, 'worker failed on a delivery; giving it back');
-      this.releases.push(delivery.id);
-      this.flushSoon();
+      this.giveBack(delivery.id);
     } finally {
       this.sending.delete(delivery.id);
       if (this.waitingForRoom) this.wakeups.signal();
     }
   }
 
-  private enqueueCompletion(completion: Completion): void {
-    this.completions.push(completion);
+  /** Deliveries due again at once, untouched: written without the linger's full wait. */
+  private giveBack(...ids: number[]): void {
+    this.releases.push(...ids);
     this.flushSoon();
+    this.linger.hurry(COMPLETION_HURRY_MS);
+  }
+
+  /** Its completion or release is written: the delivery's slot is free again. */
+  private letGo(deliveryId: number): void {
+    const endpointId = this.heldBy.get(deliveryId);
+    if (endpointId === undefined) return;
+    this.heldBy.delete(deliveryId);
+    const n = (this.held.get(endpointId) ?? 1) - 1;
+    if (n > 0) this.held.set(endpointId, n);
+    else this.held.delete(endpointId);
   }
 
   private flushSoon(): void {
@@ -262,13 +278,14 @@ export class Worker {
   private async drain(): Promise<void> {
     while (this.flushing || this.completions.length > 0 || this.releases.length > 0) {
       this.flushSoon();
+      this.linger.hurry(0);
       await this.flushing;
     }
   }
 
   /** Writes completions and releases in batches; retried until the database takes them. */
   private async flush(): Promise<void> {
-    await new Promise((resolve) => setTimeout(resolve, COMPLETION_LINGER_MS));
+    await this.linger.wait(this.options.completionLingerMs ?? COMPLETION_LINGER_MS);
     let failures = 0;
     while (this.completions.length > 0 || this.releases.length > 0) {
       const batch = this.completions.slice(0, COMPLETION_BATCH);
@@ -277,6 +294,7 @@ export class Worker {
         if (releasing.length > 0) {
           await release(this.db, this.owner, releasing);
           this.releases.splice(0, releasing.length);
+          for (const id of releasing) this.letGo(id);
           this.wakeups.signal(); // given back: due again at once
         }
         if (batch.length > 0) {
@@ -288,6 +306,7 @@ export class Worker {
             this.pauseAfter,
           );
           this.completions.splice(0, batch.length);
+          for (const c of batch) this.letGo(c.deliveryId);
           // Capacity freed for due work, or a retry scheduled that the idle timer does not know of
           // yet: claim again (a claim that finds nothing looks up the next due time).
           if (claimable || batch.some((c) => c.state === 'pending')) this.wakeups.signal();
@@ -307,6 +326,8 @@ export class Worker {
           );
           this.completions = [];
           this.releases = [];
+          this.held.clear();
+          this.heldBy.clear();
           return;
         }
         if ((failures & (failures - 1)) === 0) {

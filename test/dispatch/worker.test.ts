@@ -150,6 +150,59 @@ describe.each(BACKENDS)('worker on %s', (backend) => {
     }
   });
 
+  describe('running, with completions lingering up to a minute', () => {
+    const inFlight = async () =>
+      (await t.db.query<{ in_flight: number }>('select in_flight from courier_endpoint_queues')).rows[0]!
+        .in_flight;
+    const runWithCap = async (maxInFlight: number, body: (worker: Worker) => Promise<void>) => {
+      const app = await makeApp(t.db, systemClock.now());
+      await makeEndpoint(t.db, app.id, systemClock.now(), { url: receiver.url, maxInFlight });
+      const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: systemClock });
+      const worker = new Worker({
+        db: t.db,
+        sender,
+        clock: systemClock,
+        random: seededRandom(7),
+        policies: new PolicyResolver({}),
+        completionLingerMs: 60_000,
+      });
+      await worker.start();
+      try {
+        await publishJson(t.db, app.id, systemClock.now(), { n: 1 });
+        await body(worker);
+      } finally {
+        await worker.stop();
+        await sender.close();
+      }
+    };
+    const until = async (done: () => boolean | Promise<boolean>) => {
+      const deadline = Date.now() + 5_000;
+      while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    };
+
+    it('lets the completion of an endpoint far from its cap wait for others, and writes it at stop', async () => {
+      await runWithCap(10, async () => {
+        await until(() => receiver.requests.length === 1);
+        expect(receiver.requests).toHaveLength(1);
+        await new Promise((r) => setTimeout(r, 300));
+        // Sent, and not yet written: the slot stays taken while the completion waits.
+        expect(await deliveryRows(t.db)).toMatchObject([{ state: 'pending', attempts: 0 }]);
+        expect(await inFlight()).toBe(1);
+      });
+      expect(await deliveryRows(t.db)).toMatchObject([{ state: 'delivered', attempts: 1 }]);
+      expect(await inFlight()).toBe(0);
+    });
+
+    it('writes at once the completion of an endpoint it holds half the cap of', async () => {
+      await runWithCap(2, async () => {
+        await until(async () => (await deliveryRows(t.db))[0]?.state === 'delivered');
+        // Well inside the minute: only the endpoint's need of its slot cut the wait short.
+        expect(await deliveryRows(t.db)).toMatchObject([{ state: 'delivered', attempts: 1 }]);
+        expect(await inFlight()).toBe(0);
+      });
+    });
+  });
+
   it('retries a 500 on the backoff schedule with the same id and bytes, re-signed each time', async () => {
     const { clock, worker, sender } = virtualWorker(t.db);
     const app = await makeApp(t.db, clock.now());

@@ -22,6 +22,8 @@ export interface ClaimedDelivery {
   appPolicy: unknown;
   /** Active signing secrets, current first. */
   secrets: string[];
+  /** The endpoint's in-flight cap, across all workers. */
+  maxInFlight: number;
 }
 
 /** A claimed delivery, or (delivery_id null) the row that carries next_due_at alone. */
@@ -117,6 +119,7 @@ export async function claim(
       endpointPolicy: config.endpointPolicy,
       appPolicy: config.appPolicy,
       secrets: config.secretsAt(input.now),
+      maxInFlight: config.maxInFlight,
     };
   });
   return { deliveries, nextDueAt };

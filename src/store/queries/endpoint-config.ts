@@ -10,6 +10,8 @@ export interface EndpointConfig {
   appPolicy: unknown;
   /** The secrets that sign at `now`: a rotated-out one only until its grace period ends. */
   secretsAt(now: number): string[];
+  /** Requests the endpoint may have in flight at once, across all workers. */
+  maxInFlight: number;
 }
 
 interface ConfigRow {
@@ -22,6 +24,7 @@ interface ConfigRow {
   app_policy: unknown;
   secret_keys: string[];
   secret_expiry: (Date | null)[];
+  max_in_flight: number;
 }
 
 const MAX_ENTRIES = 10_000;
@@ -71,5 +74,6 @@ function toConfig(row: ConfigRow): EndpointConfig {
     endpointPolicy: row.endpoint_policy,
     appPolicy: row.app_policy,
     secretsAt: (now) => secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.key),
+    maxInFlight: row.max_in_flight,
   };
 }
