@@ -5,7 +5,11 @@
  * per delivery from /proc; a variant run with --trace-gc also gets its collector's totals.
  *
  *   npm run bench:ab -- [--messages 20000] [--rounds 6] VARIANT...
+ *   npm run bench:ab -- --latency 1000 [--seconds 10] [--rounds 6] VARIANT...
  *   VARIANT = name[|ENV=value,…[|node flags[|another checkout's bin/courier.js]]]
+ *
+ * With --latency, each run publishes at that fixed rate instead of draining a prefilled queue, and
+ * reports publish-to-receiver p50 and p99 (the first second left out) and the CPU per message.
  *
  * e.g. 'base' 'c256|COURIER_WORKER_CONCURRENCY=256' 'gc||--trace-gc' 'old|||/tmp/old/bin/courier.js'
  */
@@ -15,6 +19,7 @@ import { type CpuPerDelivery, startCpuSampler } from './cpu.ts';
 import { type BenchReceiver, COURIER_PROCESS, startReceiver } from './lib.ts';
 import { fieldMedians, median } from './report.ts';
 import { publishMany, setupCourier, startWorkers, type WorkerCommand } from './scenarios/courier.ts';
+import { courierLatency } from './scenarios/latency.ts';
 import { type GcSummary, summarizeTraceGc } from './trace-gc.ts';
 
 export interface Variant extends WorkerCommand {
@@ -42,9 +47,17 @@ export function parseVariant(spec: string): Variant {
 export interface Drain {
   variant: string;
   round: number;
+  /** In a latency run, the publish rate achieved. */
   deliveriesPerSec: number;
   cpu: CpuPerDelivery | null;
   gc: GcSummary | null;
+  /** Latency runs only. */
+  latency?: { p50Ms: number; p99Ms: number };
+}
+
+export interface LatencyLoad {
+  ratePerSec: number;
+  seconds: number;
 }
 
 async function drain(receiver: BenchReceiver, variant: Variant, n: number, round: number): Promise<Drain> {
@@ -72,10 +85,30 @@ async function drain(receiver: BenchReceiver, variant: Variant, n: number, round
   }
 }
 
+async function latencyRun(
+  receiver: BenchReceiver,
+  variant: Variant,
+  load: LatencyLoad,
+  round: number,
+): Promise<Drain> {
+  const r = await courierLatency(receiver, load.ratePerSec, load.seconds, {
+    env: variant.env,
+    command: variant,
+  });
+  return {
+    variant: variant.name,
+    round,
+    deliveriesPerSec: r.achievedPerSec,
+    cpu: r.cpu,
+    gc: null,
+    latency: { p50Ms: r.p50Ms, p99Ms: r.p99Ms },
+  };
+}
+
 /** Every variant once per round, the order reversed every other round. */
 export async function runAb(
   variants: Variant[],
-  options: { messages: number; rounds: number; log?: (line: string) => void },
+  options: { messages: number; rounds: number; latency?: LatencyLoad; log?: (line: string) => void },
 ): Promise<Drain[]> {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const receiver = await startReceiver();
@@ -83,7 +116,9 @@ export async function runAb(
   try {
     for (let round = 1; round <= options.rounds; round++) {
       for (const variant of round % 2 ? variants : [...variants].reverse()) {
-        const d = await drain(receiver, variant, options.messages, round);
+        const d = options.latency
+          ? await latencyRun(receiver, variant, options.latency, round)
+          : await drain(receiver, variant, options.messages, round);
         drains.push(d);
         log(describe(d));
       }
@@ -103,13 +138,17 @@ function medianOf(drains: Drain[]): Drain {
     deliveriesPerSec: median(drains.map((d) => d.deliveriesPerSec)),
     cpu: fieldMedians(drains.map((d) => d.cpu)),
     gc: fieldMedians(drains.map((d) => d.gc)),
+    latency: fieldMedians(drains.map((d) => d.latency ?? null)) ?? undefined,
   };
 }
 
 function describe(d: Drain): string {
-  const head = `${d.round ? `round ${d.round}` : 'median'} ${d.variant}: ${Math.round(d.deliveriesPerSec)}/s`;
+  const what = d.latency
+    ? `p50 ${d.latency.p50Ms.toFixed(2)} ms, p99 ${d.latency.p99Ms.toFixed(2)} ms at ${Math.round(d.deliveriesPerSec)}/s`
+    : `${Math.round(d.deliveriesPerSec)}/s`;
+  const head = `${d.round ? `round ${d.round}` : 'median'} ${d.variant}: ${what}`;
   const cpu = d.cpu
-    ? `, µs per delivery: worker ${d.cpu.systemUs}, PostgreSQL ${d.cpu.postgresUs}, receiver ${d.cpu.receiverUs}, machine ${d.cpu.totalUs} (${d.cpu.busyPct} % busy)`
+    ? `, µs per ${d.latency ? 'message' : 'delivery'}: worker ${d.cpu.systemUs}, PostgreSQL ${d.cpu.postgresUs}, receiver ${d.cpu.receiverUs}, machine ${d.cpu.totalUs} (${d.cpu.busyPct} % busy)`
     : '';
   const gc = d.gc
     ? `; GC: ${d.gc.scavenges} scavenges ${Math.round(d.gc.scavengeMs)} ms, ${d.gc.markCompacts} mark-compacts ${Math.round(d.gc.markCompactMs)} ms, ${Math.round(d.gc.promotedMb)} MB promoted`
@@ -120,12 +159,23 @@ function describe(d: Drain): string {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { messages: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '6' } },
+    options: {
+      messages: { type: 'string', default: '20000' },
+      rounds: { type: 'string', default: '6' },
+      latency: { type: 'string' },
+      seconds: { type: 'string', default: '10' },
+    },
   });
   const messages = Number(values.messages);
   const rounds = Number(values.rounds);
   if (!Number.isInteger(messages) || messages < 2 || !Number.isInteger(rounds) || rounds < 1) {
     process.stderr.write('bench:ab: --messages must be an integer ≥ 2 and --rounds ≥ 1\n');
+    process.exit(2);
+  }
+  const ratePerSec = Number(values.latency);
+  const seconds = Number(values.seconds);
+  if (values.latency !== undefined && !(ratePerSec > 0 && seconds >= 2)) {
+    process.stderr.write('bench:ab: --latency must be a rate > 0 a second, and --seconds ≥ 2\n');
     process.exit(2);
   }
   let variants: Variant[];
@@ -142,6 +192,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(2);
   }
   buildDist();
-  await runAb(variants, { messages, rounds });
+  await runAb(variants, {
+    messages,
+    rounds,
+    latency: values.latency === undefined ? undefined : { ratePerSec, seconds },
+  });
   process.exit(0);
 }

@@ -4,7 +4,7 @@ import { newId } from '../../src/ids.ts';
 import { publish } from '../../src/store/publisher.ts';
 import { type CpuPerDelivery, startCpuSampler } from '../cpu.ts';
 import { type BenchReceiver, COURIER_PROCESS, payload, percentile, preciseNow, waitFor } from '../lib.ts';
-import { ENDPOINTS, setupCourier, startWorkers } from './courier.ts';
+import { ENDPOINTS, setupCourier, startWorkers, type WorkerCommand } from './courier.ts';
 
 const MAX_OUTSTANDING = 64;
 
@@ -26,9 +26,11 @@ export async function courierLatency(
   receiver: BenchReceiver,
   ratePerSec: number,
   seconds: number,
+  /** The worker's settings or another build of it (bench:ab --latency compares them). */
+  worker: { env?: Record<string, string>; command?: WorkerCommand } = {},
 ): Promise<LatencyResult> {
   const setup = await setupCourier(receiver);
-  const workers = await startWorkers(setup.schema, 1);
+  const workers = await startWorkers(setup.schema, 1, worker.env, worker.command);
   try {
     await receiver.reset();
     const sampler = startCpuSampler(COURIER_PROCESS);

@@ -40,6 +40,22 @@ describe('bench:ab smoke run', () => {
     expect(lines.at(-1)).toMatch(/^median gc: \d+\/s/);
   });
 
+  it('with a latency load, publishes at that rate and reports p50 and p99', {
+    timeout: 120_000,
+  }, async () => {
+    const lines: string[] = [];
+    const [run] = await runAb([parseVariant('base')], {
+      messages: 2,
+      rounds: 1,
+      latency: { ratePerSec: 100, seconds: 2 },
+      log: (line) => lines.push(line),
+    });
+    expect(run!.latency!.p50Ms).toBeGreaterThan(0);
+    expect(run!.latency!.p99Ms).toBeGreaterThanOrEqual(run!.latency!.p50Ms);
+    expect(run!.deliveriesPerSec).toBeGreaterThan(50);
+    expect(lines.at(-1)).toMatch(/^median base: p50 [\d.]+ ms, p99 [\d.]+ ms at \d+\/s, µs per message/);
+  });
+
   it("stops at once, with the worker's own words, when a variant's worker cannot start", async () => {
     const started = Date.now();
     await expect(
