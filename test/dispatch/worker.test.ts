@@ -3,7 +3,7 @@ import { systemClock } from '../../src/clock.ts';
 import { Sender } from '../../src/delivery/sender.ts';
 import { SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
 import { PolicyResolver } from '../../src/dispatch/policy-resolver.ts';
-import { Worker } from '../../src/dispatch/worker.ts';
+import { Worker, type WorkerOptions } from '../../src/dispatch/worker.ts';
 import { seededRandom } from '../../src/random.ts';
 import { generateSecret, verify } from '../../src/signing/index.ts';
 import { type Database, preparedName } from '../../src/store/db.ts';
@@ -20,6 +20,20 @@ async function deliveryRows(db: Database) {
     endpoint_id: string;
   }>('select state, attempts, next_attempt_at, endpoint_id from courier_delivery_states order by id');
   return rows;
+}
+
+/** A worker on the system clock, sending to loopback for real. */
+function runningWorker(db: Database, options: Partial<WorkerOptions> = {}) {
+  const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: systemClock });
+  const worker = new Worker({
+    db,
+    sender,
+    clock: systemClock,
+    random: seededRandom(7),
+    policies: new PolicyResolver({}),
+    ...options,
+  });
+  return { sender, worker };
 }
 
 describe.each(BACKENDS)('worker on %s', (backend) => {
@@ -77,12 +91,7 @@ describe.each(BACKENDS)('worker on %s', (backend) => {
   it('running, retries on time a delivery its own completion scheduled, with nothing else to wake it', async () => {
     const app = await makeApp(t.db, systemClock.now());
     await makeEndpoint(t.db, app.id, systemClock.now(), { url: receiver.url });
-    const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: systemClock });
-    const worker = new Worker({
-      db: t.db,
-      sender,
-      clock: systemClock,
-      random: seededRandom(7),
+    const { sender, worker } = runningWorker(t.db, {
       policies: new PolicyResolver({ backoff: { baseMs: 200, jitter: 'none' } }),
     });
     status = 500;
@@ -120,14 +129,7 @@ describe.each(BACKENDS)('worker on %s', (backend) => {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: systemClock });
-    const worker = new Worker({
-      db: counted,
-      sender,
-      clock: systemClock,
-      random: seededRandom(7),
-      policies: new PolicyResolver({}),
-    });
+    const { sender, worker } = runningWorker(counted);
     const until = async (done: () => boolean | Promise<boolean>) => {
       const deadline = Date.now() + 5_000;
       while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
@@ -154,22 +156,14 @@ describe.each(BACKENDS)('worker on %s', (backend) => {
     const inFlight = async () =>
       (await t.db.query<{ in_flight: number }>('select in_flight from courier_endpoint_queues')).rows[0]!
         .in_flight;
-    const runWithCap = async (maxInFlight: number, body: (worker: Worker) => Promise<void>) => {
+    const runWithCap = async (maxInFlight: number, body: () => Promise<void>) => {
       const app = await makeApp(t.db, systemClock.now());
       await makeEndpoint(t.db, app.id, systemClock.now(), { url: receiver.url, maxInFlight });
-      const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: systemClock });
-      const worker = new Worker({
-        db: t.db,
-        sender,
-        clock: systemClock,
-        random: seededRandom(7),
-        policies: new PolicyResolver({}),
-        completionLingerMs: 60_000,
-      });
+      const { sender, worker } = runningWorker(t.db, { completionLingerMs: 60_000 });
       await worker.start();
       try {
         await publishJson(t.db, app.id, systemClock.now(), { n: 1 });
-        await body(worker);
+        await body();
       } finally {
         await worker.stop();
         await sender.close();
