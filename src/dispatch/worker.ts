@@ -220,8 +220,11 @@ export class Worker {
 
   private async dispatch(delivery: ClaimedDelivery): Promise<void> {
     this.sending.add(delivery.id);
-    this.heldBy.set(delivery.id, delivery.endpointId);
-    this.held.set(delivery.endpointId, (this.held.get(delivery.endpointId) ?? 0) + 1);
+    // Once per delivery, even if a lease it lost brought it back here while its request was open.
+    if (!this.heldBy.has(delivery.id)) {
+      this.heldBy.set(delivery.id, delivery.endpointId);
+      this.held.set(delivery.endpointId, (this.held.get(delivery.endpointId) ?? 0) + 1);
+    }
     try {
       const now = this.clock.now();
       if (now - delivery.claimedAt > MAX_SEND_LAG_MS) {
