@@ -36,6 +36,12 @@ function runningWorker(db: Database, options: Partial<WorkerOptions> = {}) {
   return { sender, worker };
 }
 
+/** Polls until done() holds, for at most 5 s. */
+async function until(done: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}
+
 describe.each(BACKENDS)('worker on %s', (backend) => {
   let t: TestDatabase;
   let receiver: Receiver;
@@ -130,10 +136,6 @@ describe.each(BACKENDS)('worker on %s', (backend) => {
       },
     });
     const { sender, worker } = runningWorker(counted);
-    const until = async (done: () => boolean | Promise<boolean>) => {
-      const deadline = Date.now() + 5_000;
-      while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    };
     await worker.start();
     try {
       const deliver = async (n: number) => {
@@ -168,10 +170,6 @@ describe.each(BACKENDS)('worker on %s', (backend) => {
         await worker.stop();
         await sender.close();
       }
-    };
-    const until = async (done: () => boolean | Promise<boolean>) => {
-      const deadline = Date.now() + 5_000;
-      while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     };
 
     it('lets the completion of an endpoint far from its cap wait for others, and writes it at stop', async () => {
