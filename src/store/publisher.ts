@@ -1,15 +1,15 @@
 import type { Database, Queryable } from './db.ts';
-import { type PublishInput, type PublishResult, publishBatch } from './queries/publish.ts';
+import { type PublishInput, type PublishResult, publishBatch, publishUnflushed } from './queries/publish.ts';
 
 /** Messages per statement; a batch this size writes in a few milliseconds. */
 const MAX_BATCH = 100;
 /**
  * Batches being written at once per database; more publishes wait and join the next batch. One:
- * a notifying commit holds a database-wide lock until its WAL is flushed, so a second batch in
- * flight would only wait at its commit, while publishes arriving meanwhile could join neither.
- * Measured at 1,000 publishes/s (docs/performance-history.md, seventh session): 6 % less CPU per
- * message than with two and p50 latency 5.3–5.6 ms against 7.6–8.3, with no loss of publish
- * throughput.
+ * notifying commits take a database-wide lock in turn, so a second batch in flight would mostly
+ * wait at its commit, while publishes arriving meanwhile could join neither. Measured at 1,000
+ * publishes/s when a batch's commit still waited for its flush (docs/performance-history.md,
+ * seventh session): 6 % less CPU per message than with two and p50 latency 5.3–5.6 ms against
+ * 7.6–8.3, with no loss of publish throughput.
  */
 const MAX_WRITING = 1;
 
@@ -22,7 +22,8 @@ interface Pending {
 /**
  * Group publishing: publishes arriving while earlier ones are being written go out together, in
  * one statement and one commit (with its NOTIFY), with no added wait: an idle publisher writes at
- * once.
+ * once. A batch's commit does not wait for its flush; its publishes are accepted once a flush
+ * barrier confirms it, while the next batch is already being written (publishUnflushed).
  */
 class Publisher {
   private queue: Pending[] = [];
@@ -48,13 +49,23 @@ class Publisher {
     }
   }
 
+  /** Resolves once the batch is committed; its publishes resolve once the commit is flushed. */
   private async write(batch: Pending[]): Promise<void> {
     try {
-      const results = await publishBatch(
+      const { results, flushed } = await publishUnflushed(
         this.db,
         batch.map((p) => p.input),
       );
-      for (const [i, p] of batch.entries()) p.resolve(results[i]!);
+      void flushed().then(
+        () => {
+          for (const [i, p] of batch.entries()) p.resolve(results[i]!);
+        },
+        (error: unknown) => {
+          // Committed but not known to be durable: the outcome is unknown, as when a commit's
+          // connection drops (a retry with the same eventId cannot store the message twice).
+          for (const p of batch) p.reject(error);
+        },
+      );
     } catch (error) {
       if (batch.length === 1) {
         batch[0]!.reject(error);

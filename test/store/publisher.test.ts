@@ -117,6 +117,52 @@ describe.each(BACKENDS)('publishing on %s', (backend) => {
     expect(batches).toEqual([1, 30]);
   });
 
+  /** The database with each flush barrier passed to `barrier` instead of run at once. */
+  const withBarriers = (barrier: (run: () => Promise<unknown>) => Promise<unknown>) =>
+    new Proxy(t.db, {
+      get(target, prop) {
+        if (prop === 'query') {
+          return (sql: string, params?: readonly unknown[]) =>
+            sql.includes('pg_current_xact_id()')
+              ? barrier(() => target.query(sql, params))
+              : target.query(sql, params);
+        }
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+
+  it('wakes workers at the commit, accepts only once it is flushed, and commits the next batch meanwhile', async () => {
+    const held: Array<() => void> = [];
+    const db = withBarriers((run) => new Promise<void>((resolve) => held.push(resolve)).then(run));
+    const workers = await listenForWork(t.db);
+    try {
+      const accepted: string[] = [];
+      const inputs = [message(0), message(1)];
+      const first = publish(db, inputs[0]!).then((r) => accepted.push(r.messageId));
+      expect(await workers.heard(1)).toBe(1);
+      const second = publish(db, inputs[1]!).then((r) => accepted.push(r.messageId));
+      expect(await workers.heard(2)).toBe(2);
+      const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_deliveries');
+      expect(rows[0]!.n).toBe(4);
+      expect(held).toHaveLength(2);
+      expect(accepted).toEqual([]);
+      for (const release of held) release();
+      await Promise.all([first, second]);
+      expect(accepted.sort()).toEqual(inputs.map((i) => i.messageId).sort());
+    } finally {
+      await workers.stop();
+    }
+  });
+
+  it('reports an error, not an acceptance, when the flush cannot be confirmed', async () => {
+    const db = withBarriers(() => Promise.reject(new Error('connection lost')));
+    await expect(publish(db, message(0))).rejects.toThrow('connection lost');
+    // The next publish is not held back by the failed one.
+    const ok = withBarriers((run) => run());
+    await expect(publish(ok, message(1))).resolves.toMatchObject({ created: true, deliveries: 2 });
+  });
+
   it('inside a transaction, publishes only if the transaction commits', async () => {
     await expect(
       t.db.transaction(async (tx) => {
@@ -126,6 +172,15 @@ describe.each(BACKENDS)('publishing on %s', (backend) => {
     ).rejects.toThrow('rolled back');
     const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_messages');
     expect(rows[0]!.n).toBe(0);
+  });
+
+  it("inside a transaction, leaves the transaction's own commit waiting for its flush", async () => {
+    const setting = await t.db.transaction(async (tx) => {
+      await publish(tx, message(0));
+      const { rows } = await tx.query<{ s: string }>(`select current_setting('synchronous_commit') as s`);
+      return rows[0]!.s;
+    });
+    expect(setting).toBe('on');
   });
 
   it('NOTIFYs workers after every publish that made deliveries, due endpoint or not', async () => {

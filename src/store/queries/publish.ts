@@ -1,5 +1,6 @@
 import { prepared, type Queryable } from '../db.ts';
 import { toDate } from '../rows.ts';
+import { ASYNC_COMMIT } from './async-commit.ts';
 
 export interface PublishInput {
   appId: string;
@@ -30,27 +31,35 @@ interface PublishRow {
  * The NOTIFY rides in the publishing transaction: workers hear of the deliveries when, and only
  * if, they commit. Every batch that made deliveries notifies, not only one that made an endpoint
  * due: a claim may have passed over an endpoint this batch held locked, and the worker that did
- * waits for this NOTIFY rather than polling. (A notifying commit holds a database-wide lock while
- * its record is flushed; group publishing keeps such commits few.)
+ * waits for this NOTIFY rather than polling. (A notifying commit holds a database-wide lock until
+ * it ends; see publishUnflushed for why a group publish ends before its flush.)
  */
-const PUBLISH_BATCH = prepared(
-  'courier_publish_batch',
-  `with published as materialized (
-     select * from courier_publish_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, false)
-   ), notified as (
-     select pg_notify(courier_channel(), '') from published p where p.deliveries > 0 limit 1
-   )
-   -- notified is not read: referring to the CTE is what makes it run
-   select p.message_id, p.created, p.deliveries, (select count(*) from notified) as notified
-   from published p`,
-);
+function publishStatement(name: string, from: string): string {
+  return prepared(
+    name,
+    `with published as materialized (
+       select p.* from ${from}courier_publish_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, false) p
+     ), notified as (
+       select pg_notify(courier_channel(), '') from published p where p.deliveries > 0 limit 1
+     )
+     -- notified is not read: referring to the CTE is what makes it run
+     select p.message_id, p.created, p.deliveries, (select count(*) from notified) as notified
+     from published p`,
+  );
+}
+
+const PUBLISH_BATCH = publishStatement('courier_publish_batch', '');
+const PUBLISH_BATCH_UNFLUSHED = publishStatement('courier_publish_batch_unflushed', `${ASYNC_COMMIT}, `);
 
 /**
- * Messages + one delivery per matching endpoint, in one statement (courier_publish_batch); workers
- * are woken when the surrounding transaction commits.
+ * Commits with a transaction id of its own, waiting for its flush (synchronous_commit is on
+ * outside the async statements): WAL is flushed in order, so everything committed before this
+ * statement began is on disk when it returns.
  */
-export async function publishBatch(q: Queryable, inputs: readonly PublishInput[]): Promise<PublishResult[]> {
-  const { rows } = await q.query<PublishRow>(PUBLISH_BATCH, [
+const FLUSH_BARRIER = prepared('courier_flush_barrier', 'select pg_current_xact_id()');
+
+function params(inputs: readonly PublishInput[]): unknown[] {
+  return [
     inputs.map((i) => i.appId),
     inputs.map((i) => i.eventType),
     Buffer.concat(inputs.map((i) => i.payload)),
@@ -60,6 +69,40 @@ export async function publishBatch(q: Queryable, inputs: readonly PublishInput[]
     JSON.stringify(inputs.map((i) => i.tags ?? null)),
     inputs.map((i) => toDate(i.now)),
     inputs.map((i) => i.messageId),
-  ]);
+  ];
+}
+
+function results(rows: readonly PublishRow[]): PublishResult[] {
   return rows.map((r) => ({ messageId: r.message_id, created: r.created, deliveries: r.deliveries }));
+}
+
+/**
+ * Messages + one delivery per matching endpoint, in one statement (courier_publish_batch); workers
+ * are woken when the surrounding transaction commits.
+ */
+export async function publishBatch(q: Queryable, inputs: readonly PublishInput[]): Promise<PublishResult[]> {
+  const { rows } = await q.query<PublishRow>(PUBLISH_BATCH, params(inputs));
+  return results(rows);
+}
+
+/**
+ * A batch published in a statement of its own, committed without waiting for its WAL flush; not
+ * yet accepted: it is durable once `flushed` resolves. Workers are woken at the commit, so they
+ * claim while the flush is under way instead of after it, and the database-wide lock a notifying
+ * commit holds is not held through a flush: the next batch can commit, and flushes of
+ * consecutive batches are shared. If the server crashes before the flush, the batch is undone and
+ * its publishes report an error; a delivery sent in that window was sent for a message that no
+ * longer exists (docs/architecture.md, "Group publishing").
+ */
+export async function publishUnflushed(
+  db: Queryable,
+  inputs: readonly PublishInput[],
+): Promise<{ results: PublishResult[]; flushed: () => Promise<void> }> {
+  const { rows } = await db.query<PublishRow>(PUBLISH_BATCH_UNFLUSHED, params(inputs));
+  return {
+    results: results(rows),
+    flushed: async () => {
+      await db.query(FLUSH_BARRIER);
+    },
+  };
 }
