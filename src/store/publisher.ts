@@ -1,5 +1,11 @@
 import type { Database, Queryable } from './db.ts';
-import { type PublishInput, type PublishResult, publishBatch, publishUnflushed } from './queries/publish.ts';
+import {
+  flushBarrier,
+  type PublishInput,
+  type PublishResult,
+  publishBatch,
+  publishUnflushed,
+} from './queries/publish.ts';
 
 /** Messages per statement; a batch this size writes in a few milliseconds. */
 const MAX_BATCH = 100;
@@ -7,9 +13,10 @@ const MAX_BATCH = 100;
  * Batches being written at once per database; more publishes wait and join the next batch. One:
  * notifying commits take a database-wide lock in turn, so a second batch in flight would mostly
  * wait at its commit, while publishes arriving meanwhile could join neither. Measured at 1,000
- * publishes/s when a batch's commit still waited for its flush (docs/performance-history.md,
- * seventh session): 6 % less CPU per message than with two and p50 latency 5.3–5.6 ms against
- * 7.6–8.3, with no loss of publish throughput.
+ * publishes/s (docs/performance-history.md, seventh session): 6 % less CPU per message than with
+ * two and p50 latency 5.3–5.6 ms against 7.6–8.3, with no loss of publish throughput. A batch is
+ * being written until its flush is confirmed: the next one starting at its commit instead made
+ * smaller batches and cost PostgreSQL 6–10 % more per message at 7,000/s (thirteenth session).
  */
 const MAX_WRITING = 1;
 
@@ -22,8 +29,8 @@ interface Pending {
 /**
  * Group publishing: publishes arriving while earlier ones are being written go out together, in
  * one statement and one commit (with its NOTIFY), with no added wait: an idle publisher writes at
- * once. A batch's commit does not wait for its flush; its publishes are accepted once a flush
- * barrier confirms it, while the next batch is already being written (publishUnflushed).
+ * once. The commit does not wait for its flush, so workers start on the batch at once; its
+ * publishes are accepted after a flush barrier (publishUnflushed).
  */
 class Publisher {
   private queue: Pending[] = [];
@@ -49,22 +56,12 @@ class Publisher {
     }
   }
 
-  /** Resolves once the batch is committed; its publishes resolve once the commit is flushed. */
   private async write(batch: Pending[]): Promise<void> {
+    let results: PublishResult[];
     try {
-      const { results, flushed } = await publishUnflushed(
+      results = await publishUnflushed(
         this.db,
         batch.map((p) => p.input),
-      );
-      void flushed().then(
-        () => {
-          for (const [i, p] of batch.entries()) p.resolve(results[i]!);
-        },
-        (error: unknown) => {
-          // Committed but not known to be durable: the outcome is unknown, as when a commit's
-          // connection drops (a retry with the same eventId cannot store the message twice).
-          for (const p of batch) p.reject(error);
-        },
       );
     } catch (error) {
       if (batch.length === 1) {
@@ -73,7 +70,17 @@ class Publisher {
       }
       // The batch was rolled back whole; one bad message must not fail the others, so each alone.
       await Promise.all(batch.map((p) => this.write([p])));
+      return;
     }
+    try {
+      await flushBarrier(this.db);
+    } catch (error) {
+      // Committed but not known to be durable: the outcome is unknown, as when a commit's
+      // connection drops (a retry with the same eventId cannot store the message twice).
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    for (const [i, p] of batch.entries()) p.resolve(results[i]!);
   }
 }
 

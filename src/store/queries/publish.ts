@@ -87,22 +87,22 @@ export async function publishBatch(q: Queryable, inputs: readonly PublishInput[]
 
 /**
  * A batch published in a statement of its own, committed without waiting for its WAL flush; not
- * yet accepted: it is durable once `flushed` resolves. Workers are woken at the commit, so they
- * claim while the flush is under way instead of after it, and the database-wide lock a notifying
- * commit holds is not held through a flush: the next batch can commit, and flushes of
- * consecutive batches are shared. If the server crashes before the flush, the batch is undone and
- * its publishes report an error; a delivery sent in that window was sent for a message that no
- * longer exists (docs/architecture.md, "Group publishing").
+ * yet accepted: it is durable once a flushBarrier begun after this returned has returned. Workers
+ * are woken at the commit, so they claim while the flush is under way instead of after it, and
+ * the database-wide lock a notifying commit holds is not held through a flush, so other
+ * publishing processes' commits are not held up by it. If the server crashes before the flush, the
+ * batch is undone and its publishes report an error; a delivery sent in that window was sent for a
+ * message that no longer exists (docs/architecture.md, "Group publishing").
  */
 export async function publishUnflushed(
   db: Queryable,
   inputs: readonly PublishInput[],
-): Promise<{ results: PublishResult[]; flushed: () => Promise<void> }> {
+): Promise<PublishResult[]> {
   const { rows } = await db.query<PublishRow>(PUBLISH_BATCH_UNFLUSHED, params(inputs));
-  return {
-    results: results(rows),
-    flushed: async () => {
-      await db.query(FLUSH_BARRIER);
-    },
-  };
+  return results(rows);
+}
+
+/** Returns once everything committed before it began is flushed (FLUSH_BARRIER). */
+export async function flushBarrier(db: Queryable): Promise<void> {
+  await db.query(FLUSH_BARRIER);
 }
