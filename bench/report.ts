@@ -217,7 +217,7 @@ export function renderMarkdown(r: BenchReport): string {
         `| ${fmt(l.offeredPerSec)}/s | ${fmt(l.achievedPerSec)} | ${fmt2(l.p50Ms)} | ${fmt2(l.p99Ms)} | ${fmt(l.samples)} | ${l.cpu ? `${l.cpu.busyPct} %` : '—'} | ${l.cpu ? `${l.cpu.systemUs} / ${l.cpu.postgresUs} / ${l.cpu.totalUs}` : '—'} |`,
     ),
     '',
-    'Latency counts from before the publish call to the arrival at the receiver, the first second left out. Every process of the run shares the machine: the bench publishing (counted in the whole machine), the worker, PostgreSQL and the receiver.',
+    'Latency counts from before the publish call to the arrival at the receiver, the worker’s warm-up left out (the first fifth of each run, at most 2 s). Every process of the run shares the machine: the bench publishing (counted in the whole machine), the worker, PostgreSQL and the receiver.',
     '',
     ...hostStallsLine(r.hostStalls),
     ...(r.rounds.length === 0
