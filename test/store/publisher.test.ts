@@ -1,10 +1,32 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.ts';
+import type { Database } from '../../src/store/db.ts';
 import { publish } from '../../src/store/publisher.ts';
 import { type PublishInput, publishBatch } from '../../src/store/queries/publish.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
 import { listenForWork } from '../support/transactions.ts';
+
+/** The database with every query passed through `intercept`, which runs it (or not) with run(). */
+function intercepting(
+  db: Database,
+  intercept: (
+    sql: string,
+    params: readonly unknown[] | undefined,
+    run: () => Promise<unknown>,
+  ) => Promise<unknown>,
+): Database {
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'query') {
+        return (sql: string, params?: readonly unknown[]) =>
+          intercept(sql, params, () => target.query(sql, params));
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
 
 describe.each(BACKENDS)('publishing on %s', (backend) => {
   let t: TestDatabase;
@@ -100,17 +122,9 @@ describe.each(BACKENDS)('publishing on %s', (backend) => {
   it('writes one batch at a time: publishes arriving meanwhile go out together in the next', async () => {
     const batches: number[] = [];
     // A database of its own (the publisher is per database) that records each batch's size.
-    const counting = new Proxy(t.db, {
-      get(target, prop) {
-        if (prop === 'query') {
-          return (sql: string, params?: readonly unknown[]) => {
-            if (sql.includes('courier_publish_batch(')) batches.push((params![0] as string[]).length);
-            return target.query(sql, params);
-          };
-        }
-        const value = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const counting = intercepting(t.db, (sql, params, run) => {
+      if (sql.includes('courier_publish_batch(')) batches.push((params![0] as string[]).length);
+      return run();
     });
     const results = await Promise.all(Array.from({ length: 31 }, (_, i) => publish(counting, message(i))));
     expect(results.every((r) => r.created && r.deliveries === 2)).toBe(true);
@@ -119,18 +133,7 @@ describe.each(BACKENDS)('publishing on %s', (backend) => {
 
   /** The database with each flush barrier passed to `barrier` instead of run at once. */
   const withBarriers = (barrier: (run: () => Promise<unknown>) => Promise<unknown>) =>
-    new Proxy(t.db, {
-      get(target, prop) {
-        if (prop === 'query') {
-          return (sql: string, params?: readonly unknown[]) =>
-            sql.includes('pg_current_xact_id()')
-              ? barrier(() => target.query(sql, params))
-              : target.query(sql, params);
-        }
-        const value = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    intercepting(t.db, (sql, _params, run) => (sql.includes('pg_current_xact_id()') ? barrier(run) : run()));
 
   it('wakes workers at the commit, and accepts a batch and writes the next once it is flushed', async () => {
     const held: Array<() => void> = [];
