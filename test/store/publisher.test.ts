@@ -2,7 +2,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.ts';
 import type { Database } from '../../src/store/db.ts';
 import { publish } from '../../src/store/publisher.ts';
-import { type PublishInput, publishBatch } from '../../src/store/queries/publish.ts';
+import {
+  FLUSH_BARRIER,
+  flushBarrier,
+  type PublishInput,
+  publishBatch,
+  publishUnflushed,
+} from '../../src/store/queries/publish.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
 import { listenForWork } from '../support/transactions.ts';
@@ -133,7 +139,7 @@ describe.each(BACKENDS)('publishing on %s', (backend) => {
 
   /** The database with each flush barrier passed to `barrier` instead of run at once. */
   const withBarriers = (barrier: (run: () => Promise<unknown>) => Promise<unknown>) =>
-    intercepting(t.db, (sql, _params, run) => (sql.includes('pg_current_xact_id()') ? barrier(run) : run()));
+    intercepting(t.db, (sql, _params, run) => (sql === FLUSH_BARRIER ? barrier(run) : run()));
 
   it('wakes workers at the commit, and accepts a batch and writes the next once it is flushed', async () => {
     const held: Array<() => void> = [];
@@ -160,6 +166,21 @@ describe.each(BACKENDS)('publishing on %s', (backend) => {
       expect(accepted).toEqual(inputs.map((i) => i.messageId));
     } finally {
       await workers.stop();
+    }
+  });
+
+  it('flushes at the barrier everything committed before it, an unflushed group publish included', async () => {
+    // Each round: a commit that does not wait for its flush, then the barrier. Without a WAL record
+    // of its own the barrier's commit would not wait either, and the flush would lag behind.
+    for (let i = 0; i < 5; i++) {
+      await publishUnflushed(t.db, [message(i)]);
+      const { rows } = await t.db.query<{ lsn: string }>('select pg_current_wal_insert_lsn()::text as lsn');
+      await flushBarrier(t.db);
+      const flushed = await t.db.query<{ ok: boolean }>(
+        'select pg_current_wal_flush_lsn() >= $1::pg_lsn as ok',
+        [rows[0]!.lsn],
+      );
+      expect(flushed.rows[0]!.ok).toBe(true);
     }
   });
 

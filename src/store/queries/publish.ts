@@ -52,11 +52,17 @@ const PUBLISH_BATCH = publishStatement('courier_publish_batch', '');
 const PUBLISH_BATCH_UNFLUSHED = publishStatement('courier_publish_batch_unflushed', `${ASYNC_COMMIT}, `);
 
 /**
- * Commits with a transaction id of its own, waiting for its flush (synchronous_commit is on
- * outside the async statements): WAL is flushed in order, so everything committed before this
- * statement began is on disk when it returns.
+ * A transaction that writes a WAL record of its own (a transactional logical message, which also
+ * takes a transaction id) and so commits waiting for its flush: synchronous_commit is on outside
+ * the async statements, and WAL is flushed in order, so everything committed before this statement
+ * began is on disk when it returns. A transaction id alone is not enough: PostgreSQL waits for the
+ * flush only when the committing transaction wrote WAL (RecordTransactionCommit), and assigning a
+ * top-level id writes none. Logical decoding consumers see the message under this prefix.
  */
-const FLUSH_BARRIER = prepared('courier_flush_barrier', 'select pg_current_xact_id()');
+export const FLUSH_BARRIER = prepared(
+  'courier_flush_barrier',
+  `select pg_logical_emit_message(true, 'courier_flush_barrier', '') is not null as flushed`,
+);
 
 function params(inputs: readonly PublishInput[]): unknown[] {
   return [
