@@ -64,6 +64,10 @@ function clientConfig(options: PgOptions): pg.ClientConfig {
     // plan costs past jit_above_cost, so the lease reaper compiled its plan on each run (360 ms).
     options: `-c jit=off${options.schema ? ` -c search_path=${options.schema}` : ''}`,
     application_name: 'courier',
+    // A connection whose server or network vanished without a word (a half-open TCP connection)
+    // would otherwise hang its query, and the publishes queued behind it, until the OS gives up.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Database, Queryable } from './db.ts';
+import { type Database, DatabaseUnavailableError, type Queryable } from './db.ts';
 import {
   flushBarrier,
   type PublishInput,
@@ -64,11 +64,15 @@ class Publisher {
         batch.map((p) => p.input),
       );
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
+      // Lost with its connection, the batch may have committed (the reply is what was lost), and
+      // each message written again would be reported as a duplicate of itself: its outcome is
+      // unknown, as for any commit whose connection drops.
+      if (batch.length === 1 || error instanceof DatabaseUnavailableError) {
+        for (const p of batch) p.reject(error);
         return;
       }
-      // The batch was rolled back whole; one bad message must not fail the others, so each alone.
+      // PostgreSQL refused the statement, so the batch was rolled back whole; one bad message
+      // must not fail the others, so each alone.
       await Promise.all(batch.map((p) => this.write([p])));
       return;
     }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.ts';
-import type { Database } from '../../src/store/db.ts';
+import { type Database, DatabaseUnavailableError } from '../../src/store/db.ts';
 import { publish } from '../../src/store/publisher.ts';
 import {
   FLUSH_BARRIER,
@@ -123,6 +123,23 @@ describe.each(BACKENDS)('publishing on %s', (backend) => {
     expect(settled[30]!.status).toBe('rejected');
     const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_messages');
     expect(rows[0]!.n).toBe(30);
+  });
+
+  it('fails the whole batch, writing nothing again, when its connection is lost (it may have committed)', async () => {
+    let statements = 0;
+    const db = intercepting(t.db, async (sql, _params, run) => {
+      if (!sql.includes('courier_publish_batch(')) return run();
+      statements++;
+      await run(); // committed; the reply is what is lost
+      throw new DatabaseUnavailableError('database unavailable: Connection terminated unexpectedly');
+    });
+    const outcomes = await Promise.allSettled([0, 1, 2].map((i) => publish(db, message(i))));
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(
+      outcomes.every((o) => o.status === 'rejected' && o.reason instanceof DatabaseUnavailableError),
+    ).toBe(true);
+    // The first publish went alone, the other two together: two statements, none repeated.
+    expect(statements).toBe(2);
   });
 
   it('writes one batch at a time: publishes arriving meanwhile go out together in the next', async () => {
