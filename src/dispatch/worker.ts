@@ -57,9 +57,16 @@ const LOCKED_RETRY_MS = 10;
 /**
  * The rate limit counts claims in 100 ms slots over a 1.2 s window, which keeps any one second
  * at the receiver within the limit as long as a request leaves at most 100 ms after its claim.
- * A request that would leave later (an overloaded worker or database) is given back uncounted.
+ * A delay every claim has (a database far away, large payloads) shifts all requests alike and
+ * keeps their spacing, so the lag counts beyond the usual duration of a claim
+ * (CLAIM_DURATION_WEIGHT); a request that would leave later than that (the worker or the database
+ * stalled) is given back uncounted. Counted from the claim's start, large payloads or a distant
+ * database made every request late: the worker gave back every claim and sent nothing.
  */
 export const MAX_SEND_LAG_MS = 100;
+
+/** The weight of the latest claim in the moving average of claim durations. */
+const CLAIM_DURATION_WEIGHT = 0.5;
 
 /**
  * After we abandon a request at its deadline the receiver may still be busy with it, so its
@@ -104,6 +111,8 @@ export class Worker {
   private waitingForRoom = false;
   /** Deliveries given back because they could not leave within MAX_SEND_LAG_MS of their claim. */
   lateReleases = 0;
+  /** A moving average of how long claims take, ms on the injected clock. */
+  private claimMs = 0;
   /** Consecutive failures of this worker itself; it slows its claiming while they last. */
   private ownFailures = 0;
 
@@ -214,20 +223,25 @@ export class Worker {
     }
   }
 
-  private claim(limit: number): Promise<ClaimResult> {
-    return claim(this.db, { owner: this.owner, now: this.clock.now(), leaseMs: this.leaseMs, limit });
+  private async claim(limit: number): Promise<ClaimResult> {
+    const now = this.clock.now();
+    const claimed = await claim(this.db, { owner: this.owner, now, leaseMs: this.leaseMs, limit });
+    this.claimMs += (this.clock.now() - now - this.claimMs) * CLAIM_DURATION_WEIGHT;
+    return claimed;
   }
 
   private async dispatch(delivery: ClaimedDelivery): Promise<void> {
+    // Claimed again while still ours from an earlier claim (its lease ran out during a database
+    // outage and was taken back): its request is open or its outcome not yet written, and that
+    // outcome will be written under this lease. Sending it again would make a duplicate request
+    // and a second attempt row, and give its endpoint's slot back twice.
+    if (this.heldBy.has(delivery.id)) return;
     this.sending.add(delivery.id);
-    // Once per delivery, even if a lease it lost brought it back here while its request was open.
-    if (!this.heldBy.has(delivery.id)) {
-      this.heldBy.set(delivery.id, delivery.endpointId);
-      this.held.set(delivery.endpointId, (this.held.get(delivery.endpointId) ?? 0) + 1);
-    }
+    this.heldBy.set(delivery.id, delivery.endpointId);
+    this.held.set(delivery.endpointId, (this.held.get(delivery.endpointId) ?? 0) + 1);
     try {
       const now = this.clock.now();
-      if (now - delivery.claimedAt > MAX_SEND_LAG_MS) {
+      if (now - delivery.claimedAt > MAX_SEND_LAG_MS + this.claimMs) {
         this.lateReleases++;
         this.giveBack(delivery.id);
         return;

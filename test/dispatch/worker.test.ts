@@ -11,6 +11,7 @@ import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { virtualWorker } from '../support/engine.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+import { intercepting } from '../support/intercepting.ts';
 
 async function deliveryRows(db: Database) {
   const { rows } = await db.query<{
@@ -123,17 +124,9 @@ describe.each(BACKENDS)('worker on %s', (backend) => {
     await makeEndpoint(t.db, app.id, systemClock.now(), { url: receiver.url });
     // The worker's statements by prepared name: each is a round trip that wakes both processes.
     const statements: string[] = [];
-    const counted = new Proxy(t.db, {
-      get(target, prop) {
-        if (prop === 'query') {
-          return (sql: string, params?: readonly unknown[]) => {
-            statements.push(preparedName(sql) ?? sql);
-            return target.query(sql, params);
-          };
-        }
-        const value = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const counted = intercepting(t.db, (sql, _params, run) => {
+      statements.push(preparedName(sql) ?? sql);
+      return run();
     });
     const { sender, worker } = runningWorker(counted);
     await worker.start();

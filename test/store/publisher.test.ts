@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.ts';
-import { type Database, DatabaseUnavailableError } from '../../src/store/db.ts';
+import { DatabaseUnavailableError } from '../../src/store/db.ts';
 import { publish } from '../../src/store/publisher.ts';
 import {
   FLUSH_BARRIER,
@@ -11,28 +11,8 @@ import {
 } from '../../src/store/queries/publish.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
+import { intercepting } from '../support/intercepting.ts';
 import { listenForWork } from '../support/transactions.ts';
-
-/** The database with every query passed through `intercept`, which runs it (or not) with run(). */
-function intercepting(
-  db: Database,
-  intercept: (
-    sql: string,
-    params: readonly unknown[] | undefined,
-    run: () => Promise<unknown>,
-  ) => Promise<unknown>,
-): Database {
-  return new Proxy(db, {
-    get(target, prop) {
-      if (prop === 'query') {
-        return (sql: string, params?: readonly unknown[]) =>
-          intercept(sql, params, () => target.query(sql, params));
-      }
-      const value = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
 
 describe.each(BACKENDS)('publishing on %s', (backend) => {
   let t: TestDatabase;

@@ -1,0 +1,80 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.ts';
+import { Sender } from '../../src/delivery/sender.ts';
+import { SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
+import { PolicyResolver } from '../../src/dispatch/policy-resolver.ts';
+import { Worker } from '../../src/dispatch/worker.ts';
+import { seededRandom } from '../../src/random.ts';
+import { DatabaseUnavailableError, preparedName } from '../../src/store/db.ts';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+import { intercepting } from '../support/intercepting.ts';
+
+/** Polls until done() holds, for at most 5 s. */
+async function until(done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+}
+
+describe.each(BACKENDS)('a worker claiming again what it still holds, on %s', (backend) => {
+  let t: TestDatabase;
+  let receiver: Receiver;
+
+  beforeEach(async () => {
+    t = await openTestDatabase(backend);
+    receiver = await startReceiver((_req, res) => res.end('ok'));
+  });
+  afterEach(async () => {
+    await receiver.close();
+    await t.drop();
+  });
+
+  it('sends nothing twice and records one attempt when its lease ran out while completions could not be written', async () => {
+    let completionsFail = true;
+    let reaped = 0;
+    let claimed = 0;
+    const db = intercepting(t.db, async (sql, _params, run) => {
+      if (completionsFail && preparedName(sql) === 'courier_complete_rows') {
+        throw new DatabaseUnavailableError('database unavailable: Connection terminated unexpectedly');
+      }
+      const result = (await run()) as { rows: Array<Record<string, unknown>> };
+      if (sql.includes('courier_unclaim(null')) reaped += Number(result.rows[0]!.n);
+      if (preparedName(sql) === 'courier_claim_batch')
+        claimed += result.rows.filter((r) => r.delivery_id !== null).length;
+      return result;
+    });
+    const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: systemClock });
+    const worker = new Worker({
+      db,
+      sender,
+      clock: systemClock,
+      random: seededRandom(7),
+      policies: new PolicyResolver({}),
+      leaseMs: 300,
+      reapIntervalMs: 100,
+    });
+    const app = await makeApp(t.db, systemClock.now());
+    await makeEndpoint(t.db, app.id, systemClock.now(), { url: receiver.url });
+    await worker.start();
+    try {
+      await publishJson(t.db, app.id, systemClock.now(), { n: 1 });
+      // Sent, its completion failing to be written; its lease runs out, its own reaper takes it
+      // back and its loop claims it again.
+      await until(async () => reaped >= 1 && claimed >= 2);
+      expect([reaped >= 1, claimed >= 2]).toEqual([true, true]);
+      completionsFail = false;
+      const states = async () =>
+        (await t.db.query<{ state: string }>('select state from courier_delivery_states')).rows;
+      await until(async () => (await states())[0]?.state === 'delivered');
+      expect(await states()).toEqual([{ state: 'delivered' }]);
+    } finally {
+      await worker.stop();
+      await sender.close();
+    }
+    expect(receiver.requests).toHaveLength(1);
+    const attempts = await t.db.query<{ n: number }>('select count(*)::int as n from courier_attempts');
+    const queue = await t.db.query<{ in_flight: number }>('select in_flight from courier_endpoint_queues');
+    expect([attempts.rows[0]!.n, queue.rows[0]!.in_flight]).toEqual([1, 0]);
+  });
+});
