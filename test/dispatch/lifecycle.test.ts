@@ -50,7 +50,7 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     expect(dead).toMatchObject([{ messageId, state: 'expired', attempts: 3 }]);
 
     status = 200;
-    expect(await replayDeadLetters(t.db, { endpointId: ep.id }, clock.now())).toBe(1);
+    expect((await replayDeadLetters(t.db, { endpointId: ep.id }, clock.now())).replayed).toBe(1);
     expect(await worker.runOnce()).toBe(1);
     await sender.close();
     expect(await states(t.db)).toEqual({ delivered: 1 });

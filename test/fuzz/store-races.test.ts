@@ -8,10 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecret } from '../../src/signing/index.ts';
 import type { Transaction } from '../../src/store/db.ts';
+import { type Completion, complete } from '../../src/store/queries/complete.ts';
 import { holdEndpoint, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { deleteApplication } from '../../src/store/repos/applications.ts';
 import { getEndpointById, rotateSecret, updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { createApp, createEndpoint, startApi, type TestApi } from '../e2e/support.ts';
+import { deliveredCompletion } from '../support/fixtures.ts';
 import { blockedBy, holdOpen } from '../support/transactions.ts';
 
 describe('store races (defects outside src/api)', () => {
@@ -140,5 +142,107 @@ describe('store races (defects outside src/api)', () => {
       [doomed],
     );
     expect(orphans).toBe(0);
+  });
+
+  describe('a resume committing while a delivery is made held leaves nothing held on an enabled endpoint', () => {
+    /** A paused endpoint with one delivery, and a resume of it held open (its locks taken). */
+    async function pausedWithDelivery(name: string) {
+      const ep = await createEndpoint(api, appId, {
+        url: `https://example.com/${name}`,
+        filterTypes: [name],
+      });
+      const sent = await api.request<{ id: string }>('POST', `/api/v1/app/${appId}/msg`, {
+        body: { eventType: name, payload: {} },
+      });
+      expect((await api.request('POST', `/api/v1/app/${appId}/endpoint/${ep.id}/pause`)).status).toBe(200);
+      return { ep, messageId: sent.body.id };
+    }
+    const heldOnEnabled = (endpointId: string) =>
+      count(
+        `select count(*)::int as n from courier_deliveries d join courier_endpoints e on e.id = d.endpoint_id
+          where d.endpoint_id = $1 and d.state = 'held' and e.status = 'enabled'`,
+        [endpointId],
+      );
+    /** Runs `act` while the resume is held open, then lets the resume commit. */
+    async function duringResume<T>(endpointId: string, act: () => Promise<T>): Promise<T> {
+      const resume = await holdOpen(api.db, (tx) =>
+        resumeEndpoint(tx, endpointId, api.clock.now(), 1_000, 1),
+      );
+      const acting = act();
+      // Fixed, the act waits for the resume's locks; unfixed, it finished without waiting.
+      await blockedBy(api.db, resume.pid).catch(() => {});
+      await resume.commit();
+      return acting;
+    }
+
+    it('a dead letter replayed (dead-letter.ts replayDeadLetters)', async () => {
+      const { ep } = await pausedWithDelivery('replay-resume');
+      await api.db.query(`update courier_deliveries set state = 'failed' where endpoint_id = $1`, [ep.id]);
+      const replay = await duringResume(ep.id, () =>
+        api.request<{ replayed: number }>(
+          'POST',
+          `/api/v1/app/${appId}/endpoint/${ep.id}/dead-letter/replay`,
+          {
+            body: {},
+          },
+        ),
+      );
+      expect(replay.body.replayed).toBe(1);
+      expect(await heldOnEnabled(ep.id)).toBe(0);
+    });
+
+    it('a delivery resent (resend.ts resendDelivery)', async () => {
+      const { ep, messageId } = await pausedWithDelivery('resend-resume');
+      await api.db.query(`update courier_deliveries set state = 'failed' where endpoint_id = $1`, [ep.id]);
+      const resend = await duringResume(ep.id, () =>
+        api.request('POST', `/api/v1/app/${appId}/msg/${messageId}/endpoint/${ep.id}/resend`),
+      );
+      expect(resend.status).toBe(202);
+      expect(await heldOnEnabled(ep.id)).toBe(0);
+    });
+
+    it('a retry completed (courier_complete_rows, migration 0013)', async () => {
+      const ep = await createEndpoint(api, appId, {
+        url: 'https://example.com/retry-resume',
+        filterTypes: ['retry-resume'],
+      });
+      await api.request('POST', `/api/v1/app/${appId}/msg`, {
+        body: { eventType: 'retry-resume', payload: {} },
+      });
+      const now = api.clock.now();
+      // In flight: claimed by a worker, whose completion reads the endpoint as paused.
+      await api.db.query(
+        `update courier_deliveries set lease_owner = 'w', lease_expires_at = $2 where endpoint_id = $1`,
+        [ep.id, new Date(now + 60_000)],
+      );
+      await api.db.query('update courier_endpoint_queues set in_flight = 1 where endpoint_id = $1', [ep.id]);
+      expect((await api.request('POST', `/api/v1/app/${appId}/endpoint/${ep.id}/pause`)).status).toBe(200);
+      const { rows } = await api.db.query<{ id: number }>(
+        'select id from courier_deliveries where endpoint_id = $1',
+        [ep.id],
+      );
+      const delivered = deliveredCompletion(Number(rows[0]!.id), 1, now);
+      const retry: Completion = {
+        ...delivered,
+        state: 'pending',
+        nextAttemptAt: now + 60_000,
+        lastError: 'HTTP 500',
+        streak: 'increment',
+        attempt: {
+          ...delivered.attempt,
+          statusCode: 500,
+          decision: 'retry',
+          delayMs: 60_000,
+          detail: 'HTTP 500',
+        },
+      };
+      await duringResume(ep.id, () => complete(api.db, 'w', now, [retry], 100));
+      expect(await heldOnEnabled(ep.id)).toBe(0);
+      const queue = await api.db.query<{ next_due_at: Date | null; in_flight: number }>(
+        'select next_due_at, in_flight from courier_endpoint_queues where endpoint_id = $1',
+        [ep.id],
+      );
+      expect(queue.rows[0]).toEqual({ next_due_at: new Date(now + 60_000), in_flight: 0 });
+    });
   });
 });

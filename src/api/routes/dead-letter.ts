@@ -58,13 +58,23 @@ const deadLetterOut = (d: DeadLetter) => ({
 export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock } = deps;
 
-  /** Replays batch after batch until none is left in the range; each batch is one atomic statement. */
+  /**
+   * Replays batch after batch until none is left in the range; each batch is one atomic statement.
+   * Each starts after the last one's highest id: one replayed and dead again meanwhile is not
+   * replayed twice.
+   */
   async function replayAll(endpointId: string, range: { since?: number; until?: number }): Promise<number> {
     let total = 0;
+    let afterId: number | undefined;
     for (;;) {
-      const n = await replayDeadLetters(db, { endpointId, ...range, limit: REPLAY_BATCH }, clock.now());
-      total += n;
-      if (n < REPLAY_BATCH) return total;
+      const batch = await replayDeadLetters(
+        db,
+        { endpointId, ...range, limit: REPLAY_BATCH, afterId },
+        clock.now(),
+      );
+      total += batch.replayed;
+      if (batch.replayed < REPLAY_BATCH || batch.lastId === null) return total;
+      afterId = batch.lastId;
     }
   }
 
@@ -129,7 +139,7 @@ export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
         messageIds: body.messageIds,
       });
       if (ids.length === 0) return { replayed: 0 };
-      const replayed = await replayDeadLetters(
+      const { replayed } = await replayDeadLetters(
         db,
         { endpointId: endpoint.id, ...range, deliveryIds: ids, limit: ids.length },
         clock.now(),

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db.ts';
+import type { Database, Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
 import { notifyWorkers } from './notify-workers.ts';
 
@@ -58,46 +58,61 @@ export async function listDeadLetters(
   }));
 }
 
+export interface ReplayResult {
+  replayed: number;
+  /** The highest delivery id replayed: the next batch starts after it (afterId). */
+  lastId: number | null;
+}
+
 /**
  * Replays dead deliveries with a fresh attempt budget: the same message id and bytes, due now,
  * triggered manually. Held instead of pending when the endpoint is not enabled.
- * With deliveryIds, replays exactly those; otherwise all of the endpoint's within [since, until).
+ * With deliveryIds, replays exactly those; otherwise the endpoint's within [since, until), up to
+ * limit of them with ids above afterId.
  */
 export async function replayDeadLetters(
-  db: Queryable,
-  filter: DeadLetterFilter & { deliveryIds?: readonly number[]; limit?: number },
+  db: Database,
+  filter: DeadLetterFilter & { deliveryIds?: readonly number[]; limit?: number; afterId?: number },
   now: number,
-): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(
-    `with target as (
-       select d.id from courier_deliveries d
-        where d.endpoint_id = $1 and d.state in ('failed', 'expired')
-          and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
-          and ($4::bigint[] is null or d.id = any($4))
-        order by d.id limit $6
-        for update skip locked
-     ), upd as (
-       update courier_deliveries d
-          set state = case when q.active then 'pending' else 'held' end, attempts = 0, give_up_at = null,
-              next_attempt_at = $5, trigger = 1, last_error = null, updated_at = $5
-         from target, courier_endpoint_queues q
-        where d.id = target.id and q.endpoint_id = d.endpoint_id
-        returning d.state
-     ), woke as (
-       update courier_endpoint_queues q set next_due_at = $5
-        where q.endpoint_id = $1 and q.active and (q.next_due_at is null or q.next_due_at > $5)
-          and exists (select 1 from upd where upd.state = 'pending')
-     )
-     select count(*)::int as n from upd`,
-    [
-      filter.endpointId,
-      filter.since === undefined ? null : toDate(filter.since),
-      filter.until === undefined ? null : toDate(filter.until),
-      filter.deliveryIds ?? null,
-      toDate(now),
-      filter.limit ?? 1000,
-    ],
-  );
-  if (rows[0]!.n > 0) await notifyWorkers(db);
-  return rows[0]!.n;
+): Promise<ReplayResult> {
+  return db.transaction(async (tx) => {
+    // A pause or resume in progress finishes first, so the statement below (its snapshot taken
+    // after this lock) reads whether the endpoint is active as it then is. Read without it, a
+    // resume committing meanwhile left the replayed deliveries held on an enabled endpoint.
+    await tx.query('select 1 from courier_endpoints where id = $1 for share', [filter.endpointId]);
+    const { rows } = await tx.query<{ n: number; last_id: number | null }>(
+      `with target as (
+         select d.id from courier_deliveries d
+          where d.endpoint_id = $1 and d.state in ('failed', 'expired')
+            and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
+            and ($4::bigint[] is null or d.id = any($4)) and ($7::bigint is null or d.id > $7)
+          order by d.id limit $6
+          for update skip locked
+       ), upd as (
+         update courier_deliveries d
+            set state = case when q.active then 'pending' else 'held' end, attempts = 0, give_up_at = null,
+                next_attempt_at = $5, trigger = 1, last_error = null, updated_at = $5
+           from target, courier_endpoint_queues q
+          where d.id = target.id and q.endpoint_id = d.endpoint_id
+          returning d.id, d.state
+       ), woke as (
+         update courier_endpoint_queues q set next_due_at = $5
+          where q.endpoint_id = $1 and q.active and (q.next_due_at is null or q.next_due_at > $5)
+            and exists (select 1 from upd where upd.state = 'pending')
+       )
+       select count(*)::int as n, max(upd.id) as last_id from upd`,
+      [
+        filter.endpointId,
+        filter.since === undefined ? null : toDate(filter.since),
+        filter.until === undefined ? null : toDate(filter.until),
+        filter.deliveryIds ?? null,
+        toDate(now),
+        filter.limit ?? 1000,
+        filter.afterId ?? null,
+      ],
+    );
+    const { n, last_id } = rows[0]!;
+    if (n > 0) await notifyWorkers(tx);
+    return { replayed: n, lastId: last_id === null ? null : Number(last_id) };
+  });
 }

@@ -16,8 +16,8 @@ export type ResendOutcome = 'scheduled' | 'held' | 'in_flight';
  *  - in flight: untouched (the attempt under way is the resend);
  *  - absent (delivered: its attempt log is its record; or the endpoint did not match, or did not
  *    exist, at publish time): created, which is a fresh budget too.
- * Held instead of pending while the endpoint is not active. Lock order as everywhere:
- * the delivery row first, then the endpoint's queue row (to wake it).
+ * Held instead of pending while the endpoint is not active. Lock order as everywhere: the
+ * endpoint row (shared), the delivery row, then the endpoint's queue row (to wake it).
  */
 export async function resendDelivery(
   tx: Queryable,
@@ -25,6 +25,10 @@ export async function resendDelivery(
 ): Promise<ResendOutcome> {
   const now = toDate(input.now);
   const params = [input.messageId, input.endpointId, now];
+  // A pause or resume in progress finishes first; the next statement, with a snapshot taken after
+  // this lock, reads the endpoint as it then is. Read without it, a resume committing meanwhile
+  // left the resent delivery held on an enabled endpoint, for good.
+  await tx.query('select 1 from courier_endpoints where id = $1 for share', [input.endpointId]);
   const { rows: active } = await tx.query<{ active: boolean }>(
     'select active from courier_endpoint_queues where endpoint_id = $1',
     [input.endpointId],
