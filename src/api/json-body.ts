@@ -5,7 +5,9 @@
  *  - a lone UTF-16 surrogate (`"\ud800"`) cannot be encoded in UTF-8 either: PostgreSQL text
  *    would get U+FFFD instead;
  *  - nesting deeper than MAX_JSON_DEPTH overflows the stack of the recursive code a body meets
- *    later (JSON.stringify, the idempotency fingerprint, PostgreSQL's jsonb parser): a 500.
+ *    later (JSON.stringify, the idempotency fingerprint, PostgreSQL's jsonb parser): a 500;
+ *  - a number beyond a double's range (`1e400`) parses as Infinity, which JSON.stringify writes as
+ *    null: a payload would reach its receivers changed (serde_json, and so Svix, refuses it too).
  * Each is a 400 `invalid_json`, like any other body that is not JSON.
  */
 import { ApiError } from './errors.ts';
@@ -29,6 +31,8 @@ export function jsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string |
     if (typeof v === 'string') {
       if (LONE_SURROGATE.test(v))
         return 'Body contains a lone UTF-16 surrogate (\\uD800-\\uDFFF) in a string';
+    } else if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return 'Body contains a number out of range (beyond ±1.8e308)';
     } else if (v !== null && typeof v === 'object') {
       if (depth >= maxDepth) return `Body is nested deeper than ${maxDepth} levels`;
       if (Array.isArray(v)) {

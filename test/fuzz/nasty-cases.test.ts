@@ -336,9 +336,32 @@ describe('nasty inputs', () => {
       expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
     });
 
-    it('a huge number is a number: 1e400 is Infinity, not an integer', async () => {
-      const res = await raw('POST', '/api/v1/app', '{"name":"x","rateLimit":1e400}');
-      expect(res.status).toBe(422);
+    it('a number beyond a double (1e400 parses as Infinity) is a 400 anywhere, a payload included', async () => {
+      const outOfRange = {
+        code: 'invalid_json',
+        detail: 'Body contains a number out of range (beyond ±1.8e308)',
+      };
+      const limit = await raw('POST', '/api/v1/app', '{"name":"x","rateLimit":1e400}');
+      expect([limit.status, limit.body]).toEqual([400, outOfRange]);
+      // JSON.stringify would have stored it as null: the receiver would get data never sent.
+      const app = await raw('POST', '/api/v1/app', '{"name":"numbers"}');
+      const msg = await raw(
+        'POST',
+        `/api/v1/app/${app.body.id}/msg`,
+        '{"eventType":"a","payload":{"n":-1e999}}',
+      );
+      expect([msg.status, msg.body]).toEqual([400, outOfRange]);
+      const big = await raw(
+        'POST',
+        `/api/v1/app/${app.body.id}/msg`,
+        '{"eventType":"a","payload":{"n":1e308}}',
+      );
+      expect(big.status).toBe(202);
+      const { rows } = await api.db.query<{ n: number }>(
+        'select count(*)::int as n from courier_messages where app_id = $1',
+        [app.body.id],
+      );
+      expect(rows[0]!.n).toBe(1);
     });
 
     it('a body over the limit is a 413 JSON before anything is read into memory', async () => {
