@@ -1,13 +1,16 @@
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
-import type { Database } from '../store/db.ts';
+import type { Database, Transaction } from '../store/db.ts';
 import type { StreakAlarm } from '../store/queries/complete.ts';
 import { holdEndpoint } from '../store/queries/endpoint-status.ts';
 import { type OperationalEvent, recordOperationalEvent } from '../store/queries/operational-events.ts';
 import { getEndpointById } from '../store/repos/endpoints.ts';
 
-/** Receives operational events once they are recorded (the server forwards them to the operator webhook). */
-export type OperationalEventSink = (event: OperationalEvent) => void | Promise<void>;
+/**
+ * Receives each operational event in the transaction that records it (the server queues it for
+ * the operator webhook there, as an outbox: it is sent if and only if the transaction commits).
+ */
+export type OperationalEventSink = (tx: Transaction, event: OperationalEvent) => void | Promise<void>;
 
 /**
  * A streak of permanent failures means the URL is most likely dead: pause the endpoint (its
@@ -40,8 +43,8 @@ export async function pauseForStreak(
       createdAt: now,
     };
     await recordOperationalEvent(tx, recorded);
+    if (sink) await sink(tx, recorded);
     return recorded;
   });
-  if (event && sink) await sink(event);
   return event;
 }

@@ -51,15 +51,17 @@ export async function ensureOperatorEndpoint(db: Database, url: string, clock: C
   });
 }
 
-export function operatorWebhookSink(
-  db: Database,
-  appId: string,
-  clock: Clock,
-  logger: Logger,
-): OperationalEventSink {
-  return async (event) => {
+/**
+ * Queues each operational event for the operator webhook in the transaction that records it: a
+ * crash or a database error after that commit cannot lose it (queued after the commit, as before,
+ * it was only logged when the publish failed). A savepoint keeps a failure to queue it (the
+ * operator application removed, say) from undoing the pause itself.
+ */
+export function operatorWebhookSink(appId: string, clock: Clock, logger: Logger): OperationalEventSink {
+  return async (tx, event) => {
+    await tx.query('savepoint courier_operator_event');
     try {
-      await publish(db, {
+      await publish(tx, {
         appId,
         messageId: newId('msg', clock.now()),
         eventType: event.type,
@@ -73,7 +75,9 @@ export function operatorWebhookSink(
         ),
         now: clock.now(),
       });
+      await tx.query('release savepoint courier_operator_event');
     } catch (error) {
+      await tx.query('rollback to savepoint courier_operator_event');
       logger.error(
         { err: error, event: event.id },
         'could not queue the operational event for the operator webhook',

@@ -15,7 +15,6 @@ export async function startWorker(
 ): Promise<() => Promise<void>> {
   const onOperationalEvent = config.operatorWebhookUrl
     ? operatorWebhookSink(
-        db,
         await ensureOperatorEndpoint(db, config.operatorWebhookUrl, systemClock),
         systemClock,
         logger,
