@@ -25,6 +25,13 @@ const LOCK_MS = 60_000;
 const WAIT_STEP_MS = 50;
 const MAX_WAIT_STEPS = 200;
 const PURGE_EVERY = 100;
+/**
+ * Storing the response is tried this often (STORE_RETRY_MS, then twice that, …) before the
+ * response goes without it: a key left unstored is taken over once its lock runs out, and the
+ * request's work, already done, is done again.
+ */
+const STORE_ATTEMPTS = 4;
+const STORE_RETRY_MS = 50;
 
 const keyMismatch = createError(
   'idempotency_key_mismatch',
@@ -99,19 +106,27 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
     const key = request.idempotencyKey;
     if (!key) return payload;
     request.idempotencyKey = undefined;
-    try {
-      if (reply.statusCode >= 500) {
-        await releaseIdempotencyKey(db, key);
-      } else {
-        const contentType = reply.getHeader('content-type');
-        await completeIdempotencyKey(db, key, {
-          status: reply.statusCode,
-          contentType: typeof contentType === 'string' ? contentType : null,
-          body: typeof payload === 'string' ? payload : '',
-        });
+    const contentType = reply.getHeader('content-type');
+    const store =
+      reply.statusCode >= 500
+        ? () => releaseIdempotencyKey(db, key)
+        : () =>
+            completeIdempotencyKey(db, key, {
+              status: reply.statusCode,
+              contentType: typeof contentType === 'string' ? contentType : null,
+              body: typeof payload === 'string' ? payload : '',
+            });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await store();
+        break;
+      } catch (err) {
+        if (attempt === STORE_ATTEMPTS) {
+          logger.warn({ err }, 'storing the idempotent response failed');
+          break;
+        }
+        await sleep(STORE_RETRY_MS * 2 ** (attempt - 1));
       }
-    } catch (err) {
-      logger.warn({ err }, 'storing the idempotent response failed');
     }
     return payload;
   });
