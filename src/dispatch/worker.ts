@@ -115,6 +115,8 @@ export class Worker {
   private claimMs = 0;
   /** Consecutive failures of this worker itself; it slows its claiming while they last. */
   private ownFailures = 0;
+  /** Wakes the loop when work a completion announced for later falls due (see dueLater). */
+  private dueTimer: { at: number; timer: NodeJS.Timeout } | null = null;
 
   constructor(private readonly options: WorkerOptions) {
     this.db = options.db;
@@ -161,6 +163,8 @@ export class Worker {
   async stop(graceMs = 10_000): Promise<void> {
     this.running = false;
     clearInterval(this.reapTimer);
+    if (this.dueTimer) clearTimeout(this.dueTimer.timer);
+    this.dueTimer = null;
     this.wakeups.signal();
     await this.loopDone;
     const deadline = Date.now() + graceMs;
@@ -315,7 +319,7 @@ export class Worker {
           this.wakeups.signal(); // given back: due again at once
         }
         if (batch.length > 0) {
-          const { alarms, claimable } = await complete(
+          const { alarms, claimable, wakeAt } = await complete(
             this.db,
             this.owner,
             this.clock.now(),
@@ -327,6 +331,7 @@ export class Worker {
           // Capacity freed for due work, or a retry scheduled that the idle timer does not know of
           // yet: claim again (a claim that finds nothing looks up the next due time).
           if (claimable || batch.some((c) => c.state === 'pending')) this.wakeups.signal();
+          if (wakeAt !== null) this.dueLater(wakeAt);
           for (const alarm of alarms) {
             await pauseForStreak(this.db, alarm, this.clock, this.options.onOperationalEvent).catch((error) =>
               this.log.error({ err: error, endpointId: alarm.endpointId }, 'auto-pause failed'),
@@ -355,6 +360,24 @@ export class Worker {
         );
       }
     }
+  }
+
+  /**
+   * Claims again at `at`, when work falls due on an endpoint a completion freed room on: no claim
+   * counted that endpoint's due time while it was at its cap. The earliest such instant is kept.
+   */
+  private dueLater(at: number): void {
+    if (this.dueTimer && this.dueTimer.at <= at) return;
+    if (this.dueTimer) clearTimeout(this.dueTimer.timer);
+    const timer = setTimeout(
+      () => {
+        this.dueTimer = null;
+        this.wakeups.signal();
+      },
+      Math.max(0, at - this.clock.now()),
+    );
+    timer.unref();
+    this.dueTimer = { at, timer };
   }
 
   /** Housekeeping on a timer: take over expired leases, keep planner statistics fresh. */

@@ -386,10 +386,30 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     const [first] = await claimAs('w');
     expect(await claimAs('w')).toHaveLength(0); // at its cap
     const freed = await complete(t.db, 'w', clock.now(), [delivered(first!.id, 1, clock.now())], 100);
-    expect(freed).toEqual({ alarms: [], claimable: true });
+    expect(freed).toEqual({ alarms: [], claimable: true, wakeAt: null });
     const [second] = await claimAs('w');
     const last = await complete(t.db, 'w', clock.now(), [delivered(second!.id, 1, clock.now())], 100);
-    expect(last).toEqual({ alarms: [], claimable: false });
+    expect(last).toEqual({ alarms: [], claimable: false, wakeAt: null });
+  });
+
+  it('says when work falls due later on an endpoint a completion freed room on', async () => {
+    // At its cap, the endpoint is left out of every claim's next due time; its next delivery is due
+    // in a minute, so only the completion that frees its slot can say when to look again.
+    const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight: 1 });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    await publishJson(t.db, appId, clock.now(), { i: 2 });
+    const [first] = await claimAs('w');
+    const later = new Date(clock.now() + 60_000);
+    await t.db.query(
+      'update courier_deliveries set next_attempt_at = $3 where endpoint_id = $1 and id <> $2',
+      [ep.id, first!.id, later],
+    );
+    await t.db.query('update courier_endpoint_queues set next_due_at = $2 where endpoint_id = $1', [
+      ep.id,
+      later,
+    ]);
+    const freed = await complete(t.db, 'w', clock.now(), [delivered(first!.id, 1, clock.now())], 100);
+    expect(freed).toEqual({ alarms: [], claimable: false, wakeAt: clock.now() + 60_000 });
   });
 
   it('keeps the claim function of the previous release working: its columns, deliveries only', async () => {

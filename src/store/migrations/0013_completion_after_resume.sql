@@ -5,10 +5,19 @@
 -- held at that moment and marks the queue active; a retry whose completion read the row before the
 -- resume committed was stored as held afterwards, on an endpoint enabled again, and nothing would
 -- ever send it. The function now looks again once it holds the queue rows (the lock waits for the
--- resume) and releases what it held on an endpoint that is active by then. The result is unchanged.
+-- resume) and releases what it held on an endpoint that is active by then.
+--
+-- It also says when to look again (wake_at): the instant work falls due on an endpoint this
+-- completion freed room on, when that is later than now. An endpoint at its cap was left out of
+-- the due time every claim computed, and when a completion freed its slot with its next retry
+-- still in the future, no worker had a timer for that retry: it waited for the idle timeout (30 s
+-- by default) or an unrelated wake-up. The result gains that column, which create or replace
+-- cannot do; courier_complete_batch, the previous release's entry point, keeps its four columns.
 
-create or replace function courier_complete_rows(p_owner text, p_now timestamptz, p_rows jsonb, p_pause_after integer)
-returns table (endpoint_id text, failure_streak integer, alarm boolean, claimable boolean)
+drop function courier_complete_rows(text, timestamptz, jsonb, integer);
+
+create function courier_complete_rows(p_owner text, p_now timestamptz, p_rows jsonb, p_pause_after integer)
+returns table (endpoint_id text, failure_streak integer, alarm boolean, claimable boolean, wake_at timestamptz)
 language plpgsql set enable_seqscan = off set plan_cache_mode = force_generic_plan as $$
 declare
   v_eps text[];
@@ -122,7 +131,26 @@ begin
   )
   select u.endpoint_id, u.failure_streak, u.active and u.failure_streak >= p_pause_after,
          u.active and u.in_flight < u.max_in_flight and u.next_due_at <= p_now
-           and (u.blocked_until is null or u.blocked_until <= p_now)
+           and (u.blocked_until is null or u.blocked_until <= p_now),
+         case when u.active and u.in_flight < u.max_in_flight and u.next_due_at is not null
+                   and greatest(u.next_due_at, u.blocked_until) > p_now
+              then greatest(u.next_due_at, u.blocked_until) end
   from upd_q u;
 end $$;
+
+create or replace function courier_complete_batch(p_owner text, p_now timestamptz, p_items jsonb, p_pause_after integer)
+returns table (endpoint_id text, failure_streak integer, alarm boolean, claimable boolean)
+language sql as $$
+  select c.endpoint_id, c.failure_streak, c.alarm, c.claimable from courier_complete_rows(p_owner, p_now, (
+    select coalesce(jsonb_agg(jsonb_build_array(
+      e -> 'delivery_id', e -> 'state', e -> 'attempts',
+      extract(epoch from (e ->> 'next_attempt_at')::timestamptz) * 1000,
+      extract(epoch from (e ->> 'give_up_at')::timestamptz) * 1000,
+      e -> 'last_error', e -> 'streak', e -> 'attempt_id', e -> 'number', e -> 'trigger', e -> 'url',
+      extract(epoch from (e ->> 'started_at')::timestamptz) * 1000,
+      e -> 'duration_ms', e -> 'status_code', e -> 'failure_kind', e -> 'response_headers',
+      e -> 'response_body', e -> 'decision', e -> 'delay_ms', e -> 'reason', e -> 'detail')
+      order by (e ->> 'seq')::integer), '[]')
+    from jsonb_array_elements(p_items) e), p_pause_after) c
+$$;
 

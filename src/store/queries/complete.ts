@@ -1,6 +1,6 @@
 import { prepared, type Queryable } from '../db.ts';
 import type { Attempt } from '../repos/attempts.ts';
-import { toDate } from '../rows.ts';
+import { toDate, toMs } from '../rows.ts';
 import { ASYNC_COMMIT } from './async-commit.ts';
 
 /** One finished attempt: the delivery's transition and the attempt row, written together. */
@@ -65,6 +65,11 @@ export interface CompletionOutcome {
   alarms: StreakAlarm[];
   /** Some endpoint touched has deliveries due and room for them now (its cap had held them back). */
   claimable: boolean;
+  /**
+   * The earliest instant work falls due later on an endpoint with room: claims leave an endpoint
+   * at its cap out of their next due time, so nothing else would wake a worker for it.
+   */
+  wakeAt: number | null;
 }
 
 /**
@@ -78,17 +83,22 @@ export async function complete(
   completions: readonly Completion[],
   pauseAfter: number,
 ): Promise<CompletionOutcome> {
-  if (completions.length === 0) return { alarms: [], claimable: false };
+  if (completions.length === 0) return { alarms: [], claimable: false, wakeAt: null };
   const { rows } = await db.query<{
     endpoint_id: string;
     failure_streak: number;
     alarm: boolean;
     claimable: boolean;
+    wake_at: Date | null;
   }>(COMPLETE, [owner, toDate(now), JSON.stringify(completions.map(completionRow)), pauseAfter]);
   return {
     alarms: rows
       .filter((r) => r.alarm)
       .map((r) => ({ endpointId: r.endpoint_id, failureStreak: r.failure_streak })),
     claimable: rows.some((r) => r.claimable),
+    wakeAt: rows.reduce<number | null>((earliest, r) => {
+      const at = toMs(r.wake_at);
+      return at !== null && (earliest === null || at < earliest) ? at : earliest;
+    }, null),
   };
 }
