@@ -1,7 +1,8 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite, type Results } from '@electric-sql/pglite';
 import { type Database, PARENT_DATABASE, type QueryResult, type Transaction } from './db.ts';
+import { acquireLock } from './lock-file.ts';
 
 export interface PgliteOptions {
   /** Directory for the data files; absent means in memory (tests). */
@@ -69,45 +70,7 @@ export class PgliteDatabase implements Database {
   }
 }
 
-const lockedHere = new Set<string>();
-
 /** pg's rowCount: rows changed by a write, rows returned by a read (PGlite reports 0 changed for reads). */
 function toResult<T>(result: Results<T>): QueryResult<T> {
   return { rows: result.rows, rowCount: Math.max(result.affectedRows ?? 0, result.rows.length) };
-}
-
-/** An exclusive lock file holding our pid; a lock left by a dead process is taken over. */
-function acquireLock(path: string): () => void {
-  if (lockedHere.has(path)) throw new Error(`the data directory is already open in this process (${path})`);
-  for (let tries = 0; tries < 2; tries++) {
-    try {
-      const fd = openSync(path, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      lockedHere.add(path);
-      return () => {
-        lockedHere.delete(path);
-        rmSync(path, { force: true });
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const owner = Number(readFileSync(path, 'utf8').trim());
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && processAlive(owner)) {
-        throw new Error(
-          `the data directory is in use by process ${owner} (lock file ${path}); embedded storage serves one process — use COURIER_DATABASE_URL to run several`,
-        );
-      }
-      rmSync(path, { force: true });
-    }
-  }
-  throw new Error(`could not take the lock file ${path}`);
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -1,0 +1,91 @@
+/**
+ * The embedded store's exclusive lock: a file holding the owner's pid, next to the data. A lock
+ * whose owner is gone (a crash, kill -9) is taken over.
+ *
+ * The file appears with its pid already in it (written to a file of our own, then hard-linked into
+ * place), and a stale one is moved aside by a rename that only one process can win, then checked:
+ * created empty and written afterwards, or removed with rm, a lock could be judged stale while its
+ * owner was still writing it, or removed after another process had just taken it over, and two
+ * processes got it at once (seen with eight started together).
+ */
+import { randomBytes } from 'node:crypto';
+import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+
+const lockedHere = new Set<string>();
+const TRIES = 10;
+
+/** Takes the lock at `path` or throws why not; returns the function that releases it. */
+export function acquireLock(path: string): () => void {
+  if (lockedHere.has(path)) throw new Error(`the data directory is already open in this process (${path})`);
+  const mine = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(mine, String(process.pid));
+  try {
+    for (let tries = 0; tries < TRIES; tries++) {
+      try {
+        linkSync(mine, path);
+        lockedHere.add(path);
+        return () => {
+          lockedHere.delete(path);
+          rmSync(path, { force: true });
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const owner = ownerOf(path);
+      if (owner === 'gone') continue; // released meanwhile: try again
+      if (owner !== null) {
+        throw new Error(
+          `the data directory is in use by process ${owner} (lock file ${path}); embedded storage serves one process — use COURIER_DATABASE_URL to run several`,
+        );
+      }
+      takeOverStale(path);
+    }
+    throw new Error(`could not take the lock file ${path}: other processes kept taking it`);
+  } finally {
+    rmSync(mine, { force: true });
+  }
+}
+
+/** The live process holding the lock, null when its owner is gone (stale), 'gone' when no file. */
+function ownerOf(path: string): number | null | 'gone' {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    throw error;
+  }
+  const owner = Number(text.trim());
+  return Number.isInteger(owner) && owner > 0 && owner !== process.pid && processAlive(owner) ? owner : null;
+}
+
+/**
+ * Moves a stale lock aside. Another process may have replaced it since we read it; the rename then
+ * took a live lock, which is put back (a link, so a lock taken meanwhile is not overwritten).
+ */
+function takeOverStale(path: string): void {
+  const aside = `${path}.stale.${process.pid}.${randomBytes(4).toString('hex')}`;
+  try {
+    renameSync(path, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return; // another process moved it
+    throw error;
+  }
+  if (ownerOf(aside) !== null) {
+    try {
+      linkSync(aside, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  rmSync(aside, { force: true });
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { acquireLock } from '../../src/store/lock-file.ts';
+
+const CHILD = new URL('../support/lock-child.ts', import.meta.url).pathname;
+const TSX = import.meta.resolve('tsx');
+
+/** A pid no process has: one that just exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => child.on('exit', resolve));
+  return child.pid!;
+}
+
+function runChild(path: string, at: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', TSX, CHILD, path, String(at)]);
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    child.on('error', reject);
+    child.on('exit', () => resolve(out.trim()));
+  });
+}
+
+describe('the embedded store lock file', () => {
+  let dir: string;
+  let path: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'courier-lock-'));
+    path = join(dir, 'courier.lock');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('holds our pid, refuses a second taker in this process, and is gone once released', () => {
+    const release = acquireLock(path);
+    expect(readFileSync(path, 'utf8')).toBe(String(process.pid));
+    expect(() => acquireLock(path)).toThrow('already open in this process');
+    release();
+    acquireLock(path)();
+  });
+
+  it('takes over a lock whose process is gone', async () => {
+    writeFileSync(path, String(await deadPid()));
+    const release = acquireLock(path);
+    expect(readFileSync(path, 'utf8')).toBe(String(process.pid));
+    release();
+  });
+
+  it('is taken by exactly one of eight processes starting at the same instant, over a stale lock', async () => {
+    for (let round = 0; round < 3; round++) {
+      writeFileSync(path, String(await deadPid()));
+      const at = Date.now() + 3_000; // after every child has started
+      const outcomes = await Promise.all(Array.from({ length: 8 }, () => runChild(path, at)));
+      expect(
+        outcomes.filter((o) => o === 'got'),
+        outcomes.join('\n'),
+      ).toHaveLength(1);
+      expect(
+        outcomes.filter((o) => o.startsWith('refused: the data directory is in use by process')),
+      ).toHaveLength(7);
+    }
+  }, 60_000);
+});

@@ -1,0 +1,17 @@
+/** A process that takes the embedded store's lock at an agreed instant (argv: path, epoch ms), says whether it got it, and holds it a while. */
+import { acquireLock } from '../../src/store/lock-file.ts';
+
+const [path, at] = process.argv.slice(2);
+while (Date.now() < Number(at)) {
+  // Spin to the agreed instant: a timer would spread the processes over milliseconds.
+}
+try {
+  const release = acquireLock(path!);
+  process.stdout.write('got\n');
+  setTimeout(() => {
+    release();
+    process.exit(0);
+  }, 1_500);
+} catch (error) {
+  process.stdout.write(`refused: ${(error as Error).message}\n`);
+}
