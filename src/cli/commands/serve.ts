@@ -11,20 +11,22 @@ export async function serve(): Promise<void> {
   const config = configOrExit();
   const logger = loggerFor(config);
   const db = await openMigratedDatabase(config, logger);
-  const { created } = await ensureAdminToken(db, config, systemClock);
   const server = await buildServer({ db, config, clock: systemClock, logger, random: systemRandom });
   const address = await server.listen({ port: config.port, host: config.host });
+  // Made once the server listens, and shown at once: made before, a start that failed (its port
+  // taken) stored a token nobody saw, and no later start would show one.
+  const { created } = await ensureAdminToken(db, config, systemClock);
+  if (created) {
+    process.stdout.write(
+      `\nAdmin API token (shown once; store it now):\n\n    ${created}\n\n` +
+        'Set COURIER_ADMIN_TOKEN to choose your own instead.\n\n',
+    );
+  }
   const stopWorker = await startWorker(db, config, logger);
 
   const storage = config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`;
   process.stdout.write(`Courier is running at ${address} (storage: ${storage})\n`);
   process.stdout.write(`API: ${address}/api/v1   reference: ${address}/docs\n`);
-  if (created) {
-    process.stdout.write(
-      `\nAdmin API token (shown once; store it now):\n\n    ${created}\n\n` +
-        'Set COURIER_ADMIN_TOKEN to choose your own instead.\n',
-    );
-  }
   onShutdown(logger, async () => {
     await server.close();
     await stopWorker();
