@@ -257,12 +257,24 @@ function retryOverrides(r: Reader): PolicyOverrides {
     definePolicy(overrides);
   } catch (error) {
     throw new ConfigError(
-      schedule ? 'COURIER_RETRY_SCHEDULE' : 'COURIER_RETRY_BASE',
+      policyVariable((error as Error).message, schedule !== null),
       (error as Error).message,
     );
   }
   return overrides;
 }
+
+/** The variable a policy validation message (which names the policy's field) is about. */
+function policyVariable(message: string, schedule: boolean): string {
+  if (message.startsWith('giveUp.windowMs')) return 'COURIER_RETRY_WINDOW';
+  if (message.startsWith('giveUp.maxAttempts')) return 'COURIER_MAX_ATTEMPTS';
+  if (message.startsWith('retryAfter')) return 'COURIER_RETRY_AFTER_CEILING';
+  if (message.startsWith('backoff.capMs')) return 'COURIER_RETRY_CAP';
+  return schedule ? 'COURIER_RETRY_SCHEDULE' : 'COURIER_RETRY_BASE';
+}
+
+/** setTimeout's limit (about 24.8 days): a longer delay fires at once, and an interval every 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Reads and validates the configuration; a bad value throws a ConfigError naming its variable. */
 export function loadConfig(env: Source = process.env): Config {
@@ -272,6 +284,7 @@ export function loadConfig(env: Source = process.env): Config {
   const requestTimeoutMs = r.duration('COURIER_REQUEST_TIMEOUT');
   const leaseMs = r.duration('COURIER_LEASE');
   if (requestTimeoutMs <= 0) throw new ConfigError('COURIER_REQUEST_TIMEOUT', 'must be greater than zero');
+  if (leaseMs > MAX_TIMER_MS) throw new ConfigError('COURIER_LEASE', 'must be at most 24 days');
   if (leaseMs <= requestTimeoutMs + 5_000) {
     throw new ConfigError(
       'COURIER_LEASE',
@@ -304,8 +317,16 @@ export function loadConfig(env: Source = process.env): Config {
     throw new ConfigError('COURIER_ADMIN_TOKEN', 'must be at least 16 characters');
   }
 
+  const databaseUrl = r.optional('COURIER_DATABASE_URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\/[^/]/.test(databaseUrl)) {
+    throw new ConfigError(
+      'COURIER_DATABASE_URL',
+      'must be a postgres:// or postgresql:// URL (postgres://user@host:5432/db)',
+    );
+  }
+
   return {
-    databaseUrl: r.optional('COURIER_DATABASE_URL'),
+    databaseUrl,
     dataDir: r.raw('COURIER_DATA_DIR'),
     schema,
     port: r.int('COURIER_PORT', 0, 65535),

@@ -25,6 +25,11 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     const bootstrap = new PgDatabase({ connectionString: config.databaseUrl, poolSize: 1 });
     try {
       await bootstrap.query(`create schema if not exists ${config.schema}`);
+    } catch (error) {
+      // Processes starting together race "if not exists": the loser's insert of the schema's
+      // catalog row fails as a duplicate, though the schema is there, which is all we need.
+      const code = (error as { code?: string }).code;
+      if (code !== '23505' && code !== '42P06') throw error;
     } finally {
       await bootstrap.close();
     }

@@ -57,6 +57,11 @@ describe('configuration', () => {
     ['COURIER_ADMIN_TOKEN', 'short'],
     ['COURIER_SCHEMA', 'Robert; drop table'],
     ['COURIER_SECRETS_KEY', 'c2hvcnQ='],
+    ['COURIER_RETRY_WINDOW', '36600d'],
+    ['COURIER_RETRY_AFTER_CEILING', '36600d'],
+    ['COURIER_RETRY_SCHEDULE', '5s,0s'],
+    ['COURIER_LEASE', '200d'],
+    ['COURIER_DATABASE_URL', 'notaurl'],
   ])('a bad %s (%s) stops start-up with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));

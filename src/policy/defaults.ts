@@ -92,10 +92,10 @@ function validateBackoff(b: BackoffPolicy): void {
   if (b.kind === 'schedule') {
     if (!Array.isArray(b.scheduleMs)) throw new TypeError('backoff.scheduleMs must be an array of delays');
     if (b.scheduleMs.length === 0) throw new RangeError('backoff.scheduleMs must list at least one delay');
-    for (const [i, ms] of b.scheduleMs.entries()) milliseconds(`backoff.scheduleMs[${i}]`, ms, 0);
+    // A zero delay retries at once: the hot loop backoff exists to prevent (as a zero base would).
+    for (const [i, ms] of b.scheduleMs.entries()) milliseconds(`backoff.scheduleMs[${i}]`, ms, 1);
     return;
   }
-  // A zero base would make every wait zero: the hot loop backoff exists to prevent.
   milliseconds('backoff.baseMs', b.baseMs, 1);
   milliseconds('backoff.capMs', b.capMs, b.baseMs, ', not below backoff.baseMs');
 }

@@ -158,18 +158,22 @@ describe('courier operator commands', () => {
   it('refuses bad input with exit 2 and sends nothing', async () => {
     const before = await messageCount('acme');
     // Other payload mistakes (not an object, an unreadable @file) are covered by format.test.ts.
-    const [badJson, noToken, badTime] = await Promise.all([
+    const [badJson, noToken, badTime, reversed] = await Promise.all([
       cli(['send', 'acme', 'e', '{"a":']),
       cli(['send', 'acme', 'e', '{}'], { COURIER_TOKEN: '' }),
       cli(['dlq', 'replay', 'dlq', 'broken', '--since', 'yesterday']),
+      cli(['dlq', 'replay', 'dlq', 'broken', '--since', '2026-03-01', '--until', '2026-01-01']),
     ]);
-    for (const run of [badJson, noToken, badTime]) {
+    for (const run of [badJson, noToken, badTime, reversed]) {
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
     }
     expect(badJson.stderr).toMatch(/^courier: invalid JSON in the payload argument: /);
     expect(noToken.stderr).toMatch(/^courier: no API token: set COURIER_TOKEN/);
     expect(badTime.stderr).toMatch(/option '--since <time>' argument 'yesterday' is invalid/);
+    expect(reversed.stderr).toBe(
+      'courier: --since (2026-03-01T00:00:00.000Z) must be before --until (2026-01-01T00:00:00.000Z)\n',
+    );
     expect(await messageCount('acme')).toBe(before);
   });
 

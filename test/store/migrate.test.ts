@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { openDatabase } from '../../src/runtime.ts';
 import { loadMigrations, migrate } from '../../src/store/migrate.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
 import { TEST_DATABASE_URL } from '../support/databases.ts';
@@ -14,6 +17,21 @@ describe('migrations', () => {
     await client.end();
   };
   afterAll(() => admin(`drop schema if exists ${schema} cascade`));
+
+  it('start on a schema that does not exist yet, several processes together', async () => {
+    // Concurrent "create schema if not exists" race: the loser failed as a duplicate.
+    const fresh = `t_mig_${randomBytes(4).toString('hex')}`;
+    const config = loadConfig({ COURIER_DATABASE_URL: TEST_DATABASE_URL, COURIER_SCHEMA: fresh });
+    try {
+      for (let round = 0; round < 3; round++) {
+        await admin(`drop schema if exists ${fresh} cascade`);
+        const dbs = await Promise.all([0, 1, 2, 3, 4, 5].map(() => openDatabase(config, silentLogger)));
+        await Promise.all(dbs.map((db) => db.close()));
+      }
+    } finally {
+      await admin(`drop schema if exists ${fresh} cascade`);
+    }
+  });
 
   it('are numbered files applied once, even by several processes starting together', async () => {
     const names = loadMigrations().map((m) => m.name);

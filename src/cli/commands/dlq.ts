@@ -1,4 +1,5 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
+import { usageError } from '../errors.ts';
 import { orDash, output, printJson, timestamp } from '../format.ts';
 import { progressBar } from '../progress.ts';
 
@@ -37,8 +38,16 @@ function deadLetters(client: ApiClient, app: string, endpoint: string, options: 
 
 const deliveries = (n: number) => `${n} ${n === 1 ? 'delivery' : 'deliveries'}`;
 
+/** An empty range is a mistake (the two swapped, most likely), not a question whose answer is none. */
+function checkRange(options: DlqOptions): void {
+  if (options.since && options.until && options.since >= options.until) {
+    throw usageError(`--since (${options.since}) must be before --until (${options.until})`);
+  }
+}
+
 /** `courier dlq list`: every dead letter of an endpoint in the range, oldest first. */
 export async function dlqList(app: string, endpoint: string, options: DlqOptions) {
+  checkRange(options);
   const client = ApiClient.connect(options);
   const list = await deadLetters(client, app, endpoint, options);
   output(
@@ -62,6 +71,7 @@ export async function dlqList(app: string, endpoint: string, options: DlqOptions
  * ones that died meanwhile wait for the next replay, so the count matches what was listed.
  */
 export async function dlqReplay(app: string, endpoint: string, options: ReplayOptions) {
+  checkRange(options);
   const client = ApiClient.connect(options);
   const ids = options.msg?.length
     ? [...new Set(options.msg)]
