@@ -3,9 +3,19 @@ import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { usageError } from './errors.ts';
 
-/** commander parser for repeatable options (`--channel a --channel b`); commas separate values too. */
+/**
+ * commander parser for repeatable options (`--channel a --channel b`); commas separate values too.
+ * A value with no name in it (`--channel ,`) is refused: taken as no channel, the message went to
+ * every endpoint without a channel filter.
+ */
 export function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, ...value.split(',').filter(Boolean)];
+  const names = value
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  if (names.length === 0)
+    throw new InvalidArgumentError('expected a name (or several, separated by commas).');
+  return [...previous, ...names];
 }
 
 /** commander parser for counts such as --limit. */

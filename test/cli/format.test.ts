@@ -60,6 +60,9 @@ describe('values', () => {
     expect(positiveInteger('20')).toBe(20);
     for (const bad of ['0', '-1', '1.5', 'ten', '1e3']) expect(() => positiveInteger(bad)).toThrow();
     expect(collect('c', collect('a,b'))).toEqual(['a', 'b', 'c']);
+    expect(collect('a, b,,c')).toEqual(['a', 'b', 'c']);
+    // No name at all would have meant no channel: the message would go to unfiltered endpoints.
+    for (const empty of [',', '', ' , ']) expect(() => collect(empty)).toThrow('expected a name');
   });
 });
 
