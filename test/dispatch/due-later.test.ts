@@ -1,12 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
-import { Sender } from '../../src/delivery/sender.ts';
-import { SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
 import { PolicyResolver } from '../../src/dispatch/policy-resolver.ts';
-import { Worker } from '../../src/dispatch/worker.ts';
-import { seededRandom } from '../../src/random.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { runningWorker } from '../support/engine.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 
 describe.each(BACKENDS)('a retry on an endpoint at its cap, on %s', (backend) => {
@@ -36,12 +33,7 @@ describe.each(BACKENDS)('a retry on an endpoint at its cap, on %s', (backend) =>
   });
 
   it('is sent when due, not at the idle timeout, after a completion frees the slot', async () => {
-    const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: systemClock });
-    const worker = new Worker({
-      db: t.db,
-      sender,
-      clock: systemClock,
-      random: seededRandom(7),
+    const { sender, worker } = runningWorker(t.db, {
       policies: new PolicyResolver({ backoff: { scheduleMs: [1_000], jitter: 'none' } }),
       maxIdleMs: 30_000,
     });

@@ -1,13 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.ts';
-import { Sender } from '../../src/delivery/sender.ts';
-import { SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
-import { PolicyResolver } from '../../src/dispatch/policy-resolver.ts';
-import { Worker } from '../../src/dispatch/worker.ts';
-import { seededRandom } from '../../src/random.ts';
 import { DatabaseUnavailableError, preparedName } from '../../src/store/db.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { runningWorker } from '../support/engine.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 import { intercepting } from '../support/intercepting.ts';
 
@@ -44,21 +39,12 @@ describe.each(BACKENDS)('a worker claiming again what it still holds, on %s', (b
         claimed += result.rows.filter((r) => r.delivery_id !== null).length;
       return result;
     });
-    const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: systemClock });
-    const worker = new Worker({
-      db,
-      sender,
-      clock: systemClock,
-      random: seededRandom(7),
-      policies: new PolicyResolver({}),
-      leaseMs: 300,
-      reapIntervalMs: 100,
-    });
-    const app = await makeApp(t.db, systemClock.now());
-    await makeEndpoint(t.db, app.id, systemClock.now(), { url: receiver.url });
+    const { sender, worker } = runningWorker(db, { leaseMs: 300, reapIntervalMs: 100 });
+    const app = await makeApp(t.db, Date.now());
+    await makeEndpoint(t.db, app.id, Date.now(), { url: receiver.url });
     await worker.start();
     try {
-      await publishJson(t.db, app.id, systemClock.now(), { n: 1 });
+      await publishJson(t.db, app.id, Date.now(), { n: 1 });
       // Sent, its completion failing to be written; its lease runs out, its own reaper takes it
       // back and its loop claims it again.
       await until(async () => reaped >= 1 && claimed >= 2);

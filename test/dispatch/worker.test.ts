@@ -1,15 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
-import { Sender } from '../../src/delivery/sender.ts';
-import { SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
 import { PolicyResolver } from '../../src/dispatch/policy-resolver.ts';
-import { Worker, type WorkerOptions } from '../../src/dispatch/worker.ts';
-import { seededRandom } from '../../src/random.ts';
 import { generateSecret, verify } from '../../src/signing/index.ts';
 import { type Database, preparedName } from '../../src/store/db.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
-import { virtualWorker } from '../support/engine.ts';
+import { runningWorker, virtualWorker } from '../support/engine.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 import { intercepting } from '../support/intercepting.ts';
 
@@ -21,20 +17,6 @@ async function deliveryRows(db: Database) {
     endpoint_id: string;
   }>('select state, attempts, next_attempt_at, endpoint_id from courier_delivery_states order by id');
   return rows;
-}
-
-/** A worker on the system clock, sending to loopback for real. */
-function runningWorker(db: Database, options: Partial<WorkerOptions> = {}) {
-  const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: systemClock });
-  const worker = new Worker({
-    db,
-    sender,
-    clock: systemClock,
-    random: seededRandom(7),
-    policies: new PolicyResolver({}),
-    ...options,
-  });
-  return { sender, worker };
 }
 
 /** Polls until done() holds, for at most 5 s. */

@@ -1,4 +1,4 @@
-import { ManualClock } from '../../src/clock.ts';
+import { ManualClock, systemClock } from '../../src/clock.ts';
 import { Sender } from '../../src/delivery/sender.ts';
 import { SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
 import { PolicyResolver } from '../../src/dispatch/policy-resolver.ts';
@@ -31,4 +31,18 @@ export function virtualWorker(
     ...options,
   });
   return { clock, sender, worker };
+}
+
+/** A worker on the system clock, sending to loopback for real. */
+export function runningWorker(db: Database, options: Partial<WorkerOptions> = {}) {
+  const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: systemClock });
+  const worker = new Worker({
+    db,
+    sender,
+    clock: systemClock,
+    random: seededRandom(7),
+    policies: new PolicyResolver({}),
+    ...options,
+  });
+  return { sender, worker };
 }
