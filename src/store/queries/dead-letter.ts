@@ -1,5 +1,6 @@
 import type { Database, Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
+import { shareLockEndpoint } from './endpoint-status.ts';
 import { notifyWorkers } from './notify-workers.ts';
 
 export interface DeadLetter {
@@ -76,10 +77,7 @@ export async function replayDeadLetters(
   now: number,
 ): Promise<ReplayResult> {
   return db.transaction(async (tx) => {
-    // A pause or resume in progress finishes first, so the statement below (its snapshot taken
-    // after this lock) reads whether the endpoint is active as it then is. Read without it, a
-    // resume committing meanwhile left the replayed deliveries held on an enabled endpoint.
-    await tx.query('select 1 from courier_endpoints where id = $1 for share', [filter.endpointId]);
+    await shareLockEndpoint(tx, filter.endpointId);
     const { rows } = await tx.query<{ n: number; last_id: number | null }>(
       `with target as (
          select d.id from courier_deliveries d

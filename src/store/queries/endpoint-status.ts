@@ -12,6 +12,16 @@ export async function lockEndpoint(db: Queryable, endpointId: string): Promise<v
 }
 
 /**
+ * Waits for a pause or resume of the endpoint in progress (lockEndpoint) and keeps the next one
+ * out until this transaction ends: a statement after it reads whether the endpoint is active as it
+ * now is. For whatever makes a delivery pending or held; read without it, a resume committing
+ * meanwhile left that delivery held on an enabled endpoint, for good.
+ */
+export async function shareLockEndpoint(tx: Queryable, endpointId: string): Promise<void> {
+  await tx.query('select 1 from courier_endpoints where id = $1 for share', [endpointId]);
+}
+
+/**
  * Stops deliveries to an endpoint without losing any: its pending deliveries become held,
  * new messages for it are stored as held, and nothing is claimed until it is resumed.
  * `paused` is Courier's own doing (a streak of permanent failures); `disabled` is its owner's.

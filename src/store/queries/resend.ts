@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.ts';
 import { toDate } from '../rows.ts';
+import { shareLockEndpoint } from './endpoint-status.ts';
 import { notifyWorkers } from './notify-workers.ts';
 
 /** The (message, endpoint) delivery, locked; a leased one is in flight. */
@@ -25,10 +26,7 @@ export async function resendDelivery(
 ): Promise<ResendOutcome> {
   const now = toDate(input.now);
   const params = [input.messageId, input.endpointId, now];
-  // A pause or resume in progress finishes first; the next statement, with a snapshot taken after
-  // this lock, reads the endpoint as it then is. Read without it, a resume committing meanwhile
-  // left the resent delivery held on an enabled endpoint, for good.
-  await tx.query('select 1 from courier_endpoints where id = $1 for share', [input.endpointId]);
+  await shareLockEndpoint(tx, input.endpointId);
   const { rows: active } = await tx.query<{ active: boolean }>(
     'select active from courier_endpoint_queues where endpoint_id = $1',
     [input.endpointId],
