@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Random } from '../random.ts';
-import type { Database } from '../store/db.ts';
+import { type Database, PARENT_DATABASE } from '../store/db.ts';
 
 const RETRYABLE = new Set(['40P01', '40001']);
 const ATTEMPTS = 4;
@@ -32,6 +32,10 @@ export function retryingDeadlocks(db: Database, random: Random): Database {
   return {
     get kind() {
       return db.kind;
+    },
+    // What is registered against the database (its secrets key) must be found through this handle too.
+    get [PARENT_DATABASE]() {
+      return db[PARENT_DATABASE] ?? db;
     },
     query: (sql, params) => retried(() => db.query(sql, params), random),
     transaction: (fn) => retried(() => db.transaction(fn), random),

@@ -29,7 +29,7 @@ export function preparedName(sql: string): string | undefined {
   return preparedNames.get(sql);
 }
 
-/** Transactions point back at their database (see secrets-at-rest.ts). */
+/** Transactions and wrapping handles point back at their database (see secrets-at-rest.ts). */
 export const PARENT_DATABASE = Symbol('courier.parentDatabase');
 
 export interface Transaction extends Queryable {
@@ -40,6 +40,8 @@ export interface Transaction extends Queryable {
 
 export interface Database extends Queryable {
   readonly kind: 'pg' | 'pglite';
+  /** Set on a handle that wraps another database. */
+  readonly [PARENT_DATABASE]?: Database;
   /** Runs fn inside BEGIN … COMMIT; rolls back when fn throws. Never hold one across an HTTP call. */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /** Subscribes to NOTIFY on a channel; survives reconnects. Returns an unsubscribe function. */

@@ -7,6 +7,7 @@ import { type Config, loadConfig } from '../../src/config.ts';
 import type { Logger } from '../../src/logger.ts';
 import { seededRandom } from '../../src/random.ts';
 import type { Database } from '../../src/store/db.ts';
+import { enableSecretsAtRest } from '../../src/store/secrets-at-rest.ts';
 import { type Backend, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 
 export const TOKEN = 'test-token-0123456789';
@@ -58,6 +59,8 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
   const database = options.database ?? (await openTestDatabase(options.backend ?? 'pg'));
   const clock = options.clock ?? new ManualClock(Date.UTC(2026, 0, 1, 12));
   const config = testConfig(options.env);
+  // As `courier serve` does: signing secrets are stored encrypted.
+  await enableSecretsAtRest(database.db, config.secretsKey);
   const app = await buildServer({
     db: database.db,
     config,
