@@ -39,9 +39,9 @@ export class BodyCapture {
 }
 
 /**
- * Flattens headers (repeated ones joined with ', ') into at most `limitBytes` of names and values.
- * Headers that do not fit are skipped rather than cutting the loop short, so a short Retry-After
- * after one huge header is still kept.
+ * Flattens headers (repeated ones joined with ', ') into at most `limitBytes` of names and values,
+ * for the attempt log. Headers that do not fit are skipped rather than cutting the loop short, so
+ * short ones after one huge header are still shown.
  */
 export function captureHeaders(
   headers: Readonly<Record<string, string | readonly string[] | undefined>>,

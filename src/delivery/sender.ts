@@ -175,6 +175,8 @@ class Attempt implements Dispatcher.DispatchHandler, Expiring {
   #started = false;
   #status = 0;
   #headers: Record<string, string> | undefined;
+  /** All the response's headers, for the policy (Retry-After): the log's bounded copy may lack them. */
+  #allHeaders: Record<string, string | string[] | undefined> | undefined;
   #body: BodyCapture | undefined;
 
   constructor(
@@ -204,6 +206,7 @@ class Attempt implements Dispatcher.DispatchHandler, Expiring {
   ): void {
     if (statusCode < 200) return; // 1xx: the real response follows
     this.#status = statusCode;
+    this.#allHeaders = headers;
     this.#headers = captureHeaders(headers, HEADER_CAPTURE_BYTES);
     this.#body = new BodyCapture(this.context.maxResponseBytes);
   }
@@ -242,7 +245,7 @@ class Attempt implements Dispatcher.DispatchHandler, Expiring {
 
   #settleResponse(): void {
     if (this.#settled) return;
-    this.#settle({ kind: 'response', status: this.#status, headers: this.#headers }, true);
+    this.#settle({ kind: 'response', status: this.#status, headers: this.#allHeaders }, true);
   }
 
   /** Network failures keep whatever status/headers/body arrived before, for the attempt log. */

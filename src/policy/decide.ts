@@ -16,6 +16,8 @@ interface Wait {
   readonly floorMs: number;
   /** Why this long, for the detail sentence. */
   readonly why: string;
+  /** The un-jittered backoff. */
+  readonly nominalMs: number;
 }
 
 const JITTER_LABELS: Readonly<Record<JitterMode, string>> = {
@@ -35,7 +37,7 @@ export function decide(input: DecisionInput): Decision {
   const spent = exhausted(attempts, giveUpAt, now, policy.giveUp);
   if (spent !== undefined) return { kind: 'expired', ...spent, classification };
 
-  const { delayMs, reason, why, floorMs } = chooseWait(input);
+  const { delayMs, reason, why, floorMs, nominalMs } = chooseWait(input);
   const next = `attempt ${attempts + 1} of ${policy.giveUp.maxAttempts}`;
   if (now + delayMs <= giveUpAt) {
     const detail = `${next} in ${roughly(delayMs)} (${why})`;
@@ -49,8 +51,17 @@ export function decide(input: DecisionInput): Decision {
       'giving up rather than returning before the receiver allows';
     return { kind: 'expired', reason: 'deadline', detail, classification };
   }
-  // exhausted() already ruled out giveUpAt <= now, so one last attempt fits at the deadline.
+  // exhausted() already ruled out giveUpAt <= now, so one last attempt fits at the deadline, unless
+  // so little time is left that it would come sooner than equal jitter ever allows: a near-instant
+  // second request to a failing receiver is what backoff is there to prevent.
   const lastDelay = giveUpAt - now;
+  const shortest = Math.ceil(nominalMs / 2);
+  if (lastDelay < shortest) {
+    const detail =
+      `only ${roughly(lastDelay)} left before the give-up time, less than half the ` +
+      `${formatDuration(nominalMs)} backoff; giving up rather than retrying at once`;
+    return { kind: 'expired', reason: 'deadline', detail, classification };
+  }
   const detail = `${next} in ${roughly(lastDelay)} (${why}; clamped to the give-up time: last attempt)`;
   return { kind: 'retry', at: giveUpAt, delayMs: lastDelay, reason: 'backoff', detail, classification };
 }
@@ -64,7 +75,9 @@ function chooseWait({ outcome, attempts, policy, now, random }: DecisionInput): 
     outcome.kind === 'response' && policy.retryAfter.statuses.includes(outcome.status)
       ? retryAfterFromHeaders(outcome.headers, now)
       : undefined;
-  if (asked === undefined) return { delayMs: backoff, reason: 'backoff', why: backoffWhy, floorMs: 0 };
+  if (asked === undefined) {
+    return { delayMs: backoff, reason: 'backoff', why: backoffWhy, floorMs: 0, nominalMs: nominal };
+  }
 
   const { ceilingMs } = policy.retryAfter;
   const honoured = Math.min(asked, ceilingMs);
@@ -72,13 +85,14 @@ function chooseWait({ outcome, attempts, policy, now, random }: DecisionInput): 
   const stated = `Retry-After ${roughly(asked)}${clamp}`;
   if (honoured > backoff) {
     const why = `${stated} honoured, longer than backoff ${roughly(backoff)}`;
-    return { delayMs: honoured, reason: 'retry_after', why, floorMs: honoured };
+    return { delayMs: honoured, reason: 'retry_after', why, floorMs: honoured, nominalMs: nominal };
   }
   return {
     delayMs: backoff,
     reason: 'backoff',
     why: `${backoffWhy}; ${stated} is not longer`,
     floorMs: honoured,
+    nominalMs: nominal,
   };
 }
 

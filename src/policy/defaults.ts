@@ -81,6 +81,12 @@ export function validatePolicy(policy: RetryPolicy): RetryPolicy {
 function validateClassifier(c: ClassifierPolicy): void {
   oneOf('classifier.mode', c.mode, ['strict', 'lenient']);
   for (const [status, verdict] of Object.entries(c.overrides ?? {})) {
+    // The classifier looks statuses up by their plain spelling; '404.0' or ' 404' would never match.
+    if (!/^\d+$/.test(status) || String(Number(status)) !== status) {
+      throw new TypeError(
+        `classifier.overrides keys must be statuses written as digits, e.g. '404', got ${show(status)}`,
+      );
+    }
     httpStatus(`classifier.overrides[${status}]`, Number(status));
     oneOf<Verdict>(`classifier.overrides[${status}]`, verdict, ['success', 'retry', 'permanent']);
   }

@@ -8,7 +8,6 @@ export type { Exhaustion } from './give-up.ts';
 export { exhausted, giveUpAt } from './give-up.ts';
 export {
   findHeader,
-  MAX_RETRY_AFTER_MS,
   parseRetryAfter,
   retryAfterFromHeaders,
 } from './retry-after.ts';

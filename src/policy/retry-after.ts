@@ -5,9 +5,6 @@
  */
 import type { ResponseHeaders } from './types.ts';
 
-/** Longer requests than this are nonsense (or an attack on our queue); ignore them. */
-export const MAX_RETRY_AFTER_MS = 365 * 86_400_000;
-
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const DAY = `(?<weekday>${WEEKDAYS.join('|')})`;
@@ -24,6 +21,9 @@ const HTTP_DATE_FORMATS = [
   // obsolete asctime: Sun Nov  6 08:49:37 1994
   new RegExp(`^${DAY} ${MONTH} (?<day>\\d{2}| \\d) ${TIME} (?<year>\\d{4})$`),
 ];
+/** Whole seconds, so the delay stays a safe integer of milliseconds. */
+const MAX_DELTA_SECONDS = Math.floor(Number.MAX_SAFE_INTEGER / 1000);
+
 type DateField = 'weekday' | 'day' | 'month' | 'year' | 'hour' | 'minute' | 'second';
 
 /**
@@ -62,9 +62,12 @@ export function retryAfterFromHeaders(headers: ResponseHeaders | undefined, now:
 function parseOne(raw: unknown, now: number): number | undefined {
   if (typeof raw !== 'string') return undefined;
   const text = raw.replace(/^[ \t]+|[ \t]+$/g, ''); // optional whitespace (OWS) is spaces and tabs
-  // delta-seconds is 1*DIGIT: no sign, no fraction, no exponent.
-  const delay = /^\d+$/.test(text) ? Number(text) * 1000 : Math.max(0, httpDate(text, now) - now);
-  return Number.isFinite(delay) && delay <= MAX_RETRY_AFTER_MS ? delay : undefined;
+  // delta-seconds is 1*DIGIT: no sign, no fraction, no exponent. However long, it asks for at least
+  // as long as any other value: the policy's ceiling, not this parser, decides how much of it to honour.
+  const delay = /^\d+$/.test(text)
+    ? Math.min(Number(text), MAX_DELTA_SECONDS) * 1000
+    : Math.max(0, httpDate(text, now) - now);
+  return Number.isNaN(delay) ? undefined : delay;
 }
 
 /** The instant an HTTP-date names, or NaN when it is not a valid date in one of the three forms. */

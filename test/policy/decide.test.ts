@@ -117,11 +117,26 @@ describe('decide: backoff', () => {
   });
 
   it('clamps a backoff that would pass the give-up time: one last attempt at the deadline', () => {
-    const decision = expectRetry(decide(input(status(500), { attempts: 8, giveUpAt: NOW + 10 * MINUTE })));
-    expect(decision).toMatchObject({ at: NOW + 10 * MINUTE, delayMs: 10 * MINUTE, reason: 'backoff' });
-    expect(decision.detail).toBe(
-      'attempt 9 of 16 in 10m (backoff 1h, equal jitter; clamped to the give-up time: last attempt)',
+    const decision = expectRetry(
+      decide(input(status(500), { attempts: 8, giveUpAt: NOW + 40 * MINUTE, random: () => 0.99 })),
     );
+    expect(decision).toMatchObject({ at: NOW + 40 * MINUTE, delayMs: 40 * MINUTE, reason: 'backoff' });
+    expect(decision.detail).toBe(
+      'attempt 9 of 16 in 40m (backoff 1h, equal jitter; clamped to the give-up time: last attempt)',
+    );
+  });
+
+  it('expires rather than make the last attempt sooner than half the backoff', () => {
+    // The attempt before came just short of the deadline (a Retry-After date can do that):
+    // clamping would send a second request 1 ms after the failure.
+    expect(decide(input(status(500), { attempts: 4, giveUpAt: NOW + 1 }))).toMatchObject({
+      kind: 'expired',
+      reason: 'deadline',
+      detail:
+        'only 1ms left before the give-up time, less than half the 8m backoff; giving up rather than retrying at once',
+    });
+    const half = expectRetry(decide(input(status(500), { attempts: 4, giveUpAt: NOW + 4 * MINUTE })));
+    expect(half).toMatchObject({ at: NOW + 4 * MINUTE, reason: 'backoff' });
   });
 });
 
@@ -202,6 +217,14 @@ describe('decide: Retry-After', () => {
     expect(decision).toMatchObject({ kind: 'expired', reason: 'deadline' });
   });
 
+  it('a longer request than the ceiling is capped, not ignored', () => {
+    const policy = definePolicy({ retryAfter: { ceilingMs: 5 * MINUTE } });
+    for (const asked of ['31536001', '99999999999999999999999999', 'Fri, 01 Jan 2100 00:00:00 GMT']) {
+      const decision = expectRetry(decide(input(status(503, { 'Retry-After': asked }), { policy })));
+      expect(decision).toMatchObject({ delayMs: 5 * MINUTE, reason: 'retry_after' });
+    }
+  });
+
   it('reaching past the give-up time expires the delivery rather than undercutting the receiver', () => {
     const decision = decide(input(status(429, { 'Retry-After': '3600' }), { giveUpAt: NOW + 30 * MINUTE }));
     expect(decision).toMatchObject({
@@ -256,6 +279,10 @@ describe('decide: invariants (property)', () => {
           expect(decision.delayMs).toBeGreaterThanOrEqual(0);
           expect(decision.at).toBeLessThanOrEqual(DEADLINE);
           expect(attempts).toBeLessThan(policy.giveUp.maxAttempts);
+          if (policy.backoff.jitter !== 'full') {
+            const nominal = nominalDelay(attempts, policy.backoff);
+            expect(decision.delayMs).toBeGreaterThanOrEqual(Math.ceil(nominal / 2));
+          }
           if (retryAfter !== null && policy.retryAfter.statuses.includes(code)) {
             expect(decision.delayMs).toBeGreaterThanOrEqual(
               Math.min(retryAfter * 1000, policy.retryAfter.ceilingMs),

@@ -96,6 +96,13 @@ describe('validation names the offending field', () => {
     expect(() => definePolicy(overrides)).toThrow(message);
   });
 
+  // The classifier looks '404' up; these would be stored and never apply.
+  it.each(['404.0', ' 404', '0404', '0x194', '4.04e2'])('refuses the override key %j', (key) => {
+    expect(() => definePolicy({ classifier: { overrides: { [key]: 'permanent' as const } } })).toThrow(
+      /^classifier\.overrides keys must be statuses written as digits/,
+    );
+  });
+
   it('says what it expected and what it got', () => {
     expect(() => definePolicy({ backoff: { capMs: 1_000 } })).toThrow(
       'backoff.capMs must be an integer from 60000 to 3155760000000 (milliseconds, not below backoff.baseMs), got 1000',

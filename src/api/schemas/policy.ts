@@ -14,6 +14,7 @@ export const RetryPolicyOverrides = Nullable(
             overrides: Type.Optional(
               Type.Unsafe<Record<string, string>>({
                 type: 'object',
+                propertyNames: { pattern: '^[1-5][0-9]{2}$' },
                 additionalProperties: { type: 'string', enum: ['success', 'retry', 'permanent'] },
                 description: 'Per-status verdicts, e.g. {"404": "permanent"}.',
               }),
@@ -29,7 +30,7 @@ export const RetryPolicyOverrides = Nullable(
             baseMs: Type.Optional(ms('First retry delay (exponential).')),
             capMs: Type.Optional(ms('Longest delay (exponential).')),
             scheduleMs: Type.Optional(
-              Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: 100 }),
+              Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1, maxItems: 100 }),
             ),
             jitter: Type.Optional(StringEnum(['equal', 'full', 'none'] as const)),
           },
