@@ -108,6 +108,11 @@ describe('applications', () => {
       body: { name: 'x', retryPolicy: { backof: {} } },
     });
     expect(typo.status).toBe(422);
+    const key = await api.request('POST', '/api/v1/app', {
+      body: { name: 'x', retryPolicy: { classifier: { overrides: { '404.0': 'permanent' } } } },
+    });
+    expect(key.status).toBe(422);
+    expect(locs(key)[0]).toMatch(/^body\.retryPolicy\.classifier\.overrides/);
     const good = await api.request('POST', '/api/v1/app', {
       body: {
         name: 'x',
