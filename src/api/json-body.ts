@@ -7,7 +7,9 @@
  *  - nesting deeper than MAX_JSON_DEPTH overflows the stack of the recursive code a body meets
  *    later (JSON.stringify, the idempotency fingerprint, PostgreSQL's jsonb parser): a 500;
  *  - a number beyond a double's range (`1e400`) parses as Infinity, which JSON.stringify writes as
- *    null: a payload would reach its receivers changed (serde_json, and so Svix, refuses it too).
+ *    null: a payload would reach its receivers changed (serde_json, and so Svix, refuses it too);
+ *  - a number a double cannot hold exactly (a 64-bit id such as 1234567890123456789, 1e-400,
+ *    0.10000000000000000001) would reach them as another number: send such values as strings.
  * Each is a 400 `invalid_json`, like any other body that is not JSON.
  */
 import { ApiError } from './errors.ts';
@@ -49,6 +51,35 @@ export function jsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string |
   return null;
 }
 
+// A literal with 16 or more digits in a row or an exponent below -99: the only ones a double may round.
+const MAYBE_INEXACT = /\d{16}|[eE]-0*[1-9]\d{2}/;
+// Strings are matched (and skipped) so that digits inside them are never read as numbers.
+const STRING_OR_NUMBER = /"(?:[^"\\]|\\.)*"|-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/g;
+
+/** A number literal of `text` whose value the parsed double does not hold exactly, or null. */
+export function inexactNumber(text: string): string | null {
+  if (!MAYBE_INEXACT.test(text)) return null;
+  for (const match of text.matchAll(STRING_OR_NUMBER)) {
+    const [literal, whole, fraction = '', exponent = '0'] = match;
+    if (whole === undefined) continue; // a string
+    const written = decimal(whole + fraction, Number(exponent) - fraction.length);
+    const [held, heldExponent = '0'] = Math.abs(Number(literal)).toExponential().split('e');
+    const [heldWhole = '', heldFraction = ''] = held!.split('.');
+    if (written !== decimal(heldWhole + heldFraction, Number(heldExponent) - heldFraction.length)) {
+      return literal;
+    }
+  }
+  return null;
+}
+
+/** digits × 10^exponent in one spelling: no leading or trailing zeros ('0' for zero). */
+function decimal(digits: string, exponent: number): string {
+  const significant = digits.replace(/^0+/, '');
+  if (significant === '') return '0';
+  const trimmed = significant.replace(/0+$/, '');
+  return `${trimmed}e${exponent + significant.length - trimmed.length}`;
+}
+
 export function registerJsonBody(app: Api): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
@@ -66,8 +97,21 @@ export function registerJsonBody(app: Api): void {
         return;
       }
       const problem = jsonProblem(value);
-      if (problem) done(invalidJson(problem), undefined);
-      else done(null, value);
+      if (problem) {
+        done(invalidJson(problem), undefined);
+        return;
+      }
+      const inexact = inexactNumber(text);
+      if (inexact !== null) {
+        const shown = inexact.length > 40 ? `${inexact.slice(0, 40)}…` : inexact;
+        done(
+          invalidJson(
+            `Body contains the number ${shown}, which would reach receivers changed: JSON numbers are ` +
+              'held as 64-bit floating point (exact integers up to 2^53); send it as a string',
+          ),
+          undefined,
+        );
+      } else done(null, value);
     });
   });
 }

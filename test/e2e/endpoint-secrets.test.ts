@@ -49,7 +49,8 @@ describe('endpoint secrets', () => {
     const ep = await createEndpoint(api, appId, { url: 'https://example.com/x' });
     const base = `/api/v1/app/${appId}/endpoint/${ep.id}/secret`;
     const before = (await api.request('GET', base)).body.key;
-    for (const body of [{ key: 'whsec_!!!' }, { key: 'whsec_c2hvcnQ=' }, { key: 5 }]) {
+    // An empty key is a caller's unset variable, not a request for a generated secret.
+    for (const body of [{ key: 'whsec_!!!' }, { key: 'whsec_c2hvcnQ=' }, { key: 5 }, { key: '' }]) {
       const res = await api.request('POST', `${base}/rotate`, { body });
       expect(res.status, JSON.stringify(body)).toBe(422);
       expect(locs(res)).toEqual(['body.key']);
@@ -58,6 +59,10 @@ describe('endpoint secrets', () => {
       'body.gracePeriodSeconds',
     ]);
     expect((await api.request('GET', base)).body.key).toBe(before);
+    const empty = await api.request('POST', `/api/v1/app/${appId}/endpoint`, {
+      body: { url: 'https://example.com/y', secret: '' },
+    });
+    expect([empty.status, locs(empty)]).toEqual([422, ['body.secret']]);
     expect((await api.request('GET', `/api/v1/app/${appId}/endpoint/nope/secret`)).status).toBe(404);
   });
 });

@@ -364,6 +364,35 @@ describe('nasty inputs', () => {
       expect(rows[0]!.n).toBe(1);
     });
 
+    it('a number a double cannot hold exactly is a 400, not a payload sent with another value', async () => {
+      const app = await raw('POST', '/api/v1/app', '{"name":"ids"}');
+      const send = (payload: string) =>
+        raw('POST', `/api/v1/app/${app.body.id}/msg`, `{"eventType":"a","payload":${payload}}`);
+      // A snowflake id would have been sent as 1234567890123456800.
+      for (const literal of [
+        '1234567890123456789',
+        '-9007199254740993',
+        '0.10000000000000000001',
+        '1e-400',
+      ]) {
+        const answer = await send(`{"id":${literal},"note":"x"}`);
+        expect(answer.status, literal).toBe(400);
+        expect(answer.body.code).toBe('invalid_json');
+        expect(answer.body.detail).toContain(`the number ${literal},`);
+      }
+      // Exactly held, however written; the same digits inside a string are only text.
+      for (const fine of [
+        '9007199254740991',
+        '0.1',
+        '1.0',
+        '1e300',
+        '0.30000000000000004',
+        '"1234567890123456789"',
+      ]) {
+        expect((await send(`{"id":${fine}}`)).status, fine).toBe(202);
+      }
+    });
+
     it('a body over the limit is a 413 JSON before anything is read into memory', async () => {
       const res = await raw(
         'POST',

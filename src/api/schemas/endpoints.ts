@@ -75,7 +75,11 @@ const Url = Type.String({
 });
 const Secret = Type.Optional(
   Nullable(
-    Type.String({ maxLength: 256, description: 'whsec_ + base64 of 24-64 bytes; generated when absent.' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'whsec_ + base64 of 24-64 bytes; generated when absent.',
+    }),
   ),
 );
 const Headers = Type.Optional(Nullable(StringMap('Extra headers sent with every delivery.')));
