@@ -79,6 +79,9 @@ describe('messages', () => {
   });
 
   it('validates the message', async () => {
+    const stored = async () =>
+      (await api.db.query<{ n: number }>('select count(*)::int as n from courier_messages')).rows[0]!.n;
+    const before = await stored();
     const cases: [unknown, string[]][] = [
       [{ eventType: 'a', payload: [1, 2] }, ['body.payload']],
       [{ eventType: 'a', payload: 'text' }, ['body.payload']],
@@ -86,6 +89,8 @@ describe('messages', () => {
       [{ payload: {} }, ['body.eventType']],
       [{ eventType: 'has space', payload: {} }, ['body.eventType']],
       [{ eventType: 'a', payload: {}, eventId: 'x/y' }, ['body.eventId']],
+      // Scheduled delivery is refused rather than delivered at once.
+      [{ eventType: 'a', payload: {}, deliverAt: '2030-01-01T00:00:00Z' }, ['body.deliverAt']],
       [
         {
           eventType: 'a',
@@ -105,6 +110,9 @@ describe('messages', () => {
     expect(
       (await api.request('POST', '/api/v1/app/nope/msg', { body: { eventType: 'a', payload: {} } })).status,
     ).toBe(404);
+    expect(await stored()).toBe(before);
+    const unscheduled = { eventType: 'a', payload: {}, deliverAt: null, payloadRetentionPeriod: 90 };
+    expect((await api.request('POST', msgs(), { body: unscheduled })).status).toBe(202);
   });
 
   it('an idempotent POST replayed returns the same message and creates one', async () => {

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { newId } from '../../ids.ts';
 import { publish } from '../../store/publisher.ts';
 import { listMessages } from '../../store/repos/messages.ts';
-import { conflict } from '../errors.ts';
+import { conflict, fieldError } from '../errors.ts';
 import { requireApp, requireMessage } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import { Channel, IdOrUid, iso, ListResponse, msOf, Tag } from '../schemas/common.ts';
@@ -57,6 +57,13 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
+      if (request.body.deliverAt != null) {
+        // Delivering now what was meant for later would be worse than refusing it.
+        throw fieldError(
+          ['body', 'deliverAt'],
+          'scheduled delivery is not supported: Courier delivers a message as soon as it is published',
+        );
+      }
       const application = await requireApp(db, request.params.app_id);
       const { eventType, payload, eventId, channels, tags: messageTags } = request.body;
       const now = clock.now();

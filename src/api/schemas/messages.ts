@@ -22,11 +22,22 @@ export const MessageIn = Type.Object(
     ),
     channels: Type.Optional(Nullable(Type.Array(Channel, { maxItems: 10, uniqueItems: true }))),
     tags: Type.Optional(Nullable(Type.Array(Tag, { maxItems: 10, uniqueItems: true }))),
+    deliverAt: Type.Optional(
+      Nullable(
+        Type.String({
+          maxLength: 64,
+          description:
+            'Not supported: a message is delivered as soon as it is published, so any value is refused (422) ' +
+            'rather than ignored.',
+        }),
+      ),
+    ),
   },
   {
     title: 'MessageIn',
     description:
-      'Other Svix fields (application, deliverAt, payloadRetentionPeriod, …) are accepted and ignored.',
+      'Other Svix fields (application, payloadRetentionPeriod, …) are accepted and ignored; Courier has no ' +
+      'payload retention purge: a payload is kept as long as its message.',
   },
 );
 
