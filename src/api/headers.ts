@@ -3,25 +3,21 @@
  * must be RFC 9110 tokens and values must not smuggle CR, LF or NUL (header injection); names
  * Courier sets itself (signatures, framing) cannot be overridden.
  */
+import { CONNECTION_HEADERS } from '../delivery/connection-headers.ts';
 import { fieldError } from './errors.ts';
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Visible ASCII, space, tab and obs-text; everything else (CR, LF, NUL, other controls) is refused.
 const VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-const RESERVED = new Set([
-  'content-type',
-  'content-length',
-  'host',
-  'user-agent',
-  'transfer-encoding',
-  'connection',
-]);
+const RESERVED = new Set(['content-type', 'content-length', 'host', 'user-agent']);
 const RESERVED_PREFIXES = ['webhook-', 'svix-'];
 export const MAX_HEADERS = 50;
 
 export function isReservedHeader(name: string): boolean {
   const lower = name.toLowerCase();
-  return RESERVED.has(lower) || RESERVED_PREFIXES.some((p) => lower.startsWith(p));
+  return (
+    RESERVED.has(lower) || CONNECTION_HEADERS.has(lower) || RESERVED_PREFIXES.some((p) => lower.startsWith(p))
+  );
 }
 
 /** Throws a 422 naming the first bad header under `loc`. */
@@ -33,6 +29,11 @@ export function checkHeaders(headers: Record<string, string>, loc: string[]): vo
     const at = [...loc, name];
     if (!TOKEN.test(name))
       throw fieldError(at, "header name must be an HTTP token (letters, digits, !#$%&'*+-.^_`|~)");
+    if (CONNECTION_HEADERS.has(name.toLowerCase()))
+      throw fieldError(
+        at,
+        `header ${name} describes the connection, which Courier manages; it cannot be set`,
+      );
     if (isReservedHeader(name))
       throw fieldError(at, `header ${name} is set by Courier and cannot be overridden`);
     if (seen.has(name.toLowerCase())) throw fieldError(at, 'header given twice (names are case-insensitive)');

@@ -85,6 +85,16 @@ export function outcomeForError(err: unknown): Outcome {
   return { kind: 'network', failure: networkFailureKind(err), message: errorMessage(err) };
 }
 
+/**
+ * This machine out of a resource (file descriptors, local ports, buffers, memory): the worker's own
+ * failure, not the receiver's, so the Sender throws it and the delivery is given back uncounted.
+ */
+const LOCAL_FAILURES = new Set(['EMFILE', 'ENFILE', 'EADDRNOTAVAIL', 'ENOBUFS', 'ENOMEM']);
+
+export function isLocalFailure(err: unknown): boolean {
+  return LOCAL_FAILURES.has(carrier(err)?.code as string);
+}
+
 /** Errors that mean the Sender was misused (bad headers, used after close): these are thrown, not mapped. */
 export function isProgrammerError(err: unknown): boolean {
   const code = carrier(err)?.code;

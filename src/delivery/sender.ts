@@ -1,6 +1,7 @@
 /**
  * Makes one webhook HTTP attempt and reports what happened as a policy Outcome. send() never throws
- * for anything the network or the receiver does; only misuse (bad headers, use after close) rejects.
+ * for anything the network or the receiver does; only misuse (bad headers, use after close) and this
+ * machine running out of a resource (file descriptors, local ports) reject: neither is the receiver's.
  *
  * Hot path: requests go straight to undici's dispatcher with one handler object per attempt (no
  * response stream, no AbortSignal), and a single shared timer enforces the total deadline.
@@ -8,8 +9,9 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { Clock } from '../clock.ts';
 import type { Outcome } from '../policy/types.ts';
+import { CONNECTION_HEADERS } from './connection-headers.ts';
 import { DeadlineSweeper, type Expiring } from './deadlines.ts';
-import { DeadlineError, isProgrammerError, outcomeForError } from './network-errors.ts';
+import { DeadlineError, isLocalFailure, isProgrammerError, outcomeForError } from './network-errors.ts';
 import { BodyCapture, captureHeaders } from './response-capture.ts';
 import { guardedLookup, type Resolver, type SsrfGuard } from './ssrf-guard.ts';
 
@@ -148,14 +150,15 @@ export class Sender {
     return target;
   }
 
-  /** The caller's headers plus user-agent and content-type unless the caller set them. */
+  /** The caller's headers but connection headers, plus user-agent and content-type unless the caller set them. */
   #headers(given: Readonly<Record<string, string>>): string[] {
     const flat: string[] = [];
     let hasAgent = false;
     let hasType = false;
     for (const name in given) {
-      flat.push(name, given[name]!);
       const lower = name.toLowerCase();
+      if (CONNECTION_HEADERS.has(lower)) continue;
+      flat.push(name, given[name]!);
       if (lower === 'user-agent') hasAgent = true;
       else if (lower === 'content-type') hasType = true;
     }
@@ -225,7 +228,7 @@ class Attempt implements Dispatcher.DispatchHandler, Expiring {
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
     if (this.#settled) return;
-    if (isProgrammerError(err)) {
+    if (isProgrammerError(err) || isLocalFailure(err)) {
       this.#settled = true;
       this.context.deadlines.delete(this);
       this.reject(err);

@@ -33,7 +33,7 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   broadcast: 'the broadcast address',
   reserved: 'in a reserved or documentation range',
   benchmarking: 'in a benchmarking range',
-  rfc6052: 'a NAT64 address (64:ff9b::/96)',
+  rfc6052: 'a NAT64 address (64:ff9b::/96 or 64:ff9b:1::/48)',
   rfc6145: 'an IPv4-translated IPv6 address (RFC 6145)',
   ipv4Compatible: 'an IPv4-compatible IPv6 address (deprecated ::/96)',
   '6to4': 'a 6to4 relay address (2002::/16)',
@@ -192,13 +192,36 @@ type LookupCallback = (
 /**
  * A `lookup` for net/tls.connect: resolves every address, refuses the whole name if any of them is
  * refused, and hands back only checked addresses, so the socket connects to what was checked.
+ *
+ * Connections opening at once to one name share one lookup. dns.lookup runs getaddrinfo on libuv's
+ * small thread pool (4 threads by default), which cannot cancel it: without sharing, one endpoint
+ * whose name server never answers would hold every thread with its in-flight requests, and other
+ * endpoints' lookups would wait behind them until their deadline.
  */
 export function guardedLookup(
   guard: SsrfGuard,
   resolver: Resolver = dns.lookup,
 ): (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => void {
+  const pending = new Map<
+    string,
+    Array<(err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void>
+  >();
+  const shared: Resolver = (hostname, options, callback) => {
+    const key = `${hostname}\0${options.family ?? 0}\0${options.hints ?? 0}\0${options.order ?? ''}`;
+    const waiting = pending.get(key);
+    if (waiting) {
+      waiting.push(callback);
+      return;
+    }
+    pending.set(key, [callback]);
+    resolver(hostname, options, (err, addresses) => {
+      const callbacks = pending.get(key) ?? [];
+      pending.delete(key);
+      for (const done of callbacks) done(err, addresses);
+    });
+  };
   return (hostname, options, callback) => {
-    resolver(hostname, { ...options, all: true }, (err, addresses) => {
+    shared(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
       if (addresses.length === 0) {
         const empty: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);

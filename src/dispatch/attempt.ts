@@ -43,12 +43,16 @@ export function buildRequest(delivery: ClaimedDelivery, now: number): SendReques
   };
 }
 
-function describeOutcome(outcome: Outcome): { statusCode: number | null; failureKind: string | null } {
+function describeOutcome({ outcome, responseStatus }: SendResult): {
+  statusCode: number | null;
+  failureKind: string | null;
+} {
   switch (outcome.kind) {
     case 'response':
       return { statusCode: outcome.status, failureKind: null };
     case 'network':
-      return { statusCode: null, failureKind: outcome.failure };
+      // A status may have come before the failure (a body cut off or too slow): the log shows both.
+      return { statusCode: responseStatus ?? null, failureKind: outcome.failure };
     case 'refused':
       return { statusCode: null, failureKind: 'refused' };
   }
@@ -73,7 +77,7 @@ export function completionFor(
   const attempts = delivery.attempts + 1;
   const deadline = delivery.giveUpAt ?? giveUpAt(result.startedAt, policy.giveUp);
   const decision = decide({ outcome: result.outcome, attempts, giveUpAt: deadline, policy, now, random });
-  const { statusCode, failureKind } = describeOutcome(result.outcome);
+  const { statusCode, failureKind } = describeOutcome(result);
   const detail = decision.kind === 'delivered' ? decision.classification.reason : decision.detail;
   return {
     deliveryId: delivery.id,

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.ts';
 import { type Logger, silentLogger } from '../logger.ts';
 import type { Random } from '../random.ts';
 import type { Database } from '../store/db.ts';
-import { type ClaimedDelivery, type ClaimResult, claim } from '../store/queries/claim.ts';
+import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '../store/queries/claim.ts';
 import { type Completion, complete } from '../store/queries/complete.ts';
 import { analyzeIfStale } from '../store/queries/maintenance.ts';
 import { reapExpiredLeases, release } from '../store/queries/unclaim.ts';
@@ -55,18 +55,20 @@ const COMPLETION_BATCH = 500;
 const LOCKED_RETRY_MS = 10;
 
 /**
- * The rate limit counts claims in 100 ms slots over a 1.2 s window, which keeps any one second
- * at the receiver within the limit as long as a request leaves at most 100 ms after its claim.
- * A delay every claim has (a database far away, large payloads) shifts all requests alike and
- * keeps their spacing, so the lag counts beyond the usual duration of a claim
- * (CLAIM_DURATION_WEIGHT); a request that would leave later than that (the worker or the database
- * stalled) is given back uncounted. Counted from the claim's start, large payloads or a distant
- * database made every request late: the worker gave back every claim and sent nothing.
+ * The rate limit counts claims in 100 ms slots over a 1.2 s window, so two requests a full window
+ * apart were claimed more than 1.1 s apart, and stay a second apart at the receiver as long as
+ * their lags (claim start to request) differ by at most 100 ms. A delay every claim has (a
+ * database far away, large payloads) shifts all requests alike and keeps their spacing, so the lag
+ * counts beyond the shortest of the last CLAIM_HISTORY claims, this one left out: a claim slower
+ * than that by more than 100 ms (the worker or the database stalled) has its requests given back
+ * uncounted. Counted from the claim's start, large payloads or a distant database made every
+ * request late: the worker gave back every claim and sent nothing. (A moving average that included
+ * the stalled claim itself let a request leave up to twice as late as the next one.)
  */
 export const MAX_SEND_LAG_MS = 100;
 
-/** The weight of the latest claim in the moving average of claim durations. */
-const CLAIM_DURATION_WEIGHT = 0.5;
+/** How many recent claims' durations the send lag is measured against. */
+const CLAIM_HISTORY = 16;
 
 /**
  * After we abandon a request at its deadline the receiver may still be busy with it, so its
@@ -111,8 +113,10 @@ export class Worker {
   private waitingForRoom = false;
   /** Deliveries given back because they could not leave within MAX_SEND_LAG_MS of their claim. */
   lateReleases = 0;
-  /** A moving average of how long claims take, ms on the injected clock. */
-  private claimMs = 0;
+  /** The last CLAIM_HISTORY claims' durations, ms on the injected clock, oldest first. */
+  private readonly claimDurations: number[] = [];
+  /** The shortest of them before the latest claim: the lag every claim has. */
+  private usualClaimMs = 0;
   /** Consecutive failures of this worker itself; it slows its claiming while they last. */
   private ownFailures = 0;
   /** Wakes the loop when work a completion announced for later falls due (see dueLater). */
@@ -136,7 +140,10 @@ export class Worker {
 
   /** One claim → send → complete round; for tests on virtual time and for simulations. */
   async runOnce(limit = this.batchSize): Promise<number> {
-    const { deliveries } = await this.claim(limit);
+    const { deliveries } = await this.claim(limit).catch(async (error: unknown) => {
+      await this.drain(); // what the claim gave back
+      throw error;
+    });
     await Promise.all(deliveries.map((d) => this.dispatch(d)));
     await this.drain();
     return deliveries.length;
@@ -229,8 +236,16 @@ export class Worker {
 
   private async claim(limit: number): Promise<ClaimResult> {
     const now = this.clock.now();
-    const claimed = await claim(this.db, { owner: this.owner, now, leaseMs: this.leaseMs, limit });
-    this.claimMs += (this.clock.now() - now - this.claimMs) * CLAIM_DURATION_WEIGHT;
+    let claimed: ClaimResult;
+    try {
+      claimed = await claim(this.db, { owner: this.owner, now, leaseMs: this.leaseMs, limit });
+    } catch (error) {
+      if (error instanceof UnusableClaim) this.giveBack(...error.deliveryIds);
+      throw error;
+    }
+    this.usualClaimMs = this.claimDurations.length > 0 ? Math.min(...this.claimDurations) : 0;
+    this.claimDurations.push(this.clock.now() - now);
+    if (this.claimDurations.length > CLAIM_HISTORY) this.claimDurations.shift();
     return claimed;
   }
 
@@ -245,7 +260,7 @@ export class Worker {
     this.held.set(delivery.endpointId, (this.held.get(delivery.endpointId) ?? 0) + 1);
     try {
       const now = this.clock.now();
-      if (now - delivery.claimedAt > MAX_SEND_LAG_MS + this.claimMs) {
+      if (now - delivery.claimedAt > MAX_SEND_LAG_MS + this.usualClaimMs) {
         this.lateReleases++;
         this.giveBack(delivery.id);
         return;

@@ -36,6 +36,20 @@ describe('endpoint headers', () => {
     expect(refusal({ 'X-A': '1', 'x-a': '2' })).not.toBeNull();
   });
 
+  // undici refuses to send these: an endpoint holding one could never be delivered to.
+  it.each(['Keep-Alive', 'upgrade', 'Expect', 'TE', 'Transfer-Encoding', 'Proxy-Connection', 'connection'])(
+    'refuses the connection header %s',
+    (name) => {
+      expect(refusal({ [name]: 'x' })).toEqual([
+        {
+          loc: ['body', 'headers', name],
+          msg: `header ${name} describes the connection, which Courier manages; it cannot be set`,
+          type: 'value_error',
+        },
+      ]);
+    },
+  );
+
   it('patches case-insensitively and hides credentials', () => {
     expect(patchHeaders({ 'X-A': '1', 'X-B': '2' }, { 'x-a': '3' }, ['x-b'])).toEqual({ 'x-a': '3' });
     expect(withoutSensitive({ Authorization: 'Bearer x', 'X-A': '1' })).toEqual({

@@ -246,12 +246,61 @@ describe('Sender with loopback allowed', () => {
     expect(r.sockets).toHaveLength(0);
   });
 
+  it('shares one lookup among the connections opening at once to a name', async () => {
+    const r = await receiver(reply(200));
+    let calls = 0;
+    const slow: Resolver = (_host, _options, callback) => {
+      calls += 1;
+      setTimeout(() => callback(null, [{ address: '127.0.0.1', family: 4 }]), 30);
+    };
+    const s = sender({ lookup: slow });
+    const url = `http://shared.test:${r.port}/`;
+    const results = await Promise.all(Array.from({ length: 5 }, () => s.send({ url, body, headers: {} })));
+    expect(results.map((x) => x.responseStatus)).toEqual([200, 200, 200, 200, 200]);
+    expect(r.sockets.length).toBeGreaterThan(1); // several connections, each of which looked the name up
+    expect(calls).toBe(1);
+  });
+
+  it("throws when this machine is out of a resource (file descriptors): not the receiver's failure", async () => {
+    const emfile: Resolver = (_host, _options, callback) => {
+      const error: NodeJS.ErrnoException = new Error('getaddrinfo EMFILE out.test');
+      error.code = 'EMFILE';
+      queueMicrotask(() => callback(error, []));
+    };
+    const s = sender({ lookup: emfile });
+    await expect(s.send({ url: 'http://out.test:9/', body, headers: {} })).rejects.toMatchObject({
+      code: 'EMFILE',
+    });
+  });
+
+  it('drops connection headers, which undici refuses and which describe its own connection', async () => {
+    const r = await receiver(reply(200));
+    const s = sender();
+    const connection = {
+      'Keep-Alive': 'timeout=5',
+      upgrade: 'h2c',
+      Expect: '100-continue',
+      te: 'trailers',
+      'transfer-encoding': 'chunked',
+      'proxy-connection': 'keep-alive',
+      connection: 'upgrade',
+    };
+    for (let i = 0; i < 3; i++) {
+      const result = await s.send({ url: r.url, body, headers: { ...connection, 'x-kept': 'yes' } });
+      expect(result.responseStatus).toBe(200);
+    }
+    expect(r.requests).toHaveLength(3);
+    const got = r.requests[0]!.headers;
+    expect(got['x-kept']).toBe('yes');
+    for (const name of ['keep-alive', 'upgrade', 'expect', 'te', 'transfer-encoding', 'proxy-connection']) {
+      expect(got[name], name).toBeUndefined();
+    }
+  });
+
   it('throws for misuse: headers undici cannot send, or use after close', async () => {
     const r = await receiver(reply(200));
     const s = sender();
-    await expect(s.send({ url: r.url, body, headers: { 'transfer-encoding': 'chunked' } })).rejects.toThrow(
-      /transfer-encoding/,
-    );
+    await expect(s.send({ url: r.url, body, headers: { 'x-bad': 'a\nb' } })).rejects.toThrow(/x-bad/);
     await s.close();
     await expect(s.send({ url: r.url, body, headers: {} })).rejects.toMatchObject({
       code: expect.stringMatching(/^UND_ERR_(CLOSED|DESTROYED)$/),

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError, preparedName } from '../../src/store/db.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
-import { runningWorker } from '../support/engine.ts';
+import { runningWorker, virtualWorker } from '../support/engine.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 import { intercepting } from '../support/intercepting.ts';
 
@@ -62,5 +62,48 @@ describe.each(BACKENDS)('a worker claiming again what it still holds, on %s', (b
     const attempts = await t.db.query<{ n: number }>('select count(*)::int as n from courier_attempts');
     const queue = await t.db.query<{ in_flight: number }>('select in_flight from courier_endpoint_queues');
     expect([attempts.rows[0]!.n, queue.rows[0]!.in_flight]).toEqual([1, 0]);
+  });
+});
+
+describe.each(BACKENDS)('a claim whose endpoints cannot be read, on %s', (backend) => {
+  let t: TestDatabase;
+  let receiver: Receiver;
+
+  beforeEach(async () => {
+    t = await openTestDatabase(backend);
+    receiver = await startReceiver((_req, res) => res.end('ok'));
+  });
+  afterEach(async () => {
+    await receiver.close();
+    await t.drop();
+  });
+
+  it('gives its deliveries back at once, uncounted, instead of leaving them leased with the endpoint at its cap', async () => {
+    let configFails = true;
+    const db = intercepting(t.db, async (sql, _params, run) => {
+      if (configFails && sql.includes('courier_endpoint_configs')) {
+        configFails = false;
+        throw new DatabaseUnavailableError('database unavailable: Connection terminated unexpectedly');
+      }
+      return run();
+    });
+    const { worker, clock, sender } = virtualWorker(db);
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url, maxInFlight: 3 });
+    for (let i = 0; i < 3; i++) await publishJson(t.db, app.id, clock.now(), { i });
+    await expect(worker.runOnce()).rejects.toThrow(/could not read their endpoints' configuration/);
+    const { rows } = await t.db.query<{
+      state: string;
+      attempts: number;
+      leased: boolean;
+      in_flight: number;
+    }>(
+      `select d.state, d.attempts, d.lease_expires_at is not null as leased, q.in_flight
+       from courier_deliveries d join courier_endpoint_queues q using (endpoint_id)`,
+    );
+    expect(rows).toEqual(Array(3).fill({ state: 'pending', attempts: 0, leased: false, in_flight: 0 }));
+    expect(await worker.runOnce()).toBe(3); // no lease to wait out
+    await sender.close();
+    expect(receiver.requests).toHaveLength(3);
   });
 });

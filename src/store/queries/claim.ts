@@ -79,6 +79,23 @@ const CLAIM = prepared(
 );
 
 /**
+ * Deliveries claimed (their leases committed, their endpoints' slots taken) that could not be
+ * handed over because their endpoints' configuration could not be read: the caller must release
+ * them, or they would wait out their lease with their endpoints at their cap.
+ */
+export class UnusableClaim extends Error {
+  constructor(
+    readonly deliveryIds: readonly number[],
+    cause: unknown,
+  ) {
+    super(`claimed ${deliveryIds.length} deliveries but could not read their endpoints' configuration`, {
+      cause,
+    });
+    this.name = 'UnusableClaim';
+  }
+}
+
+/**
  * Claims due deliveries within every endpoint's in-flight cap and rate limit
  * (courier_claim_batch), and says when to claim next. Endpoint configuration comes from a cache,
  * refreshed when its config_version changes.
@@ -97,12 +114,28 @@ export async function claim(
   const nextDueAt = toMs(all[0]?.next_due_at ?? null);
   const rows = all.filter((r): r is ClaimRow & { delivery_id: number } => r.delivery_id !== null);
   if (rows.length === 0) return { deliveries: [], nextDueAt };
+  try {
+    return { deliveries: await handOver(db, input, rows, cache), nextDueAt };
+  } catch (error) {
+    throw new UnusableClaim(
+      rows.map((r) => r.delivery_id),
+      error,
+    );
+  }
+}
+
+async function handOver(
+  db: Queryable,
+  input: ClaimInput,
+  rows: readonly (ClaimRow & { delivery_id: number })[],
+  cache: EndpointConfigCache,
+): Promise<ClaimedDelivery[]> {
   const configs = await cache.resolve(
     db,
     rows.map((r) => ({ endpointId: r.endpoint_id, version: `${r.endpoint_version}.${r.app_version}` })),
     input.now,
   );
-  const deliveries = rows.map((r) => {
+  return rows.map((r) => {
     const config = configs.get(r.endpoint_id) as EndpointConfig;
     return {
       id: r.delivery_id,
@@ -122,5 +155,4 @@ export async function claim(
       maxInFlight: config.maxInFlight,
     };
   });
-  return { deliveries, nextDueAt };
 }
