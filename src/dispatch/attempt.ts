@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { SendRequest, SendResult } from '../delivery/sender.ts';
 import { newId } from '../ids.ts';
 import { decide, giveUpAt, streakEffect } from '../policy/index.ts';
-import type { Decision, Outcome, RetryPolicy } from '../policy/types.ts';
+import type { Decision, RetryPolicy } from '../policy/types.ts';
 import type { Random } from '../random.ts';
 import { parseSecret, webhookHeaders } from '../signing/index.ts';
 import type { ClaimedDelivery } from '../store/queries/claim.ts';
