@@ -10,6 +10,7 @@ import { SsrfGuard } from '../delivery/ssrf-guard.ts';
 import { mergeOverrides } from '../dispatch/policy-resolver.ts';
 import { definePolicy, type PolicyOverrides } from '../policy/index.ts';
 import { formatSecret, parseSecret } from '../signing/index.ts';
+import type { Application } from '../store/repos/applications.ts';
 import type { Endpoint, EndpointFields } from '../store/repos/endpoints.ts';
 import { fieldError } from './errors.ts';
 import { checkHeaders } from './headers.ts';
@@ -57,8 +58,11 @@ export function endpointFields(
   mode: Mode,
   current: Endpoint | null,
   config: Config,
-  appPolicy: unknown,
+  application: Pick<Application, 'rateLimit' | 'retryPolicy'>,
 ): EndpointFields {
+  const appPolicy = application.retryPolicy;
+  // The application's rate limit is its endpoints' default; the installation's when it has none.
+  const defaultRate = application.rateLimit ?? config.rateLimit;
   const url = body.url ?? current?.url;
   if (url === undefined) throw fieldError(['body', 'url'], 'Field required', 'value_error.missing');
   if (body.url !== undefined) checkUrl(config, url);
@@ -75,8 +79,8 @@ export function endpointFields(
     rateLimit: choose(
       alias(body.rateLimit, body.throttleRate),
       mode,
-      current?.rateLimit ?? config.rateLimit,
-      config.rateLimit,
+      current?.rateLimit ?? defaultRate,
+      defaultRate,
     ),
     maxInFlight: choose(
       body.maxInFlight,

@@ -44,6 +44,19 @@ describe('endpoints', () => {
     expect((await api.request('GET', `${base()}/main`)).body.id).toBe(res.body.id);
   });
 
+  it("takes the application's rate limit as its endpoints' default", async () => {
+    const app = await api.request('POST', '/api/v1/app', { body: { name: 'fragile', throttleRate: 5 } });
+    const endpoints = `/api/v1/app/${app.body.id}/endpoint`;
+    const ep = await api.request('POST', endpoints, { body: { url: 'https://example.com/f' } });
+    expect(ep.body).toMatchObject({ rateLimit: 5, throttleRate: 5 });
+    const own = await api.request('POST', endpoints, {
+      body: { url: 'https://example.com/g', rateLimit: 50 },
+    });
+    expect(own.body.rateLimit).toBe(50);
+    const reset = await api.request('PATCH', `${endpoints}/${own.body.id}`, { body: { rateLimit: null } });
+    expect(reset.body.rateLimit).toBe(5);
+  });
+
   it('refuses private and loopback URLs unless allowed, and non-http schemes', async () => {
     const strict = await startApi({ env: { COURIER_ALLOW_PRIVATE_NETWORKS: '' } });
     try {

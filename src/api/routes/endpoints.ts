@@ -44,7 +44,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
   }
 
   async function create(application: Application, body: EndpointBody, uid: string | null): Promise<Endpoint> {
-    const fields = { ...endpointFields(body, 'replace', null, config, application.retryPolicy), uid };
+    const fields = { ...endpointFields(body, 'replace', null, config, application), uid };
     const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : generateSecret();
     await uidFree(application.id, uid);
     const now = clock.now();
@@ -67,7 +67,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     body: EndpointBody,
     mode: 'replace' | 'patch',
   ) {
-    const fields = endpointFields(body, mode, current, config, application.retryPolicy);
+    const fields = endpointFields(body, mode, current, config, application);
     const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : null;
     await uidFree(application.id, fields.uid, current.id);
     const disabled = mode === 'replace' ? (body.disabled ?? false) : body.disabled;

@@ -8,7 +8,9 @@ const rate = (description: string) =>
 
 const fields = {
   uid: Type.Optional(Nullable(Uid)),
-  rateLimit: rate('Requests per second at most, per endpoint. Alias: throttleRate.'),
+  rateLimit: rate(
+    'The default rate limit (requests per second at most) of endpoints created or replaced without one. Alias: throttleRate.',
+  ),
   throttleRate: rate('Svix v2 name of rateLimit.'),
   metadata: Type.Optional(Nullable(StringMap('Free-form string pairs.'))),
   retryPolicy: Type.Optional(RetryPolicyOverrides),
