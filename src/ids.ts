@@ -38,9 +38,17 @@ export function hasIdPrefix(value: string, prefix: IdPrefix): boolean {
 
 const UID = /^[a-zA-Z0-9\-_.]{1,256}$/;
 
-/** A user-chosen uid. It may not look like an id, so a path segment is never ambiguous. */
+/**
+ * A user-chosen uid. It may not look like an id, so a path segment is never ambiguous, nor be
+ * `.` or `..`, which HTTP clients resolve away (`/app/..` would be sent as `/`).
+ */
 export function isValidUid(value: string): boolean {
-  return UID.test(value) && !ID_PREFIXES.some((prefix) => hasIdPrefix(value, prefix));
+  return (
+    UID.test(value) &&
+    value !== '.' &&
+    value !== '..' &&
+    !ID_PREFIXES.some((prefix) => hasIdPrefix(value, prefix))
+  );
 }
 
 /** The creation time (ms) encoded in an id made by newId. */

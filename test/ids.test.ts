@@ -83,6 +83,8 @@ describe('isValidUid', () => {
     'msg_',
     'atmpt_1',
     'evtype_a',
+    '.', // clients resolve these path segments away
+    '..',
   ])('rejects %j', (uid) => {
     expect(isValidUid(uid)).toBe(false);
   });

@@ -82,6 +82,14 @@ describe('event types', () => {
     expect(
       locs(await api.request('POST', '/api/v1/event-type', { body: { name: 'bad name', description: '' } })),
     ).toEqual(['body.name']);
+    // A leading - would read as "the page before" when the name is a list iterator; . and .. vanish from paths.
+    for (const name of ['-a', '.', '..']) {
+      const refused = await api.request('POST', '/api/v1/event-type', { body: { name, description: '' } });
+      expect(locs(refused), name).toEqual(['body.name']);
+    }
+    expect(
+      (await api.request('POST', '/api/v1/event-type', { body: { name: 'a-.b', description: '' } })).status,
+    ).toBe(201);
     expect(locs(await api.request('POST', '/api/v1/event-type', { body: { name: 'x' } }))).toEqual([
       'body.description',
     ]);

@@ -58,14 +58,19 @@ export const Uid = Type.String({
   format: 'uid',
   maxLength: 256,
   description:
-    'Your own identifier: a-z A-Z 0-9 - _ . (at most 256), not starting with an id prefix such as app_.',
+    'Your own identifier: a-z A-Z 0-9 - _ . (at most 256), not starting with an id prefix such as app_, ' +
+    'and not . or .. (which clients resolve away in a path).',
   examples: ['unique-identifier'],
 });
 
+/**
+ * Not `.` or `..`, which clients resolve away in a path, nor a leading `-`, which in a list
+ * iterator means "the page before".
+ */
 export const EventTypeName = Type.String({
-  pattern: '^[a-zA-Z0-9\\-_.]{1,256}$',
+  pattern: '^(?!-)(?!\\.\\.?$)[a-zA-Z0-9\\-_.]{1,256}$',
   maxLength: 256,
-  description: 'a-z A-Z 0-9 - _ . (at most 256 characters)',
+  description: 'a-z A-Z 0-9 - _ . (at most 256 characters), not starting with - and not . or ..',
   examples: ['user.signup'],
 });
 
