@@ -90,7 +90,7 @@ describe('dead letters, replay and recover', () => {
     expect((await api.request('POST', `${base()}/dead-letter/replay`)).body).toEqual({ replayed: 0 });
   });
 
-  it('recover replays what failed in [since, until) and answers 202 {}', async () => {
+  it('recover replays what failed in [since, until) and answers 202 with the finished task', async () => {
     await failMessages(3);
     const { rows } = await api.db.query<{ updated_at: Date }>(
       'select updated_at from courier_delivery_states where endpoint_id = $1 order by id',
@@ -100,7 +100,12 @@ describe('dead letters, replay and recover', () => {
       body: { since: rows[1]!.updated_at.toISOString(), until: null },
     });
     expect(res.status).toBe(202);
-    expect(res.body).toEqual({});
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^qtask_[0-9A-Z]{26}$/),
+      status: 'finished',
+      task: 'endpoint.recover',
+      updatedAt: new Date(api.clock.now()).toISOString(),
+    });
     expect(await states()).toEqual(['failed', 'pending', 'pending']);
     expect(locs(await api.request('POST', `${base()}/recover`, { body: {} }))).toEqual(['body.since']);
   });

@@ -149,7 +149,8 @@ describe('the official Svix SDK against Courier', () => {
     const recovered = await svix.endpoint.recover(app.id, endpoint.id, {
       since: new Date(api.clock.now() - 3600_000),
     });
-    expect(recovered).toBeDefined();
+    expect(recovered).toMatchObject({ id: expect.stringMatching(/^qtask_/), status: 'finished' });
+    expect(recovered.updatedAt.getTime()).toBe(api.clock.now());
 
     const updated = await svix.endpoint.update(app.id, endpoint.id, {
       url: `${receiver.url}/v2`,

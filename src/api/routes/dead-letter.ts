@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
+import { newId } from '../../ids.ts';
 import { type DeadLetter, listDeadLetters, replayDeadLetters } from '../../store/queries/dead-letter.ts';
 import { deliveryIdsOf } from '../../store/queries/resend.ts';
 import { requireEndpoint } from '../lookup.ts';
 import { forwardListQuery, forwardPage } from '../pagination.ts';
-import { Empty, iso, ListResponse, msOf, Nullable, Timestamp } from '../schemas/common.ts';
-import { EndpointParams, RecoverIn } from '../schemas/endpoints.ts';
+import { iso, ListResponse, msOf, Nullable, Timestamp } from '../schemas/common.ts';
+import { EndpointParams, RecoverIn, RecoverOut } from '../schemas/endpoints.ts';
 import type { Api, ApiDeps } from '../types.ts';
 
 const tags = ['Endpoint'];
@@ -158,13 +159,17 @@ export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
           'Replays the deliveries of this endpoint that failed or expired in [since, until), as manual attempts.',
         params: EndpointParams,
         body: RecoverIn,
-        response: { 202: Empty },
+        response: { 202: RecoverOut },
       },
     },
     async (request, reply) => {
       const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
       await replayAll(endpoint.id, { since: msOf(request.body.since), until: msOf(request.body.until) });
-      return reply.code(202).send({});
+      // Svix answers with a background task; here the work is done before the answer.
+      const now = clock.now();
+      return reply
+        .code(202)
+        .send({ id: newId('qtask', now), status: 'finished', task: 'endpoint.recover', updatedAt: iso(now) });
     },
   );
 }

@@ -185,3 +185,13 @@ export const RecoverIn = Type.Object(
   { since: Timestamp, until: Type.Optional(Nullable(Timestamp)) },
   { title: 'RecoverIn' },
 );
+
+export const RecoverOut = Type.Object(
+  {
+    id: Type.String({ description: 'The task id (qtask_…); Courier finishes the task before answering.' }),
+    status: StringEnum(['running', 'finished', 'failed'] as const),
+    task: Type.Literal('endpoint.recover'),
+    updatedAt: Timestamp,
+  },
+  { title: 'RecoverOut' },
+);
