@@ -126,6 +126,14 @@ describe('applications', () => {
     });
   });
 
+  it('refuses the Svix list filters it does not implement rather than answer unfiltered', async () => {
+    const refused = await api.request('GET', '/api/v1/app?exclude_apps_with_no_endpoints=true');
+    expect([refused.status, locs(refused)]).toEqual([422, ['query.exclude_apps_with_no_endpoints']]);
+    expect((await api.request('GET', '/api/v1/app?exclude_apps_with_disabled_endpoints=false')).status).toBe(
+      200,
+    );
+  });
+
   it('paginates forwards and backwards with iterators, in both orders', async () => {
     const fresh = await startApi();
     try {

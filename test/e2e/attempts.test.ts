@@ -84,6 +84,9 @@ describe('attempts and resend', () => {
     expect(await attemptsOf('msg', 'attempted', '?status=0')).toEqual([success]);
     expect(await attemptsOf('msg', msgId, '?status=2')).toEqual([failure]);
     expect(await attemptsOf('msg', msgId, '?status=1')).toEqual([]);
+    expect(await attemptsOf('msg', msgId, '?status_code_class=500')).toEqual([failure]);
+    expect(await attemptsOf('msg', msgId, '?status_code_class=200')).toEqual([success]);
+    expect(await attemptsOf('msg', msgId, '?status_code_class=0')).toEqual([]);
     expect(await attemptsOf('msg', msgId, `?endpoint_id=${bad.id}`)).toEqual([failure]);
     expect(await attemptsOf('endpoint', ok.id, '?event_types=other')).toEqual([]);
     expect(
@@ -115,6 +118,7 @@ describe('attempts and resend', () => {
       failureKind: 'connection_refused',
       response: '',
     });
+    expect(await attemptsOf('endpoint', ep.id, '?status_code_class=0')).toEqual([attempt]);
   });
 
   it('resends a delivered message as a manual attempt with a fresh budget', async () => {

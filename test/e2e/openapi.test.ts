@@ -51,6 +51,9 @@ describe('OpenAPI document and reference page', () => {
       'limit',
       'iterator',
       'order',
+      'exclude_apps_with_no_endpoints',
+      'exclude_apps_with_disabled_endpoints',
+      'exclude_apps_with_svix_play_endpoints',
     ]);
   });
 

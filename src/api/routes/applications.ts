@@ -10,7 +10,7 @@ import {
   updateApplication,
 } from '../../store/repos/applications.ts';
 import { checkPolicy } from '../endpoint-input.ts';
-import { ApiError, conflict, isUniqueViolation, notFound } from '../errors.ts';
+import { ApiError, conflict, fieldError, isUniqueViolation, notFound } from '../errors.ts';
 import { requireApp } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import {
@@ -25,6 +25,19 @@ import type { Api, ApiDeps } from '../types.ts';
 
 const tags = ['Application'];
 const Params = Type.Object({ app_id: IdOrUid('The application id (app_…) or uid.') });
+
+/** Svix SDK filters of the application list that Courier does not implement. */
+const UNSUPPORTED_FILTERS = {
+  exclude_apps_with_no_endpoints: Type.Optional(
+    Type.Boolean({ description: 'Not supported: true is a 422.' }),
+  ),
+  exclude_apps_with_disabled_endpoints: Type.Optional(
+    Type.Boolean({ description: 'Not supported: true is a 422.' }),
+  ),
+  exclude_apps_with_svix_play_endpoints: Type.Optional(
+    Type.Boolean({ description: 'Not supported: true is a 422.' }),
+  ),
+};
 
 export function applicationRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock, config } = deps;
@@ -73,18 +86,23 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
       schema: {
         tags,
         summary: 'List applications',
-        querystring: Type.Object(listQuery(idIterator('app'), 'ascending')),
+        querystring: Type.Object({ ...listQuery(idIterator('app'), 'ascending'), ...UNSUPPORTED_FILTERS }),
         response: { 200: ListResponse(ApplicationOut, 'ListResponse_ApplicationOut_') },
       },
     },
-    async (request) =>
-      paginate(
+    async (request) => {
+      const query = request.query as Record<string, unknown>;
+      const asked = Object.keys(UNSUPPORTED_FILTERS).find((name) => query[name] === true);
+      // An unfiltered list where a filtered one was asked for would mislead: refuse instead.
+      if (asked) throw fieldError(['query', asked], 'this filter is not supported; leave it out or false');
+      return paginate(
         request.query,
         'ascending',
         (w) => listApplications(db, w),
         (a) => a.id,
         applicationOut,
-      ),
+      );
+    },
   );
 
   app.post(

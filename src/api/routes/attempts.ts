@@ -24,10 +24,17 @@ const attemptQuery = {
       description: '0 success, 2 fail. Attempts are only recorded once complete, so 1, 3 and 4 match none.',
     }),
   ),
+  status_code_class: Type.Optional(
+    Type.Integer({
+      enum: [0, 100, 200, 300, 400, 500],
+      description: 'Attempts whose response status is in this class (0: no response).',
+    }),
+  ),
 };
 
 interface AttemptQuery extends ListParams {
   status?: number;
+  status_code_class?: number;
   before?: string;
   after?: string;
   channel?: string;
@@ -45,6 +52,7 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
     const filter: AttemptFilter = {
       ...scope,
       delivered: query.status === undefined ? undefined : query.status === 0,
+      statusCodeClass: query.status_code_class,
       startedBefore: msOf(query.before),
       startedAfter: msOf(query.after),
       channel: query.channel,

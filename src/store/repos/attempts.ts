@@ -68,6 +68,8 @@ export interface AttemptFilter {
   messageId?: string;
   /** true: delivered attempts only; false: the others. */
   delivered?: boolean;
+  /** 200 for 2xx and so on; 0 for attempts without a response. */
+  statusCodeClass?: number;
   startedBefore?: number;
   startedAfter?: number;
   /** Filters on the attempted message. */
@@ -93,6 +95,7 @@ export async function listAttempts(
           select 1 from courier_messages m where m.id = a.message_id
              and ($8::text is null or $8 = any(m.channels)) and ($9::text is null or $9 = any(m.tags))
              and ($10::text[] is null or m.event_type = any($10))))
+        and ($12::integer is null or coalesce(a.status_code, 0) / 100 * 100 = $12)
       order by a.id ${opts.descending ? 'desc' : 'asc'} limit $11`,
     [
       filter.endpointId ?? null,
@@ -106,6 +109,7 @@ export async function listAttempts(
       filter.tag ?? null,
       filter.eventTypes?.length ? filter.eventTypes : null,
       opts.limit + 1,
+      filter.statusCodeClass ?? null,
     ],
   );
   return { data: rows.slice(0, opts.limit).map(fromRow), done: rows.length <= opts.limit };
