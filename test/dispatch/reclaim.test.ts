@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
 import { DatabaseUnavailableError, preparedName } from '../../src/store/db.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -107,3 +108,66 @@ describe.each(BACKENDS)('a claim whose endpoints cannot be read, on %s', (backen
     expect(receiver.requests).toHaveLength(3);
   });
 });
+
+describe.each(BACKENDS)(
+  'a delivery given back and claimed again before the worker heard its release, on %s',
+  (backend) => {
+    let t: TestDatabase;
+    let receiver: Receiver;
+
+    beforeEach(async () => {
+      t = await openTestDatabase(backend);
+      receiver = await startReceiver((_req, res) => res.end('ok'));
+    });
+    afterEach(async () => {
+      await receiver.close();
+      await t.drop();
+    });
+
+    it('is sent, not left leased until its lease runs out', async () => {
+      // Answers on two connections can be read in either order: the claim that took the released
+      // delivery again may be handled before the release that let it go.
+      const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+      let stall = 600; // the first claim is late: its delivery is given back
+      let onRelease: (() => Promise<void>) | null = null;
+      let claimed: (() => void) | null = null;
+      const db = intercepting(t.db, async (sql, _params, run) => {
+        const result = await run();
+        if (preparedName(sql) === 'courier_claim_batch') {
+          clock.advance(stall);
+          stall = 0;
+          claimed?.();
+        }
+        if (sql.includes('courier_unclaim($1') && onRelease) {
+          const before = onRelease;
+          onRelease = null;
+          await before();
+        }
+        return result;
+      });
+      const { worker, sender } = virtualWorker(db, { clock });
+      const app = await makeApp(t.db, clock.now());
+      await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+      await publishJson(t.db, app.id, clock.now(), { n: 1 });
+      let again: Promise<number> | undefined;
+      onRelease = async () => {
+        const claimReturned = new Promise<void>((resolve) => {
+          claimed = resolve;
+        });
+        again = worker.runOnce();
+        await claimReturned;
+        await new Promise((resolve) => setImmediate(resolve)); // the claim's answer is handled first
+      };
+      expect(await worker.runOnce()).toBe(1);
+      expect(worker.lateReleases).toBe(1);
+      expect(await again).toBe(1); // the same delivery, claimed again
+      while (receiver.requests.length === 0 && (await worker.runOnce()) > 0) {}
+      await sender.close();
+      expect(receiver.requests).toHaveLength(1);
+      const { rows } = await t.db.query<{ n: number }>(
+        'select count(*)::int as n from courier_deliveries where lease_owner is not null',
+      );
+      expect(rows[0]!.n).toBe(0);
+    });
+  },
+);
