@@ -59,21 +59,16 @@ const LOCKED_RETRY_MS = 10;
  * apart were claimed more than 1.1 s apart, and stay a second apart at the receiver as long as
  * their lags (claim start to request) differ by at most 100 ms. A delay every claim has (a
  * database far away, large payloads) shifts all requests alike and keeps their spacing, so the lag
- * counts beyond the usual duration of a claim (CLAIM_DURATION_WEIGHT); a request that would leave
- * later than that (the worker or the database stalled) is given back uncounted. Counted from the
- * claim's start, large payloads or a distant database made every request late: the worker gave
- * back every claim and sent nothing.
- *
- * The average includes the claim being judged, so a claim up to 200 ms slower than the ones before
- * still sends: two requests can then reach the receiver up to 100 ms less than a second apart (at
- * most ⌈rate/10⌉ extra requests in a second). Judging against the earlier claims alone, or their
- * shortest, was exact but gave back whole batches whenever claims varied under load, and three
- * workers on two cores fell from 5,000 to 300 deliveries/s.
+ * counts beyond the shortest of the last CLAIM_HISTORY claims, this one left out: a claim slower
+ * than that by more than 100 ms (the worker or the database stalled) has its requests given back
+ * uncounted. Counted from the claim's start, large payloads or a distant database made every
+ * request late: the worker gave back every claim and sent nothing. (A moving average that included
+ * the stalled claim itself let a request leave up to 200 ms late, two requests 900 ms apart.)
  */
 export const MAX_SEND_LAG_MS = 100;
 
-/** The weight of the latest claim in the moving average of claim durations. */
-const CLAIM_DURATION_WEIGHT = 0.5;
+/** How many recent claims' durations the send lag is measured against. */
+const CLAIM_HISTORY = 16;
 
 /**
  * After we abandon a request at its deadline the receiver may still be busy with it, so its
@@ -118,8 +113,10 @@ export class Worker {
   private waitingForRoom = false;
   /** Deliveries given back because they could not leave within MAX_SEND_LAG_MS of their claim. */
   lateReleases = 0;
-  /** A moving average of how long claims take, ms on the injected clock. */
-  private claimMs = 0;
+  /** The last CLAIM_HISTORY claims' durations, ms on the injected clock, oldest first. */
+  private readonly claimDurations: number[] = [];
+  /** The shortest of them before the latest claim: the lag every claim has. */
+  private usualClaimMs = 0;
   /** Consecutive failures of this worker itself; it slows its claiming while they last. */
   private ownFailures = 0;
   /** Wakes the loop when work a completion announced for later falls due (see dueLater). */
@@ -246,7 +243,9 @@ export class Worker {
       if (error instanceof UnusableClaim) this.giveBack(...error.deliveryIds);
       throw error;
     }
-    this.claimMs += (this.clock.now() - now - this.claimMs) * CLAIM_DURATION_WEIGHT;
+    this.usualClaimMs = this.claimDurations.length > 0 ? Math.min(...this.claimDurations) : 0;
+    this.claimDurations.push(this.clock.now() - now);
+    if (this.claimDurations.length > CLAIM_HISTORY) this.claimDurations.shift();
     return claimed;
   }
 
@@ -266,7 +265,7 @@ export class Worker {
     this.held.set(delivery.endpointId, (this.held.get(delivery.endpointId) ?? 0) + 1);
     try {
       const now = this.clock.now();
-      if (now - delivery.claimedAt > MAX_SEND_LAG_MS + this.claimMs) {
+      if (now - delivery.claimedAt > MAX_SEND_LAG_MS + this.usualClaimMs) {
         this.lateReleases++;
         this.giveBack(delivery.id);
         return;
