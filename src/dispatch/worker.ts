@@ -12,6 +12,7 @@ import { buildRequest, completionFor, type SenderLike } from './attempt.ts';
 import { type OperationalEventSink, pauseForStreak } from './auto-pause.ts';
 import { COMPLETION_HURRY_MS, COMPLETION_LINGER_MS, Linger, needsSlotsBack } from './completion-linger.ts';
 import type { PolicyResolver } from './policy-resolver.ts';
+import { SendLag } from './send-lag.ts';
 import { Wakeups } from './wakeups.ts';
 
 export interface WorkerOptions {
@@ -55,22 +56,6 @@ const COMPLETION_BATCH = 500;
 const LOCKED_RETRY_MS = 10;
 
 /**
- * The rate limit counts claims in 100 ms slots over a 1.2 s window, so two requests a full window
- * apart were claimed more than 1.1 s apart, and stay a second apart at the receiver as long as
- * their lags (claim start to request) differ by at most 100 ms. A delay every claim has (a
- * database far away, large payloads) shifts all requests alike and keeps their spacing, so the lag
- * counts beyond the shortest of the last CLAIM_HISTORY claims, this one left out: a claim slower
- * than that by more than 100 ms (the worker or the database stalled) has its requests given back
- * uncounted. Counted from the claim's start, large payloads or a distant database made every
- * request late: the worker gave back every claim and sent nothing. (A moving average that included
- * the stalled claim itself let a request leave up to 200 ms late, two requests 900 ms apart.)
- */
-export const MAX_SEND_LAG_MS = 100;
-
-/** How many recent claims' durations the send lag is measured against. */
-const CLAIM_HISTORY = 16;
-
-/**
  * After we abandon a request at its deadline the receiver may still be busy with it, so its
  * in-flight slot stays taken a little longer before the next request may go to that endpoint.
  */
@@ -111,12 +96,9 @@ export class Worker {
   private readonly heldBy = new Map<number, string>();
   /** The loop waits for requests to finish before it claims again (this process's concurrency). */
   private waitingForRoom = false;
-  /** Deliveries given back because they could not leave within MAX_SEND_LAG_MS of their claim. */
+  /** Deliveries given back because they could not leave soon enough after their claim (send-lag.ts). */
   lateReleases = 0;
-  /** The last CLAIM_HISTORY claims' durations, ms on the injected clock, oldest first. */
-  private readonly claimDurations: number[] = [];
-  /** The shortest of them before the latest claim: the lag every claim has. */
-  private usualClaimMs = 0;
+  private readonly sendLag = new SendLag();
   /** Consecutive failures of this worker itself; it slows its claiming while they last. */
   private ownFailures = 0;
   /** Wakes the loop when work a completion announced for later falls due (see dueLater). */
@@ -243,9 +225,7 @@ export class Worker {
       if (error instanceof UnusableClaim) this.giveBack(...error.deliveryIds);
       throw error;
     }
-    this.usualClaimMs = this.claimDurations.length > 0 ? Math.min(...this.claimDurations) : 0;
-    this.claimDurations.push(this.clock.now() - now);
-    if (this.claimDurations.length > CLAIM_HISTORY) this.claimDurations.shift();
+    this.sendLag.claimed(this.clock.now() - now);
     return claimed;
   }
 
@@ -265,7 +245,7 @@ export class Worker {
     this.held.set(delivery.endpointId, (this.held.get(delivery.endpointId) ?? 0) + 1);
     try {
       const now = this.clock.now();
-      if (now - delivery.claimedAt > MAX_SEND_LAG_MS + this.usualClaimMs) {
+      if (this.sendLag.tooLate(now - delivery.claimedAt)) {
         this.lateReleases++;
         this.giveBack(delivery.id);
         return;
