@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
+import { SendLag } from '../../src/dispatch/send-lag.ts';
 import { preparedName } from '../../src/store/db.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -89,5 +90,18 @@ describe.each(BACKENDS)('the send lag on %s', (backend) => {
     expect(await worker.runOnce()).toBe(1);
     await sender.close();
     expect(receiver.requests).toHaveLength(3);
+  });
+});
+
+describe('SendLag', () => {
+  it('allows 100 ms beyond the shortest of the last 16 claims, the latest left out', () => {
+    const lag = new SendLag();
+    lag.claimed(250); // nothing before it: judged from 0
+    expect([lag.tooLate(100), lag.tooLate(101)]).toEqual([false, true]);
+    lag.claimed(300); // judged against 250
+    expect([lag.tooLate(350), lag.tooLate(351)]).toEqual([false, true]);
+    for (let i = 0; i < 16; i++) lag.claimed(40);
+    lag.claimed(40); // the 250 and 300 have left the window
+    expect([lag.tooLate(140), lag.tooLate(141)]).toEqual([false, true]);
   });
 });
