@@ -49,7 +49,20 @@ describe('applications', () => {
     const cleared = await api.request('PATCH', `/api/v1/app/${app.id}`, { body: { uid: null } });
     expect(cleared.body.uid).toBeNull();
 
+    const ep = await api.request('POST', `/api/v1/app/${app.id}/endpoint`, {
+      body: { url: 'https://example.com/hook' },
+    });
+    await api.request('POST', `/api/v1/app/${app.id}/msg`, { body: { eventType: 'e', payload: {} } });
+    const deliveries = async () =>
+      (
+        await api.db.query<{ n: number }>(
+          'select count(*)::int as n from courier_deliveries where endpoint_id = $1',
+          [ep.body.id],
+        )
+      ).rows[0]!.n;
+    expect(await deliveries()).toBe(1);
     expect((await api.request('DELETE', `/api/v1/app/${app.id}`)).status).toBe(204);
+    expect(await deliveries()).toBe(0); // its endpoints' deliveries will never be sent
     expect((await api.request('GET', `/api/v1/app/${app.id}`)).status).toBe(404);
     expect((await api.request('DELETE', `/api/v1/app/${app.id}`)).status).toBe(404);
   });

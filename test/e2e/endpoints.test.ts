@@ -185,7 +185,27 @@ describe('endpoints', () => {
 
   it('deletes (204) and then answers 404', async () => {
     const ep = await createEndpoint(api, appId, { url: 'https://example.com/x', uid: 'gone' });
+    const kept = await createEndpoint(api, appId, { url: 'https://example.com/y' });
+    // Waiting deliveries, and one a worker holds (leased): only what no worker holds goes.
+    for (let i = 0; i < 3; i++) {
+      await api.request('POST', `/api/v1/app/${appId}/msg`, { body: { eventType: 'e', payload: { i } } });
+    }
+    const held = await api.db.query<{ id: string }>(
+      `update courier_deliveries set lease_owner = 'w', lease_expires_at = now() + interval '1 minute'
+        where id = (select min(id) from courier_deliveries where endpoint_id = $1) returning id`,
+      [ep.id],
+    );
+    const left = async (endpointId: string) =>
+      (
+        await api.db.query<{ n: number }>(
+          'select count(*)::int as n from courier_deliveries where endpoint_id = $1',
+          [endpointId],
+        )
+      ).rows[0]!.n;
+    expect([await left(ep.id), await left(kept.id)]).toEqual([3, 3]);
     expect((await api.request('DELETE', `${base()}/gone`)).status).toBe(204);
+    // Never to be sent or replayed, they leave the queue table; the other endpoint's stay.
+    expect([await left(ep.id), await left(kept.id), held.rows.length]).toEqual([1, 3, 1]);
     expect((await api.request('GET', `${base()}/${ep.id}`)).status).toBe(404);
     expect((await api.request('GET', `${base()}/ep_01KDWPVNG0Z2T6P6PJXKZK51B0`)).status).toBe(404);
     expect(

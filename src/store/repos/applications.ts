@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
+import { dropDeliveries } from './endpoints.ts';
 
 export interface Application {
   id: string;
@@ -128,10 +129,15 @@ export async function deleteApplication(db: Queryable, id: string, now: number):
       'update courier_endpoints set deleted_at = $2, uid = null where app_id = $1 and deleted_at is null',
       [id, toDate(now)],
     );
-    await db.query(
+    const { rows } = await db.query<{ endpoint_id: string }>(
       `update courier_endpoint_queues set active = false
-        where endpoint_id in (select id from courier_endpoints where app_id = $1)`,
+        where endpoint_id in (select id from courier_endpoints where app_id = $1)
+        returning endpoint_id`,
       [id],
+    );
+    await dropDeliveries(
+      db,
+      rows.map((r) => r.endpoint_id),
     );
   }
   return rowCount > 0;

@@ -212,6 +212,17 @@ export async function updateEndpoint(
 export async function deleteEndpoint(db: Queryable, id: string, now: number): Promise<void> {
   await db.query('update courier_endpoints set deleted_at = $2, uid = null where id = $1', [id, toDate(now)]);
   await db.query('update courier_endpoint_queues set active = false where endpoint_id = $1', [id]);
+  await dropDeliveries(db, [id]);
+}
+
+/**
+ * A deleted endpoint's deliveries: waiting, held or dead-lettered, none will be sent or replayed
+ * again, so they leave the queue table. One a worker holds finishes its attempt first.
+ */
+export async function dropDeliveries(db: Queryable, endpointIds: readonly string[]): Promise<void> {
+  await db.query('delete from courier_deliveries where endpoint_id = any($1) and lease_owner is null', [
+    endpointIds,
+  ]);
 }
 
 /** Active secrets, current first (the signing order). */
