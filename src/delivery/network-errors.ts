@@ -86,10 +86,12 @@ export function outcomeForError(err: unknown): Outcome {
 }
 
 /**
- * This machine out of a resource (file descriptors, local ports, buffers, memory): the worker's own
- * failure, not the receiver's, so the Sender throws it and the delivery is given back uncounted.
+ * This machine out of a resource (file descriptors, buffers, memory): the worker's own failure,
+ * not the receiver's, so the Sender throws it and the delivery is given back uncounted. Not
+ * EADDRNOTAVAIL: besides running out of local ports, it is what connecting to an IPv6 address
+ * gives on a host without IPv6, a matter of the receiver's URL that must count and end.
  */
-const LOCAL_FAILURES = new Set(['EMFILE', 'ENFILE', 'EADDRNOTAVAIL', 'ENOBUFS', 'ENOMEM']);
+const LOCAL_FAILURES = new Set(['EMFILE', 'ENFILE', 'ENOBUFS', 'ENOMEM']);
 
 export function isLocalFailure(err: unknown): boolean {
   return LOCAL_FAILURES.has(carrier(err)?.code as string);

@@ -213,12 +213,20 @@ export function guardedLookup(
       waiting.push(callback);
       return;
     }
-    pending.set(key, [callback]);
-    resolver(hostname, options, (err, addresses) => {
-      const callbacks = pending.get(key) ?? [];
-      pending.delete(key);
+    const callbacks = [callback];
+    pending.set(key, callbacks);
+    let answered = false;
+    const answer = (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => {
+      if (answered) return; // a resolver that answers twice: the first answer stands
+      answered = true;
+      if (pending.get(key) === callbacks) pending.delete(key);
       for (const done of callbacks) done(err, addresses);
-    });
+    };
+    try {
+      resolver(hostname, options, answer);
+    } catch (error) {
+      answer(error as NodeJS.ErrnoException, []);
+    }
   };
   return (hostname, options, callback) => {
     shared(hostname, { ...options, all: true }, (err, addresses) => {

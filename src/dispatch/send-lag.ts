@@ -3,29 +3,29 @@
  * apart were claimed more than 1.1 s apart, and stay a second apart at the receiver as long as
  * their lags (claim start to request) differ by at most 100 ms. A delay every claim has (a
  * database far away, large payloads) shifts all requests alike and keeps their spacing, so the lag
- * counts beyond the shortest of the last CLAIM_HISTORY claims, the current one left out: a claim
- * slower than that by more than 100 ms (the worker or the database stalled) has its requests given
- * back uncounted. Counted from the claim's start, large payloads or a distant database made every
- * request late: the worker gave back every claim and sent nothing. (A moving average that included
- * the stalled claim itself let a request leave up to 200 ms late, two requests 900 ms apart.)
+ * counts beyond the usual duration of a claim (a moving average, CLAIM_DURATION_WEIGHT); a request
+ * that would leave later than that (the worker or the database stalled) is given back uncounted.
+ * Counted from the claim's start, large payloads or a distant database made every request late:
+ * the worker gave back every claim and sent nothing.
+ *
+ * The average includes the claim being judged, so a claim up to 200 ms slower than the ones before
+ * still sends, and two requests can then reach the receiver up to 100 ms less than a second apart.
+ * Judged against the shortest of the recent claims instead (exact), one quick empty claim after an
+ * idle spell had the next sixteen claims of large payloads given back whole.
  */
 export const MAX_SEND_LAG_MS = 100;
 
-/** How many recent claims' durations the send lag is measured against. */
-const CLAIM_HISTORY = 16;
+/** The weight of the latest claim in the moving average of claim durations. */
+const CLAIM_DURATION_WEIGHT = 0.5;
 
-/** Judges whether a claimed delivery may still leave, from how long recent claims took. */
+/** Judges whether a claimed delivery may still leave, from how long claims take. */
 export class SendLag {
-  /** The last CLAIM_HISTORY claims' durations, ms on the injected clock, oldest first. */
-  readonly #durations: number[] = [];
-  /** The shortest of them before the latest claim: the lag every claim has. */
+  /** A moving average of claim durations, ms on the injected clock. */
   #usualMs = 0;
 
-  /** A claim took `ms`; its deliveries are judged against the claims before it. */
+  /** A claim took `ms`; its deliveries are judged with it counted in. */
   claimed(ms: number): void {
-    this.#usualMs = this.#durations.length > 0 ? Math.min(...this.#durations) : 0;
-    this.#durations.push(ms);
-    if (this.#durations.length > CLAIM_HISTORY) this.#durations.shift();
+    this.#usualMs += (ms - this.#usualMs) * CLAIM_DURATION_WEIGHT;
   }
 
   /** Whether a request `lagMs` after its claim's start would leave too late for the rate limit. */

@@ -222,7 +222,12 @@ export class Worker {
     try {
       claimed = await claim(this.db, { owner: this.owner, now, leaseMs: this.leaseMs, limit });
     } catch (error) {
-      if (error instanceof UnusableClaim) this.giveBack(...error.deliveryIds);
+      if (error instanceof UnusableClaim) {
+        // As dispatch() would: one still ours from before keeps its open request and its lease.
+        this.giveBack(
+          ...error.deliveryIds.filter((id) => !this.heldBy.has(id) || this.releases.includes(id)),
+        );
+      }
       throw error;
     }
     this.sendLag.claimed(this.clock.now() - now);

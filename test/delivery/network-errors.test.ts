@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DeadlineError,
   errorMessage,
+  isLocalFailure,
   isProgrammerError,
   networkFailureKind,
   outcomeForError,
@@ -86,6 +87,20 @@ describe('outcomeForError', () => {
       'UND_ERR_SOCKET: other side closed',
     );
     expect(errorMessage('weird')).toBe('weird');
+  });
+});
+
+describe('isLocalFailure', () => {
+  it('is this machine out of a resource, not an address it cannot reach', () => {
+    expect(['EMFILE', 'ENFILE', 'ENOBUFS', 'ENOMEM'].map((code) => isLocalFailure(coded(code)))).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    // Also what an IPv6 receiver gives on a host without IPv6: the receiver's URL, so it counts.
+    expect(isLocalFailure(coded('EADDRNOTAVAIL'))).toBe(false);
+    expect(isLocalFailure(coded('ECONNREFUSED'))).toBe(false);
   });
 });
 

@@ -286,6 +286,24 @@ describe('guardedLookup', () => {
     expect(err?.code).toBe('ERR_SSRF_REFUSED');
   });
 
+  it('shares a lookup in flight, and survives a resolver that throws or answers twice', async () => {
+    let calls = 0;
+    const odd: Resolver = (host, _options, callback) => {
+      calls += 1;
+      if (host === 'throws.test' && calls === 1) throw new Error('resolver broke');
+      queueMicrotask(() => {
+        callback(null, [{ address: '93.184.216.34', family: 4 }]);
+        callback(null, [{ address: '127.0.0.1', family: 4 }]); // a stray second answer
+      });
+    };
+    const fn = guardedLookup(new SsrfGuard(), odd);
+    expect((await lookup(fn, 'throws.test', {})).err?.message).toBe('resolver broke');
+    const [a, b] = await Promise.all([lookup(fn, 'throws.test', {}), lookup(fn, 'throws.test', {})]);
+    expect([a.address, b.address, calls]).toEqual(['93.184.216.34', '93.184.216.34', 2]);
+    // The stray answer reaches no later lookup.
+    expect((await lookup(fn, 'throws.test', {})).address).toBe('93.184.216.34');
+  });
+
   it('passes DNS failures through unchanged and treats an empty answer as not found', async () => {
     const fn = guardedLookup(new SsrfGuard(), fakeResolver({ 'empty.test': [] }));
     expect((await lookup(fn, 'missing.test', {})).err?.code).toBe('ENOTFOUND');
