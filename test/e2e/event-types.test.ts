@@ -90,6 +90,9 @@ describe('event types', () => {
     expect(
       (await api.request('POST', '/api/v1/event-type', { body: { name: 'a-.b', description: '' } })).status,
     ).toBe(201);
+    expect(locs(await api.request('PUT', '/api/v1/event-type/-b', { body: { description: '' } }))).toEqual([
+      'path.event_type_name',
+    ]);
     expect(locs(await api.request('POST', '/api/v1/event-type', { body: { name: 'x' } }))).toEqual([
       'body.description',
     ]);

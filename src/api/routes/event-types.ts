@@ -8,9 +8,9 @@ import {
   listEventTypes,
   updateEventType,
 } from '../../store/repos/event-types.ts';
-import { conflict, notFound } from '../errors.ts';
+import { conflict, fieldError, notFound } from '../errors.ts';
 import { listQuery, paginate } from '../pagination.ts';
-import { EventTypeName, ListResponse, NoContent } from '../schemas/common.ts';
+import { EventTypeName, ListResponse, NEW_EVENT_TYPE_NAME, NoContent } from '../schemas/common.ts';
 import {
   type EventTypeBody,
   EventTypeIn,
@@ -23,6 +23,7 @@ import type { Api, ApiDeps } from '../types.ts';
 
 const tags = ['Event Type'];
 const Params = Type.Object({ event_type_name: EventTypeName });
+const NEW_NAME = new RegExp(NEW_EVENT_TYPE_NAME);
 const BASE = '/api/v1/event-type';
 
 export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
@@ -122,6 +123,9 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
       const fields = fieldsOf(request.body, null);
       const updated = await updateEventType(db, name, fields, clock.now());
       if (updated) return eventTypeOut(updated);
+      if (!NEW_NAME.test(name)) {
+        throw fieldError(['path', 'event_type_name'], 'a new event type may not start with - or be . or ..');
+      }
       const created = await createEventType(db, name, fields, clock.now());
       // Lost a race with a concurrent create: update what it made.
       return created

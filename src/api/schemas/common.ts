@@ -63,12 +63,21 @@ export const Uid = Type.String({
   examples: ['unique-identifier'],
 });
 
-/**
- * Not `.` or `..`, which clients resolve away in a path, nor a leading `-`, which in a list
- * iterator means "the page before".
- */
 export const EventTypeName = Type.String({
-  pattern: '^(?!-)(?!\\.\\.?$)[a-zA-Z0-9\\-_.]{1,256}$',
+  pattern: '^[a-zA-Z0-9\\-_.]{1,256}$',
+  maxLength: 256,
+  description: 'a-z A-Z 0-9 - _ . (at most 256 characters)',
+  examples: ['user.signup'],
+});
+
+/**
+ * A new event type's name: not `.` or `..`, which clients resolve away in a path, nor starting
+ * with `-`, which in a list iterator means "the page before". (Names made before this rule can
+ * still be used.)
+ */
+export const NEW_EVENT_TYPE_NAME = '^(?!-)(?!\\.\\.?$)[a-zA-Z0-9\\-_.]{1,256}$';
+export const NewEventTypeName = Type.String({
+  pattern: NEW_EVENT_TYPE_NAME,
   maxLength: 256,
   description: 'a-z A-Z 0-9 - _ . (at most 256 characters), not starting with - and not . or ..',
   examples: ['user.signup'],

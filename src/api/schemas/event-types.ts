@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import type { EventType } from '../../store/repos/event-types.ts';
-import { AnyObject, EventTypeName, iso, Nullable, Text, Timestamp } from './common.ts';
+import { AnyObject, iso, NewEventTypeName, Nullable, Text, Timestamp } from './common.ts';
 
 const Schemas = Nullable(
   AnyObject('JSON Schemas of the payload, by version (e.g. {"1": {…}}). Documentation only: not enforced.'),
@@ -14,7 +14,7 @@ const fields = {
 };
 
 export const EventTypeIn = Type.Object(
-  { name: EventTypeName, description: Description, ...fields },
+  { name: NewEventTypeName, description: Description, ...fields },
   { title: 'EventTypeIn', description: 'featureFlag and groupName are accepted and ignored.' },
 );
 export const EventTypeUpdate = Type.Object(
