@@ -51,33 +51,51 @@ export function jsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string |
   return null;
 }
 
-// A literal with 16 or more digits in a row or an exponent below -99: the only ones a double may round.
-const MAYBE_INEXACT = /\d{16}|[eE]-0*[1-9]\d{2}/;
-// Strings are matched (and skipped) so that digits inside them are never read as numbers.
-const STRING_OR_NUMBER = /"(?:[^"\\]|\\.)*"|-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/g;
+// A literal whose value a double may not keep: 16 or more digits (a decimal point may split them)
+// or an exponent below -99.
+const MAYBE_INEXACT = /\d[\d.]{15}|[eE]-0*[1-9]\d{2}/;
+// Strings (unrolled, so a long one does not recurse) are matched and skipped, so digits inside
+// them are never read as numbers; then only the number literals MAYBE_INEXACT could hold.
+const STRING_OR_SUSPECT =
+  /"[^"\\]*(?:\\.[^"\\]*)*"|-?(?:(?=[\d.]{16})\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\d+(?:\.\d+)?[eE]-0*[1-9]\d{2,})/g;
+const NUMBER = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
 /** A number literal of `text` whose value the parsed double does not hold exactly, or null. */
 export function inexactNumber(text: string): string | null {
   if (!MAYBE_INEXACT.test(text)) return null;
-  for (const match of text.matchAll(STRING_OR_NUMBER)) {
-    const [literal, whole, fraction = '', exponent = '0'] = match;
-    if (whole === undefined) continue; // a string
-    const written = decimal(whole + fraction, Number(exponent) - fraction.length);
-    const [held, heldExponent = '0'] = Math.abs(Number(literal)).toExponential().split('e');
-    const [heldWhole = '', heldFraction = ''] = held!.split('.');
-    if (written !== decimal(heldWhole + heldFraction, Number(heldExponent) - heldFraction.length)) {
-      return literal;
-    }
+  for (const [literal] of text.matchAll(STRING_OR_SUSPECT)) {
+    if (!literal.startsWith('"') && !heldExactly(literal)) return literal;
   }
   return null;
 }
 
-/** digits × 10^exponent in one spelling: no leading or trailing zeros ('0' for zero). */
-function decimal(digits: string, exponent: number): string {
+/**
+ * Whether the double a literal parses to is the literal's value: an integer printed back the same
+ * (1152921504606847000 is; 1234567890123456789 comes back …800, another integer to a receiver that
+ * reads big integers), or a decimal that is the double correctly rounded to the literal's digits
+ * (so the 17 digits of 0.10000000000000001 pass, being 0.1 as printed with %.17g).
+ */
+function heldExactly(literal: string): boolean {
+  const written = spelled(literal);
+  if (written.digits === '') return true; // zero, however written
+  const value = Math.abs(Number(literal));
+  if (value === 0) return false; // below the smallest double
+  const integer = /^-?\d+$/.test(literal);
+  const held = spelled(integer ? String(value) : value.toPrecision(Math.min(written.digits.length, 100)));
+  return held.digits === written.digits && held.exponent === written.exponent;
+}
+
+/** A number's spelling (a JSON literal, or what String and toPrecision write) as a decimal. */
+function spelled(text: string): { digits: string; exponent: number } {
+  const [, whole = '', fraction = '', exponent = '0'] = NUMBER.exec(text.replace('e+', 'e')) ?? [];
+  return decimal(whole + fraction, Number(exponent) - fraction.length);
+}
+
+/** digits × 10^exponent with no leading or trailing zeros in digits ('' for zero). */
+function decimal(digits: string, exponent: number): { digits: string; exponent: number } {
   const significant = digits.replace(/^0+/, '');
-  if (significant === '') return '0';
   const trimmed = significant.replace(/0+$/, '');
-  return `${trimmed}e${exponent + significant.length - trimmed.length}`;
+  return { digits: trimmed, exponent: exponent + significant.length - trimmed.length };
 }
 
 export function registerJsonBody(app: Api): void {

@@ -374,19 +374,23 @@ describe('nasty inputs', () => {
         '-9007199254740993',
         '0.10000000000000000001',
         '1e-400',
+        '1234567.1234567891',
       ]) {
         const answer = await send(`{"id":${literal},"note":"x"}`);
         expect(answer.status, literal).toBe(400);
         expect(answer.body.code).toBe('invalid_json');
         expect(answer.body.detail).toContain(`the number ${literal},`);
       }
-      // Exactly held, however written; the same digits inside a string are only text.
+      // Exactly held, however written (17 digits of the double, as %.17g prints 0.1); the same
+      // digits inside a string are only text.
       for (const fine of [
         '9007199254740991',
         '0.1',
         '1.0',
         '1e300',
         '0.30000000000000004',
+        '0.10000000000000001',
+        '4.9406564584124654e-324',
         '"1234567890123456789"',
       ]) {
         expect((await send(`{"id":${fine}}`)).status, fine).toBe(202);
