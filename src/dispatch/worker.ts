@@ -2,44 +2,20 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.ts';
 import { type Logger, silentLogger } from '../logger.ts';
-import type { Random } from '../random.ts';
 import type { Database } from '../store/db.ts';
 import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '../store/queries/claim.ts';
 import { type Completion, complete } from '../store/queries/complete.ts';
 import { analyzeIfStale } from '../store/queries/maintenance.ts';
 import { reapExpiredLeases, release } from '../store/queries/unclaim.ts';
-import { buildRequest, completionFor, type SenderLike } from './attempt.ts';
-import { type OperationalEventSink, pauseForStreak } from './auto-pause.ts';
+import { buildRequest, completionFor } from './attempt.ts';
+import { pauseForStreak } from './auto-pause.ts';
 import { COMPLETION_HURRY_MS, COMPLETION_LINGER_MS, Linger, needsSlotsBack } from './completion-linger.ts';
-import type { PolicyResolver } from './policy-resolver.ts';
 import { SendLag } from './send-lag.ts';
 import { Wakeups } from './wakeups.ts';
 
-export interface WorkerOptions {
-  db: Database;
-  sender: SenderLike;
-  clock: Clock;
-  random: Random;
-  policies: PolicyResolver;
-  logger?: Logger;
-  /** Unique per process; leases carry it. */
-  owner?: string;
-  /** Deliveries claimed per round trip. */
-  batchSize?: number;
-  /** Requests this process keeps in flight at once (across all endpoints). */
-  concurrency?: number;
-  /** How long a claim stays ours; must exceed the request timeout so a live worker never loses one. */
-  leaseMs?: number;
-  /** Permanent-failure streak after which an endpoint is paused. */
-  pauseAfter?: number;
-  /** How often this worker takes over deliveries whose lease expired. */
-  reapIntervalMs?: number;
-  /** Longest idle sleep without a wake-up (a safety net under LISTEN/NOTIFY and the due timer). */
-  maxIdleMs?: number;
-  /** How long completions wait to share a write when no endpoint needs its slots back. */
-  completionLingerMs?: number;
-  onOperationalEvent?: OperationalEventSink;
-}
+import type { WorkerOptions } from './worker-options.ts';
+
+export type { WorkerOptions };
 
 /**
  * A claim or completion costs the database about 0.45 ms however few rows it carries, so bigger
@@ -94,6 +70,8 @@ export class Worker {
   /** Slots this worker holds per endpoint: deliveries sending, or sent and not yet written. */
   private readonly held = new Map<string, number>();
   private readonly heldBy = new Map<number, string>();
+  /** Deliveries whose completion is being written now (see dispatch). */
+  private readonly completing = new Set<number>();
   /** The loop waits for requests to finish before it claims again (this process's concurrency). */
   private waitingForRoom = false;
   /** Deliveries given back because they could not leave soon enough after their claim (send-lag.ts). */
@@ -224,9 +202,7 @@ export class Worker {
     } catch (error) {
       if (error instanceof UnusableClaim) {
         // As dispatch() would: one still ours from before keeps its open request and its lease.
-        this.giveBack(
-          ...error.deliveryIds.filter((id) => !this.heldBy.has(id) || this.releases.includes(id)),
-        );
+        this.giveBack(...error.deliveryIds.filter((id) => !this.heldBy.has(id) || this.beingLetGo(id)));
       }
       throw error;
     }
@@ -236,13 +212,12 @@ export class Worker {
 
   private async dispatch(delivery: ClaimedDelivery): Promise<void> {
     if (this.heldBy.has(delivery.id)) {
-      // Claimed again while still ours from an earlier claim. Given back, it was released, and
-      // this claim's answer was read before the release's (two connections, read in either
-      // order): give it back again, or it waits out this lease unsent. Otherwise its lease ran
-      // out during a database outage and was taken back: its request is open or its outcome not
-      // yet written, and that outcome will be written under this lease. Sending it again would
-      // make a duplicate request and a second attempt row, and give its endpoint's slot back twice.
-      if (this.releases.includes(delivery.id)) this.giveBack(delivery.id);
+      // Claimed again while still ours. Let go in the database (given back, or completed as due
+      // at once) with this claim's answer read first (two connections, either order): give it
+      // back again, or it waits out this lease unsent. Else its lease ran out in a database outage:
+      // its request is open or its outcome unwritten, and will be written under this lease; sending
+      // it again would duplicate the request and the attempt row, and free its slot twice.
+      if (this.beingLetGo(delivery.id)) this.giveBack(delivery.id);
       return;
     }
     this.sending.add(delivery.id);
@@ -276,6 +251,11 @@ export class Worker {
       this.sending.delete(delivery.id);
       if (this.waitingForRoom) this.wakeups.signal();
     }
+  }
+
+  /** Its release is queued or being written, or its completion being written: maybe let go already. */
+  private beingLetGo(deliveryId: number): boolean {
+    return this.releases.includes(deliveryId) || this.completing.has(deliveryId);
   }
 
   /** Deliveries due again at once, untouched: written without the linger's full wait. */
@@ -324,13 +304,14 @@ export class Worker {
           this.wakeups.signal(); // given back: due again at once
         }
         if (batch.length > 0) {
+          for (const c of batch) this.completing.add(c.deliveryId);
           const { alarms, claimable, wakeAt } = await complete(
             this.db,
             this.owner,
             this.clock.now(),
             batch,
             this.pauseAfter,
-          );
+          ).finally(() => this.completing.clear());
           this.completions.splice(0, batch.length);
           for (const c of batch) this.letGo(c.deliveryId);
           // Capacity freed for due work, or a retry scheduled that the idle timer does not know of

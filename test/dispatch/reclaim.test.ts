@@ -139,4 +139,50 @@ describe.each(BACKENDS)('a worker claiming again, or unable to use, what it clai
     );
     expect(rows[0]!.n).toBe(0);
   });
+
+  it('sends a delivery completed as due at once and claimed again before its completion was heard', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    let failures = 1;
+    const flaky = await startReceiver((_req, res) => {
+      res.statusCode = failures-- > 0 ? 500 : 200;
+      res.end();
+    });
+    let onComplete: (() => Promise<void>) | null = null;
+    let claimed: (() => void) | null = null;
+    const db = intercepting(t.db, async (sql, _params, run) => {
+      const result = await run();
+      if (preparedName(sql) === 'courier_claim_batch') claimed?.();
+      if (sql.includes('courier_complete_rows') && onComplete) {
+        const before = onComplete;
+        onComplete = null;
+        await before();
+      }
+      return result;
+    });
+    // A retry due 1 ms after the failure.
+    const { worker, sender } = virtualWorker(db, { clock, policy: { backoff: { scheduleMs: [1] } } });
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: flaky.url });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    let again: Promise<number> | undefined;
+    onComplete = async () => {
+      clock.advance(10);
+      const claimReturned = new Promise<void>((resolve) => {
+        claimed = resolve;
+      });
+      again = worker.runOnce();
+      await claimReturned;
+      await new Promise((resolve) => setImmediate(resolve)); // the claim's answer is handled first
+    };
+    expect(await worker.runOnce()).toBe(1);
+    expect(await again).toBe(1); // the same delivery, claimed again
+    while (flaky.requests.length < 2 && (await worker.runOnce()) > 0) {}
+    await sender.close();
+    await flaky.close();
+    expect(flaky.requests).toHaveLength(2);
+    const { rows } = await t.db.query<{ n: number }>(
+      'select count(*)::int as n from courier_deliveries where lease_owner is not null',
+    );
+    expect(rows[0]!.n).toBe(0);
+  });
 });

@@ -1,0 +1,34 @@
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../logger.ts';
+import type { Random } from '../random.ts';
+import type { Database } from '../store/db.ts';
+import type { SenderLike } from './attempt.ts';
+import type { OperationalEventSink } from './auto-pause.ts';
+import type { PolicyResolver } from './policy-resolver.ts';
+
+/** What a Worker is given: its ports (database, sender, clock, randomness) and its settings. */
+export interface WorkerOptions {
+  db: Database;
+  sender: SenderLike;
+  clock: Clock;
+  random: Random;
+  policies: PolicyResolver;
+  logger?: Logger;
+  /** Unique per process; leases carry it. */
+  owner?: string;
+  /** Deliveries claimed per round trip. */
+  batchSize?: number;
+  /** Requests this process keeps in flight at once (across all endpoints). */
+  concurrency?: number;
+  /** How long a claim stays ours; must exceed the request timeout so a live worker never loses one. */
+  leaseMs?: number;
+  /** Permanent-failure streak after which an endpoint is paused. */
+  pauseAfter?: number;
+  /** How often this worker takes over deliveries whose lease expired. */
+  reapIntervalMs?: number;
+  /** Longest idle sleep without a wake-up (a safety net under LISTEN/NOTIFY and the due timer). */
+  maxIdleMs?: number;
+  /** How long completions wait to share a write when no endpoint needs its slots back. */
+  completionLingerMs?: number;
+  onOperationalEvent?: OperationalEventSink;
+}
