@@ -109,9 +109,9 @@ describe.each(BACKENDS)('a worker claiming again, or unable to use, what it clai
         claimed?.();
       }
       if (sql.includes('courier_unclaim($1') && onRelease) {
-        const before = onRelease;
+        const interleave = onRelease;
         onRelease = null;
-        await before();
+        await interleave();
       }
       return result;
     });
@@ -153,9 +153,9 @@ describe.each(BACKENDS)('a worker claiming again, or unable to use, what it clai
       const result = await run();
       if (preparedName(sql) === 'courier_claim_batch') claimed?.();
       if (sql.includes('courier_complete_rows') && onComplete) {
-        const before = onComplete;
+        const interleave = onComplete;
         onComplete = null;
-        await before();
+        await interleave();
       }
       return result;
     });
