@@ -567,10 +567,11 @@ describe('API fuzz', () => {
       'courier_applications',
       'courier_endpoints',
       'courier_messages',
-      'courier_deliveries',
       'courier_event_types',
     ]) {
       expect(counts[table], table).toBeGreaterThan(10);
     }
+    // Fewer: deleting an endpoint or application removes its deliveries.
+    expect(counts.courier_deliveries).toBeGreaterThan(0);
   });
 });
