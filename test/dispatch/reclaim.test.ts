@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import { DatabaseUnavailableError, preparedName } from '../../src/store/db.ts';
+import type { Worker } from '../../src/dispatch/worker.ts';
+import { type Database, DatabaseUnavailableError, preparedName } from '../../src/store/db.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { runningWorker, virtualWorker } from '../support/engine.ts';
@@ -11,6 +12,40 @@ import { intercepting } from '../support/intercepting.ts';
 async function until(done: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 5_000;
   while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+}
+
+/**
+ * `db` with the answer to the first statement `lettingGo` matches held back until the worker's next
+ * round has claimed and handled its claim's answer: answers on two connections can be read in
+ * either order. `second` holds that round's count once it has begun.
+ */
+function answeredAfterNextClaim(
+  db: Database,
+  lettingGo: (sql: string) => boolean,
+  hooks: { onClaim?: () => void; beforeRound?: () => void } = {},
+) {
+  const round: { worker?: Worker; second?: Promise<number> } = {};
+  let claimed: (() => void) | null = null;
+  let armed = true;
+  const held = intercepting(db, async (sql, _params, run) => {
+    const result = await run();
+    if (preparedName(sql) === 'courier_claim_batch') {
+      hooks.onClaim?.();
+      claimed?.();
+    }
+    if (armed && round.worker && lettingGo(sql)) {
+      armed = false;
+      hooks.beforeRound?.();
+      const claimReturned = new Promise<void>((resolve) => {
+        claimed = resolve;
+      });
+      round.second = round.worker.runOnce();
+      await claimReturned;
+      await new Promise((resolve) => setImmediate(resolve)); // the claim's answer is handled first
+    }
+    return result;
+  });
+  return { db: held, round };
 }
 
 describe.each(BACKENDS)('a worker claiming again, or unable to use, what it claimed, on %s', (backend) => {
@@ -95,42 +130,22 @@ describe.each(BACKENDS)('a worker claiming again, or unable to use, what it clai
   });
 
   it('sends a delivery given back and claimed again before its release was heard, not leave it leased until its lease runs out', async () => {
-    // Answers on two connections can be read in either order: the claim that took the released
-    // delivery again may be handled before the release that let it go.
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
     let stall = 600; // the first claim is late: its delivery is given back
-    let onRelease: (() => Promise<void>) | null = null;
-    let claimed: (() => void) | null = null;
-    const db = intercepting(t.db, async (sql, _params, run) => {
-      const result = await run();
-      if (preparedName(sql) === 'courier_claim_batch') {
+    const { db, round } = answeredAfterNextClaim(t.db, (sql) => sql.includes('courier_unclaim($1'), {
+      onClaim: () => {
         clock.advance(stall);
         stall = 0;
-        claimed?.();
-      }
-      if (sql.includes('courier_unclaim($1') && onRelease) {
-        const interleave = onRelease;
-        onRelease = null;
-        await interleave();
-      }
-      return result;
+      },
     });
     const { worker, sender } = virtualWorker(db, { clock });
+    round.worker = worker;
     const app = await makeApp(t.db, clock.now());
     await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
     await publishJson(t.db, app.id, clock.now(), { n: 1 });
-    let again: Promise<number> | undefined;
-    onRelease = async () => {
-      const claimReturned = new Promise<void>((resolve) => {
-        claimed = resolve;
-      });
-      again = worker.runOnce();
-      await claimReturned;
-      await new Promise((resolve) => setImmediate(resolve)); // the claim's answer is handled first
-    };
     expect(await worker.runOnce()).toBe(1);
     expect(worker.lateReleases).toBe(1);
-    expect(await again).toBe(1); // the same delivery, claimed again
+    expect(await round.second).toBe(1); // the same delivery, claimed again
     while (receiver.requests.length === 0 && (await worker.runOnce()) > 0) {}
     await sender.close();
     expect(receiver.requests).toHaveLength(1);
@@ -147,35 +162,17 @@ describe.each(BACKENDS)('a worker claiming again, or unable to use, what it clai
       res.statusCode = failures-- > 0 ? 500 : 200;
       res.end();
     });
-    let onComplete: (() => Promise<void>) | null = null;
-    let claimed: (() => void) | null = null;
-    const db = intercepting(t.db, async (sql, _params, run) => {
-      const result = await run();
-      if (preparedName(sql) === 'courier_claim_batch') claimed?.();
-      if (sql.includes('courier_complete_rows') && onComplete) {
-        const interleave = onComplete;
-        onComplete = null;
-        await interleave();
-      }
-      return result;
+    const { db, round } = answeredAfterNextClaim(t.db, (sql) => sql.includes('courier_complete_rows'), {
+      beforeRound: () => clock.advance(10), // the retry falls due
     });
     // A retry due 1 ms after the failure.
     const { worker, sender } = virtualWorker(db, { clock, policy: { backoff: { scheduleMs: [1] } } });
+    round.worker = worker;
     const app = await makeApp(t.db, clock.now());
     await makeEndpoint(t.db, app.id, clock.now(), { url: flaky.url });
     await publishJson(t.db, app.id, clock.now(), { n: 1 });
-    let again: Promise<number> | undefined;
-    onComplete = async () => {
-      clock.advance(10);
-      const claimReturned = new Promise<void>((resolve) => {
-        claimed = resolve;
-      });
-      again = worker.runOnce();
-      await claimReturned;
-      await new Promise((resolve) => setImmediate(resolve)); // the claim's answer is handled first
-    };
     expect(await worker.runOnce()).toBe(1);
-    expect(await again).toBe(1); // the same delivery, claimed again
+    expect(await round.second).toBe(1); // the same delivery, claimed again
     while (flaky.requests.length < 2 && (await worker.runOnce()) > 0) {}
     await sender.close();
     await flaky.close();
