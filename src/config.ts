@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { SsrfGuard } from './delivery/ssrf-guard.ts';
 import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY } from './dispatch/worker.ts';
-import { definePolicy, type PolicyOverrides, parseDuration } from './policy/index.ts';
+import { definePolicy, formatDuration, type PolicyOverrides, parseDuration } from './policy/index.ts';
 import type { ClassifierMode, JitterMode } from './policy/types.ts';
 
 /** Courier's settings, read from COURIER_* environment variables over an optional JSON file. */
@@ -20,6 +20,8 @@ export interface Config {
   maxInFlight: number;
   rateLimit: number;
   pauseAfter: number;
+  /** How long a message and its history are kept after its creation; null: for ever. */
+  retentionMs: number | null;
   operatorWebhookUrl: string | null;
   allowPrivateNetworks: string[];
   maxPayloadBytes: number;
@@ -137,6 +139,13 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_PAUSE_AFTER',
     default: '100',
     description: 'Consecutive permanent failures after which an endpoint is paused.',
+  },
+  {
+    name: 'COURIER_RETENTION',
+    default: '90d',
+    description:
+      'How long a message, its attempts and its dead letters are kept after it was published (off: for ever); ' +
+      'at least COURIER_RETRY_WINDOW plus a day. Never before every delivery of the message is finished.',
   },
   {
     name: 'COURIER_OPERATOR_WEBHOOK_URL',
@@ -264,6 +273,27 @@ function retryOverrides(r: Reader): PolicyOverrides {
   return overrides;
 }
 
+/** A dead letter stays visible for a day at least: retention within the retry window would delete it at once. */
+function retention(r: Reader, windowMs: number): number | null {
+  const text = r.raw('COURIER_RETENTION');
+  if (text === 'off') return null;
+  const minimumMs = windowMs + 86_400_000;
+  let retentionMs: number;
+  try {
+    retentionMs = parseDuration(text);
+  } catch (error) {
+    throw new ConfigError('COURIER_RETENTION', `${(error as Error).message}, or off to keep everything`);
+  }
+  if (retentionMs < minimumMs) {
+    throw new ConfigError(
+      'COURIER_RETENTION',
+      `must be off or at least COURIER_RETRY_WINDOW plus a day (${formatDuration(minimumMs)}), ` +
+        'so that a dead letter stays visible for a day at least',
+    );
+  }
+  return retentionMs;
+}
+
 /** The variable a policy validation message (which names the policy's field) is about. */
 function policyVariable(message: string, schedule: boolean): string {
   if (message.startsWith('giveUp.windowMs')) return 'COURIER_RETRY_WINDOW';
@@ -291,6 +321,8 @@ export function loadConfig(env: Source = process.env): Config {
       'must exceed COURIER_REQUEST_TIMEOUT by at least 5s, or live workers would lose deliveries',
     );
   }
+  const retry = retryOverrides(r);
+  const retentionMs = retention(r, retry.giveUp!.windowMs!);
   const allowPrivateNetworks = (r.optional('COURIER_ALLOW_PRIVATE_NETWORKS') ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -333,12 +365,13 @@ export function loadConfig(env: Source = process.env): Config {
     host: r.raw('COURIER_HOST'),
     adminToken,
     secretsKey,
-    retry: retryOverrides(r),
+    retry,
     requestTimeoutMs,
     leaseMs,
     maxInFlight: r.int('COURIER_MAX_IN_FLIGHT', 1, 10_000),
     rateLimit: r.int('COURIER_RATE_LIMIT', 1, 1_000_000),
     pauseAfter: r.int('COURIER_PAUSE_AFTER', 1),
+    retentionMs,
     operatorWebhookUrl,
     allowPrivateNetworks,
     maxPayloadBytes: r.int('COURIER_MAX_PAYLOAD', 1024, 64 * 1024 * 1024),

@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { decodeTime, isValid, monotonicFactory } from 'ulid';
+import { decodeTime, encodeTime, isValid, monotonicFactory } from 'ulid';
 
 /**
  * Svix-style ids: a type prefix, `_`, and a ULID. The ULID starts with the creation time, so ids
@@ -57,4 +57,13 @@ export function idTime(id: string): number {
   const ulid = id.slice(separator + 1);
   if (separator < 1 || !isValid(ulid)) throw new RangeError(`not a prefixed ULID id: ${id}`);
   return decodeTime(ulid);
+}
+
+/**
+ * The bound below which every id of this prefix was made before `time` (ms): the ULID's time
+ * prefix alone, so an id made at `time` itself (longer, same prefix) sorts after it.
+ */
+export function idsBefore(prefix: IdPrefix, time: number): string {
+  if (!Number.isSafeInteger(time) || time < 0) throw new RangeError('time must be a non-negative integer');
+  return `${prefix}_${encodeTime(time, 10)}`;
 }

@@ -89,6 +89,7 @@ export function createWorker(deps: WorkerDeps): { worker: Worker; sender: Sender
     concurrency: config.workerConcurrency,
     leaseMs: config.leaseMs,
     pauseAfter: config.pauseAfter,
+    retentionMs: config.retentionMs,
     onOperationalEvent: deps.onOperationalEvent,
   });
   return { worker, sender };

@@ -12,6 +12,7 @@ describe('configuration', () => {
       port: 8080,
       maxInFlight: 10,
       pauseAfter: 100,
+      retentionMs: 90 * 86_400_000,
       requestTimeoutMs: 15_000,
       allowPrivateNetworks: [],
       retry: {
@@ -58,6 +59,9 @@ describe('configuration', () => {
     ['COURIER_SCHEMA', 'Robert; drop table'],
     ['COURIER_SECRETS_KEY', 'c2hvcnQ='],
     ['COURIER_RETRY_WINDOW', '36600d'],
+    ['COURIER_RETENTION', 'never'],
+    ['COURIER_RETENTION', '30m'],
+    ['COURIER_RETENTION', '3d'], // the 72h retry window, without the day a dead letter stays
     ['COURIER_RETRY_AFTER_CEILING', '36600d'],
     ['COURIER_RETRY_SCHEDULE', '5s,0s'],
     ['COURIER_LEASE', '200d'],
@@ -65,6 +69,16 @@ describe('configuration', () => {
   ])('a bad %s (%s) stops start-up with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
+  });
+
+  it('keeps history for ever with COURIER_RETENTION=off, and a day beyond the retry window at least', () => {
+    expect(loadConfig({ COURIER_RETENTION: 'off' }).retentionMs).toBeNull();
+    const eightDays = loadConfig({ COURIER_RETENTION: '8d', COURIER_RETRY_WINDOW: '7d' });
+    expect(eightDays.retentionMs).toBe(8 * 86_400_000);
+    expect(() => loadConfig({ COURIER_RETENTION: '7d', COURIER_RETRY_WINDOW: '7d' })).toThrow(
+      /^COURIER_RETENTION: must be off or at least COURIER_RETRY_WINDOW plus a day \(8d\)/,
+    );
+    expect(() => loadConfig({ COURIER_RETENTION: 'never' })).toThrow(/or off to keep everything/);
   });
 
   it('refuses unknown keys in the config file', () => {

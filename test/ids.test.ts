@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.ts';
-import { hasIdPrefix, ID_PREFIXES, idTime, isValidUid, newId } from '../src/ids.ts';
+import { hasIdPrefix, ID_PREFIXES, idsBefore, idTime, isValidUid, newId } from '../src/ids.ts';
 
 // The id factory is shared by the whole module, so each test uses later instants than the previous.
 const clock = new ManualClock(Date.UTC(2026, 0, 1));
@@ -106,5 +106,21 @@ describe('idTime', () => {
     'msg_01ARZ3NDEKTSV4RRFFQ69G5FAU!',
   ])('rejects %j', (id) => {
     expect(() => idTime(id)).toThrow(RangeError);
+  });
+});
+
+describe('idsBefore', () => {
+  it('bounds exactly the ids made before the instant', () => {
+    clock.advance(10_000);
+    const at = clock.now();
+    const earlier = newId('msg', at - 1);
+    const same = newId('msg', at);
+    const later = newId('msg', at + 1);
+    const bound = idsBefore('msg', at);
+    expect(earlier < bound).toBe(true);
+    expect(same < bound).toBe(false);
+    expect(later < bound).toBe(false);
+    expect(idsBefore('msg', 0)).toBe('msg_0000000000');
+    expect(() => idsBefore('msg', -1)).toThrow(RangeError);
   });
 });

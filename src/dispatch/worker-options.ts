@@ -26,6 +26,8 @@ export interface WorkerOptions {
   pauseAfter?: number;
   /** How often this worker takes over deliveries whose lease expired. */
   reapIntervalMs?: number;
+  /** How long messages are kept after their creation (retention.ts); absent or null: for ever. */
+  retentionMs?: number | null;
   /** Longest idle sleep without a wake-up (a safety net under LISTEN/NOTIFY and the due timer). */
   maxIdleMs?: number;
   /** How long completions wait to share a write when no endpoint needs its slots back. */

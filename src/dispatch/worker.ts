@@ -10,6 +10,7 @@ import { reapExpiredLeases, release } from '../store/queries/unclaim.ts';
 import { buildRequest, completionFor } from './attempt.ts';
 import { pauseForStreak } from './auto-pause.ts';
 import { COMPLETION_HURRY_MS, COMPLETION_LINGER_MS, Linger, needsSlotsBack } from './completion-linger.ts';
+import { RetentionSweeper } from './retention.ts';
 import { SendLag } from './send-lag.ts';
 import { Wakeups } from './wakeups.ts';
 
@@ -56,6 +57,7 @@ export class Worker {
   private readonly leaseMs: number;
   private readonly pauseAfter: number;
   private readonly wakeups: Wakeups;
+  private readonly retention: RetentionSweeper | null;
 
   private running = false;
   private stopped = false;
@@ -92,6 +94,7 @@ export class Worker {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pauseAfter = options.pauseAfter ?? 100;
     this.wakeups = new Wakeups(this.db, this.log, options.maxIdleMs ?? 30_000);
+    this.retention = options.retentionMs == null ? null : new RetentionSweeper(this.db, options.retentionMs);
   }
 
   get inFlight(): number {
@@ -114,8 +117,9 @@ export class Worker {
     this.running = true;
     await this.wakeups.start();
     await this.reap();
+    // Retention waits for the first tick: a start-up is not held up by deleting a backlog of history.
     this.reapTimer = setInterval(
-      () => void this.reap(),
+      () => void this.reap().then(() => this.sweep()),
       this.options.reapIntervalMs ?? Math.max(1_000, this.leaseMs / 4),
     );
     this.reapTimer.unref();
@@ -378,6 +382,20 @@ export class Worker {
       if (analysed.length > 0) this.log.debug({ tables: analysed }, 'refreshed planner statistics');
     } catch (error) {
       this.log.debug({ err: error }, 'housekeeping failed');
+    }
+  }
+
+  /** Deletes history older than the retention period (retention.ts), a bounded amount per tick. */
+  private async sweep(): Promise<void> {
+    if (!this.retention) return;
+    try {
+      const purged = await this.retention.sweep(this.clock.now());
+      if (purged.messages + purged.operationalEvents > 0) {
+        this.log.info(purged, 'deleted history older than the retention period');
+      }
+    } catch (error) {
+      // Not debug like the rest: a sweep that keeps failing lets storage grow unnoticed.
+      this.log.warn({ err: error }, 'retention sweep failed');
     }
   }
 }

@@ -186,7 +186,8 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
       schema: {
         tags,
         summary: 'Delete an application',
-        description: 'Its endpoints stop receiving; messages and attempts stay for audit.',
+        description:
+          'Its endpoints stop receiving; messages and attempts stay until the retention period (COURIER_RETENTION) ends.',
         params: Params,
         response: { 204: NoContent },
       },

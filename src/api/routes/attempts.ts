@@ -147,9 +147,10 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
       const application = await requireApp(db, request.params.app_id);
       const message = await requireMessage(db, application, request.params.msg_id, false);
       const endpoint = await requireEndpointOf(db, application, request.params.endpoint_id);
-      await db.transaction((tx) =>
+      const outcome = await db.transaction((tx) =>
         resendDelivery(tx, { messageId: message.id, endpointId: endpoint.id, now: clock.now() }),
       );
+      if (outcome === 'message_gone') throw notFound(`Message ${request.params.msg_id} not found`);
       return reply.code(202).send({});
     },
   );

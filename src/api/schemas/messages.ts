@@ -36,8 +36,9 @@ export const MessageIn = Type.Object(
   {
     title: 'MessageIn',
     description:
-      'Other Svix fields (application, payloadRetentionPeriod, …) are accepted and ignored; Courier has no ' +
-      'payload retention purge: a payload is kept as long as its message.',
+      'Other Svix fields (application, payloadRetentionPeriod, …) are accepted and ignored: every message, ' +
+      "its payload and its attempts are kept for the installation's retention period (COURIER_RETENTION, " +
+      '90 days by default) after it was published, and longer while one of its deliveries is unfinished.',
   },
 );
 

@@ -7,8 +7,11 @@ import { notifyWorkers } from './notify-workers.ts';
 const LOCK_DELIVERY = `select id, state, lease_owner is not null as leased from courier_deliveries
   where message_id = $1 and endpoint_id = $2 for update`;
 
-/** What a resend did: scheduled now, parked until the endpoint is resumed, or left to the attempt under way. */
-export type ResendOutcome = 'scheduled' | 'held' | 'in_flight';
+/**
+ * What a resend did: scheduled now, parked until the endpoint is resumed, left to the attempt under
+ * way, or nothing because the message is gone (deleted by retention since it was looked up).
+ */
+export type ResendOutcome = 'scheduled' | 'held' | 'in_flight' | 'message_gone';
 
 /**
  * Makes the (message, endpoint) delivery due now as a manual attempt. Call inside a transaction.
@@ -18,7 +21,8 @@ export type ResendOutcome = 'scheduled' | 'held' | 'in_flight';
  *  - absent (delivered: its attempt log is its record; or the endpoint did not match, or did not
  *    exist, at publish time): created, which is a fresh budget too.
  * Held instead of pending while the endpoint is not active. Lock order as everywhere: the
- * endpoint row (shared), the delivery row, then the endpoint's queue row (to wake it).
+ * endpoint row (shared), the message row (its key: retention then passes it by), the delivery
+ * row, then the endpoint's queue row (to wake it).
  */
 export async function resendDelivery(
   tx: Queryable,
@@ -27,6 +31,10 @@ export async function resendDelivery(
   const now = toDate(input.now);
   const params = [input.messageId, input.endpointId, now];
   await shareLockEndpoint(tx, input.endpointId);
+  const { rows: message } = await tx.query('select 1 from courier_messages where id = $1 for key share', [
+    input.messageId,
+  ]);
+  if (message.length === 0) return 'message_gone';
   const { rows: active } = await tx.query<{ active: boolean }>(
     'select active from courier_endpoint_queues where endpoint_id = $1',
     [input.endpointId],

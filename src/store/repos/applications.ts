@@ -117,7 +117,7 @@ export async function listApplications(
   return { data: rows.slice(0, opts.limit).map(fromRow), done: rows.length <= opts.limit };
 }
 
-/** Soft delete: the application's endpoints stop receiving; history stays for audit. */
+/** Soft delete: the application's endpoints stop receiving; history stays until retention deletes it. */
 export async function deleteApplication(db: Queryable, id: string, now: number): Promise<boolean> {
   const { rowCount } = await db.query(
     'update courier_applications set deleted_at = $2, uid = null where id = $1 and deleted_at is null',

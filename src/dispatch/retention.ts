@@ -1,0 +1,65 @@
+import { idsBefore } from '../ids.ts';
+import type { Queryable } from '../store/db.ts';
+import { purgeMessages, purgeOperationalEvents } from '../store/queries/retention.ts';
+
+/** Messages looked at per statement: one short transaction each, never a long lock. */
+export const PURGE_BATCH = 1000;
+/** Statements per sweep: bounds one sweep's work however much is waiting. */
+export const PURGE_STATEMENTS_PER_SWEEP = 20;
+
+export interface SweepResult {
+  messages: number;
+  operationalEvents: number;
+}
+
+/**
+ * Deletes what has outlived the retention period, counted from each message's creation: the
+ * message, its attempts, and its deliveries once none is unfinished (a dead-lettered one goes with
+ * it; one still pending, in flight or held keeps it). A bounded amount per sweep; a sweep that
+ * stops short goes on from there next time, so messages that must stay are looked at once per
+ * pass through the range rather than on every sweep.
+ */
+export class RetentionSweeper {
+  private after = '';
+  /** Housekeeping runs on an interval: a sweep slower than the interval must not overlap the next. */
+  private sweeping = false;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly retentionMs: number,
+    private readonly batch = PURGE_BATCH,
+    private readonly statements = PURGE_STATEMENTS_PER_SWEEP,
+  ) {}
+
+  async sweep(now: number): Promise<SweepResult> {
+    if (this.sweeping) return { messages: 0, operationalEvents: 0 };
+    this.sweeping = true;
+    try {
+      return await this.purge(now);
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  private async purge(now: number): Promise<SweepResult> {
+    const cutoff = Math.max(0, now - this.retentionMs);
+    const result: SweepResult = { messages: 0, operationalEvents: 0 };
+    const messagesBefore = idsBefore('msg', cutoff);
+    for (let i = 0; i < this.statements; i++) {
+      const pass = await purgeMessages(this.db, messagesBefore, this.after, this.batch);
+      result.messages += pass.purged;
+      if (pass.scanned < this.batch) {
+        this.after = '';
+        break;
+      }
+      this.after = pass.lastId!;
+    }
+    const eventsBefore = idsBefore('opev', cutoff);
+    for (let i = 0; i < this.statements; i++) {
+      const purged = await purgeOperationalEvents(this.db, eventsBefore, this.batch);
+      result.operationalEvents += purged;
+      if (purged < this.batch) break;
+    }
+    return result;
+  }
+}

@@ -1,0 +1,65 @@
+-- Retention: messages older than the installation's retention period leave the database with
+-- their attempts and their finished deliveries, so storage stops growing with history.
+--
+-- Ids are ULIDs, so "created before the cutoff" is a range of the primary key (p_before is the id
+-- prefix of the cutoff instant) and no index on created_at is needed on the publish path. Each
+-- call looks at most p_limit messages after p_after: messages that cannot go yet (a delivery still
+-- pending, in flight or held) cost one look per pass, not one per call, however many there are.
+--
+-- Lock order: the message rows, then their delivery rows, both SKIP LOCKED, so a purge never
+-- waits and never deadlocks; a resend takes the endpoint row, then the message row's key, then
+-- the delivery row, and a purge passes by a message it holds. With a message and all its
+-- deliveries locked nothing can add a delivery or an attempt to it (attempts come only from
+-- completions of leased deliveries, which keep their message) nor change a delivery's state, so
+-- the check that decides, made after the locks by a statement with a newer snapshot, stays true
+-- until the deletes commit.
+
+create function courier_purge_messages(p_before text, p_after text, p_limit integer)
+returns table (scanned integer, purged integer, last_id text)
+language plpgsql as $$
+declare
+  v_ids text[];
+  v_locked text[];
+  v_deliveries bigint[];
+  v_victims text[];
+begin
+  select coalesce(array_agg(m.id order by m.id), '{}') into v_ids from (
+    select id from courier_messages
+    where id > greatest(p_after, 'msg_') and id < p_before order by id limit p_limit
+  ) m;
+  if cardinality(v_ids) = 0 then
+    return query select 0, 0, null::text;
+    return;
+  end if;
+  select coalesce(array_agg(m.id), '{}') into v_locked
+    from (select id from courier_messages where id = any(v_ids) for update skip locked) m;
+  select coalesce(array_agg(d.id), '{}') into v_deliveries
+    from (select id from courier_deliveries where message_id = any(v_locked) for update skip locked) d;
+  -- Finished: dead-lettered (or delivered, from before 0011), or left unleased on an endpoint
+  -- deleted while its request was in flight, which nothing will ever send.
+  select coalesce(array_agg(m.id), '{}') into v_victims
+    from unnest(v_locked) as m(id)
+   where not exists (
+     select 1 from courier_deliveries d
+      where d.message_id = m.id
+        and (d.id <> all(v_deliveries)
+             or (d.state in ('pending', 'in_flight', 'held')
+                 and (d.lease_owner is not null
+                      or exists (select 1 from courier_endpoints e
+                                  where e.id = d.endpoint_id and e.deleted_at is null)))));
+  delete from courier_attempts where message_id = any(v_victims);
+  delete from courier_deliveries where message_id = any(v_victims);
+  delete from courier_messages where id = any(v_victims);
+  return query select cardinality(v_ids), cardinality(v_victims), v_ids[cardinality(v_ids)];
+end $$;
+
+-- Operational events age out with the same period; their ids are ULIDs too.
+create function courier_purge_operational_events(p_before text, p_limit integer)
+returns integer language sql as $$
+  with gone as (
+    delete from courier_operational_events e
+    where e.id in (select id from courier_operational_events where id < p_before order by id limit p_limit)
+    returning 1
+  )
+  select count(*)::integer from gone
+$$;

@@ -1,0 +1,37 @@
+import type { Queryable } from '../db.ts';
+
+export interface PurgePass {
+  /** Messages looked at (at most the limit); fewer than the limit: the range is exhausted. */
+  scanned: number;
+  /** Messages deleted, with their attempts and dead-lettered deliveries. */
+  purged: number;
+  /** The last id looked at: where the next call goes on. */
+  lastId: string | null;
+}
+
+/**
+ * Deletes messages with ids below `before` (made before the retention cutoff) and above `after`,
+ * looking at up to `limit` of them, unless one of their deliveries is still unfinished.
+ */
+export async function purgeMessages(
+  db: Queryable,
+  before: string,
+  after: string,
+  limit: number,
+): Promise<PurgePass> {
+  const { rows } = await db.query<{ scanned: number; purged: number; last_id: string | null }>(
+    'select * from courier_purge_messages($1, $2, $3)',
+    [before, after, limit],
+  );
+  const row = rows[0]!;
+  return { scanned: row.scanned, purged: row.purged, lastId: row.last_id };
+}
+
+/** Deletes up to `limit` operational events with ids below `before`; returns how many. */
+export async function purgeOperationalEvents(db: Queryable, before: string, limit: number): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('select courier_purge_operational_events($1, $2) as n', [
+    before,
+    limit,
+  ]);
+  return rows[0]!.n;
+}

@@ -1,0 +1,274 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
+import { RetentionSweeper } from '../../src/dispatch/retention.ts';
+import { newId } from '../../src/ids.ts';
+import { claim } from '../../src/store/queries/claim.ts';
+import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
+import { recordOperationalEvent } from '../../src/store/queries/operational-events.ts';
+import { resendDelivery } from '../../src/store/queries/resend.ts';
+import { reapExpiredLeases } from '../../src/store/queries/unclaim.ts';
+import { deleteEndpoint } from '../../src/store/repos/endpoints.ts';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+import { holdOpen } from '../support/transactions.ts';
+
+const DAY = 86_400_000;
+const RETENTION = 10 * DAY;
+// Ids never sort before earlier ones (ids.ts), so each test starts later than the last one ended.
+let clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+
+describe.each(BACKENDS)('retention on %s', (backend) => {
+  let t: TestDatabase;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    t = await openTestDatabase(backend);
+    // /ok answers 200, /gone 410 (permanent: dead-lettered), /flaky 500 (a retry stays pending).
+    receiver = await startReceiver((req, res) => {
+      res.writeHead(req.url === '/gone' ? 410 : req.url === '/flaky' ? 500 : 200);
+      res.end();
+    });
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.drop();
+  });
+  beforeEach(async () => {
+    clock = new ManualClock(clock.now() + DAY);
+    await t.db.query(
+      'truncate courier_attempts, courier_deliveries, courier_messages, courier_endpoint_queues, courier_endpoint_secrets, courier_endpoints, courier_applications, courier_operational_events cascade',
+    );
+  });
+
+  /** An application with one endpoint at `path` on the receiver. */
+  const appWith = async (path: string) => {
+    const app = await makeApp(t.db, clock.now());
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}${path}` });
+    return { appId: app.id, endpointId: ep.id };
+  };
+  const publishTo = async (appId: string) =>
+    (await publishJson(t.db, appId, clock.now(), { n: 1 })).messageId;
+  const count = async (table: string, messageId: string) =>
+    (
+      await t.db.query<{ n: number }>(`select count(*)::int as n from ${table} where message_id = $1`, [
+        messageId,
+      ])
+    ).rows[0]!.n;
+  const states = async (messageId: string) =>
+    (
+      await t.db.query<{ state: string }>('select state from courier_deliveries where message_id = $1', [
+        messageId,
+      ])
+    ).rows.map((r) => r.state);
+  const messageExists = async (id: string) =>
+    (await t.db.query('select 1 from courier_messages where id = $1', [id])).rows.length === 1;
+
+  /** Runs a worker on virtual time until nothing is due now. */
+  const deliverAll = async () => {
+    const policy = { giveUp: { windowMs: 400 * DAY, maxAttempts: 100 } };
+    const { worker, sender } = virtualWorker(t.db, { clock, policy });
+    while ((await worker.runOnce()) > 0) {}
+    await sender.close();
+  };
+
+  it('deletes finished messages older than the period with their attempts and dead letters, and keeps the rest', async () => {
+    const ok = await appWith('/ok');
+    const gone = await appWith('/gone');
+    const flaky = await appWith('/flaky');
+    const paused = await appWith('/ok');
+    const leased = await appWith('/ok');
+    await holdEndpoint(t.db, paused.endpointId, 'paused', 'test', clock.now());
+
+    const delivered = await publishTo(ok.appId);
+    const deadLettered = await publishTo(gone.appId);
+    const retrying = await publishTo(flaky.appId);
+    const held = await publishTo(paused.appId);
+    await deliverAll();
+    const inFlight = await publishTo(leased.appId);
+    const claimed = await claim(t.db, {
+      owner: 'elsewhere',
+      now: clock.now(),
+      leaseMs: 20 * DAY,
+      limit: 10,
+    });
+    expect(claimed.deliveries.map((d) => d.messageId)).toEqual([inFlight]);
+    await recordOperationalEvent(t.db, {
+      id: newId('opev', clock.now()),
+      type: 'endpoint.paused',
+      appId: ok.appId,
+      endpointId: ok.endpointId,
+      data: {},
+      createdAt: clock.now(),
+    });
+
+    clock.advance(RETENTION);
+    const recent = await publishTo(ok.appId);
+    await deliverAll(); // the retry fails again: still pending
+    const sweeper = new RetentionSweeper(t.db, RETENTION);
+    // Exactly as old as the period is not older.
+    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 0, operationalEvents: 0 });
+
+    clock.advance(1);
+    expect(await count('courier_attempts', deadLettered)).toBe(1);
+    expect(await count('courier_deliveries', deadLettered)).toBe(1);
+    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 2, operationalEvents: 1 });
+
+    for (const id of [delivered, deadLettered]) {
+      expect(await messageExists(id)).toBe(false);
+      expect(await count('courier_attempts', id)).toBe(0);
+      expect(await count('courier_deliveries', id)).toBe(0);
+    }
+    // Unfinished deliveries keep their message and its history, however old.
+    for (const id of [retrying, held, inFlight, recent]) expect(await messageExists(id)).toBe(true);
+    expect(await count('courier_attempts', retrying)).toBe(2);
+    expect(await count('courier_attempts', recent)).toBe(1);
+    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 0, operationalEvents: 0 });
+  });
+
+  it('looks at a bounded number of messages per sweep and goes on from there, past ones that must stay', async () => {
+    const paused = await appWith('/ok');
+    const ok = await appWith('/ok');
+    await holdEndpoint(t.db, paused.endpointId, 'paused', 'test', clock.now());
+    const held = await publishTo(paused.appId);
+    const delivered: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      clock.advance(1);
+      delivered.push(await publishTo(ok.appId));
+    }
+    await deliverAll();
+    clock.advance(RETENTION + 1);
+
+    // Two messages looked at per statement, one statement per sweep.
+    const sweeper = new RetentionSweeper(t.db, RETENTION, 2, 1);
+    expect((await sweeper.sweep(clock.now())).messages).toBe(1); // held (stays), delivered[0]
+    expect(await messageExists(delivered[1]!)).toBe(true);
+    expect((await sweeper.sweep(clock.now())).messages).toBe(2); // delivered[1], delivered[2]
+    expect((await sweeper.sweep(clock.now())).messages).toBe(1); // delivered[3]: the end, from the start next
+    expect((await sweeper.sweep(clock.now())).messages).toBe(0); // held alone
+    expect(await messageExists(held)).toBe(true);
+    for (const id of delivered) expect(await messageExists(id)).toBe(false);
+  });
+
+  it('runs in a worker’s housekeeping', async () => {
+    const ok = await appWith('/ok');
+    const old = await publishTo(ok.appId);
+    await deliverAll();
+    clock.advance(RETENTION + 1);
+    const { worker, sender } = virtualWorker(t.db, { clock, retentionMs: RETENTION, reapIntervalMs: 20 });
+    await worker.start();
+    try {
+      const deadline = Date.now() + 5_000;
+      while ((await messageExists(old)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(await messageExists(old)).toBe(false);
+    } finally {
+      await worker.stop();
+      await sender.close();
+    }
+  });
+
+  it('answers a resend of a message deleted since it was looked up as gone, not a foreign key error', async () => {
+    const ok = await appWith('/ok');
+    const old = await publishTo(ok.appId);
+    await deliverAll();
+    clock.advance(RETENTION + 1);
+    expect((await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).messages).toBe(1);
+    const outcome = await t.db.transaction((tx) =>
+      resendDelivery(tx, { messageId: old, endpointId: ok.endpointId, now: clock.now() }),
+    );
+    expect(outcome).toBe('message_gone');
+    expect(await count('courier_deliveries', old)).toBe(0);
+  });
+
+  it('deletes the deliveries a deleted endpoint left unfinished, which nothing would ever send', async () => {
+    // A request in flight when its endpoint is deleted, answered 500: the retry is stored as held.
+    let deleteMe = '';
+    const deletingReceiver = await startReceiver(async (_req, res) => {
+      await t.db.transaction((tx) => deleteEndpoint(tx, deleteMe, clock.now()));
+      res.writeHead(500);
+      res.end();
+    });
+    try {
+      const app = await makeApp(t.db, clock.now());
+      deleteMe = (await makeEndpoint(t.db, app.id, clock.now(), { url: `${deletingReceiver.url}/` })).id;
+      const heldForGood = await publishTo(app.id);
+      await deliverAll();
+      expect(await states(heldForGood)).toEqual(['held']);
+
+      // Claimed by a worker that then crashed; the endpoint deleted; the lease taken back: pending.
+      const crashed = await appWith('/ok');
+      const pendingForGood = await publishTo(crashed.appId);
+      await claim(t.db, { owner: 'crashed', now: clock.now(), leaseMs: 60_000, limit: 10 });
+      await t.db.transaction((tx) => deleteEndpoint(tx, crashed.endpointId, clock.now()));
+      clock.advance(60_001);
+      expect(await reapExpiredLeases(t.db, clock.now())).toBe(1);
+      expect(await states(pendingForGood)).toEqual(['pending']);
+
+      clock.advance(RETENTION);
+      expect((await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).messages).toBe(2);
+      for (const id of [heldForGood, pendingForGood]) {
+        expect(await messageExists(id)).toBe(false);
+        expect(await count('courier_deliveries', id)).toBe(0);
+      }
+    } finally {
+      await deletingReceiver.close();
+    }
+  });
+
+  it('looks only at message ids: a row an outbox caller gave another id is not aged by it', async () => {
+    const ok = await appWith('/ok');
+    await t.db.query(
+      `insert into courier_messages (id, app_id, event_type, payload, created_at)
+       values ('a-custom-id', $1, 'x', '\\x7b7d', $2)`,
+      [ok.appId, new Date(clock.now())],
+    );
+    clock.advance(RETENTION + 1);
+    expect((await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).messages).toBe(0);
+    expect(await messageExists('a-custom-id')).toBe(true);
+  });
+
+  describe.skipIf(backend === 'pglite')('beside other transactions (two connections)', () => {
+    it('never waits for a row lock: a message whose delivery another transaction holds stays, the rest go', async () => {
+      const busy = await appWith('/gone');
+      const idle = await appWith('/gone');
+      const held = await publishTo(busy.appId);
+      const free = await publishTo(idle.appId);
+      await deliverAll();
+      clock.advance(RETENTION + 1);
+
+      // A replay (or an endpoint deletion, an operator's psql) holds one dead letter's row.
+      const replay = await holdOpen(t.db, (tx) =>
+        tx.query(`update courier_deliveries set state = 'pending', attempts = 0 where message_id = $1`, [
+          held,
+        ]),
+      );
+      expect(await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).toEqual({
+        messages: 1,
+        operationalEvents: 0,
+      });
+      await replay.commit();
+      expect(await messageExists(free)).toBe(false);
+      expect(await messageExists(held)).toBe(true);
+      expect(await count('courier_attempts', held)).toBe(1);
+      expect(await states(held)).toEqual(['pending']);
+      expect((await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).messages).toBe(0);
+    });
+
+    it('passes by a message a resend holds, which then keeps it with its new delivery', async () => {
+      const ok = await appWith('/ok');
+      const old = await publishTo(ok.appId);
+      await deliverAll();
+      clock.advance(RETENTION + 1);
+
+      const resend = await holdOpen(t.db, (tx) =>
+        resendDelivery(tx, { messageId: old, endpointId: ok.endpointId, now: clock.now() }),
+      );
+      expect((await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).messages).toBe(0);
+      await resend.commit();
+      expect(await states(old)).toEqual(['pending']);
+      expect((await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).messages).toBe(0);
+      expect(await messageExists(old)).toBe(true);
+    });
+  });
+});
