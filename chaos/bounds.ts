@@ -4,7 +4,7 @@
  *    accepted, never answered) holds a deep backlog, against the same run without it.
  * 2. Memory: the worker's peak RSS, every 15 s of a 90 s drain of 1,000,000 deliveries due at once.
  * 3. Storage: how fast retention deletes finished history, and what a sweep costs when the oldest
- *    messages must stay (a paused endpoint's held deliveries).
+ *    messages must stay (retries under an endpoint's retry window longer than the retention).
  */
 import { createServer } from 'node:net';
 import {
@@ -28,9 +28,9 @@ const DUE = Number(process.env.COURIER_BOUNDS_DUE ?? 1_000_000);
 /** How long the worker drains the due backlog; its peak RSS is read every CHECKPOINT_S seconds. */
 const DRAIN_S = Number(process.env.COURIER_BOUNDS_SECONDS ?? 90);
 const CHECKPOINT_S = 15;
-/** Finished messages (1 KiB, one attempt each) past the retention period, behind HELD that must stay. */
+/** Finished messages (1 KiB, one attempt each) past the retention period, behind RETRYING that must stay. */
 const PURGE = Number(process.env.COURIER_BOUNDS_PURGE ?? 200_000);
-const HELD = 20_000;
+const RETRYING = 20_000;
 const DAY = 86_400_000;
 
 /** Latency of 500 messages to a healthy endpoint, with or without a dead endpoint's backlog. */
@@ -135,9 +135,9 @@ interface RetentionFigures {
   purgedPerSec: number;
   walBytesPerMessage: number;
   slowestSweepMs: number;
-  /** A sweep that finds only the held messages: the steady cost of the history that must stay. */
-  heldOnlySweepMs: number;
-  heldKept: number;
+  /** A sweep that finds only the retrying messages: the steady cost of the history that must stay. */
+  retryingOnlySweepMs: number;
+  kept: number;
 }
 
 async function retentionSweeps(): Promise<RetentionFigures> {
@@ -145,8 +145,8 @@ async function retentionSweeps(): Promise<RetentionFigures> {
   const setup = await setupCourier(receiver);
   try {
     const now = systemClock.now();
-    // Ids as the publisher makes them: the creation time's ULID prefix, the held ones older.
-    const heldPrefix = idsBefore('msg', now - 100 * DAY);
+    // Ids as the publisher makes them: the creation time's ULID prefix, the retrying ones older.
+    const retryingPrefix = idsBefore('msg', now - 100 * DAY);
     const donePrefix = idsBefore('msg', now - 99 * DAY);
     const id = (prefix: string) => `${prefix} || lpad(g::text, 16, '0')`;
     const then = new Date(now - 99 * DAY);
@@ -155,13 +155,13 @@ async function retentionSweeps(): Promise<RetentionFigures> {
        select ${id('$1')}, $3, 'bulk', convert_to(repeat('x', 1024), 'UTF8'), $4::timestamptz from generate_series(1, $5) g
        union all
        select ${id('$2')}, $3, 'bulk', convert_to(repeat('x', 1024), 'UTF8'), $4::timestamptz from generate_series(1, $6) g`,
-      [heldPrefix, donePrefix, setup.appId, then, HELD, PURGE],
+      [retryingPrefix, donePrefix, setup.appId, then, RETRYING, PURGE],
     );
     const { rows } = await setup.db.query<{ id: string }>('select id from courier_endpoints limit 1');
     await setup.db.query(
       `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, created_at, updated_at)
-       select ${id('$1')}, $2, 'held', $3, $3, $3 from generate_series(1, $4) g`,
-      [heldPrefix, rows[0]!.id, then, HELD],
+       select ${id('$1')}, $2, 'pending', $3::timestamptz + interval '1 year', $3, $3 from generate_series(1, $4) g`,
+      [retryingPrefix, rows[0]!.id, then, RETRYING],
     );
     await setup.db.query(
       `insert into courier_attempts (id, delivery_id, message_id, endpoint_id, number, url, started_at,
@@ -179,7 +179,7 @@ async function retentionSweeps(): Promise<RetentionFigures> {
     let purged = 0;
     let slowestSweepMs = 0;
     // Each sweep looks at a bounded number: one pass over the range takes this many.
-    const sweepsPerPass = Math.ceil((PURGE + HELD) / (PURGE_BATCH * PURGE_STATEMENTS_PER_SWEEP));
+    const sweepsPerPass = Math.ceil((PURGE + RETRYING) / (PURGE_BATCH * PURGE_STATEMENTS_PER_SWEEP));
     for (let sweeps = 0; purged < PURGE; sweeps++) {
       if (sweeps > sweepsPerPass) throw new Error(`retention stopped after ${purged} of ${PURGE} messages`);
       const sweepStarted = performance.now();
@@ -188,15 +188,15 @@ async function retentionSweeps(): Promise<RetentionFigures> {
     }
     const purgedPerSec = purged / ((performance.now() - started) / 1000);
     const walBytesPerMessage = ((await walBytes()) - wal0) / purged;
-    const heldStarted = performance.now();
+    const retryingStarted = performance.now();
     // From the start of the range, as after a restart or a finished pass.
     const last = await new RetentionSweeper(setup.db, 90 * DAY).sweep(now);
-    const heldOnlySweepMs = performance.now() - heldStarted;
-    if (last.messages !== 0) throw new Error('a sweep deleted a message whose delivery is held');
+    const retryingOnlySweepMs = performance.now() - retryingStarted;
+    if (last.messages !== 0) throw new Error('a sweep deleted a message whose delivery is retrying');
     const { rows: kept } = await setup.db.query<{ n: number }>(
       'select count(*)::int as n from courier_messages',
     );
-    return { purgedPerSec, walBytesPerMessage, slowestSweepMs, heldOnlySweepMs, heldKept: kept[0]!.n };
+    return { purgedPerSec, walBytesPerMessage, slowestSweepMs, retryingOnlySweepMs, kept: kept[0]!.n };
   } finally {
     await setup.close();
     await receiver.stop();
@@ -216,6 +216,6 @@ process.stdout.write(`
 | Healthy endpoints alone | latency p50 ${baseline.p50.toFixed(1)} ms, p99 ${baseline.p99.toFixed(1)} ms (500 messages, 20 endpoints) |
 | Beside a dead endpoint with 2,000 queued | latency p50 ${isolated.p50.toFixed(1)} ms, p99 ${isolated.p99.toFixed(1)} ms |
 | ${DUE.toLocaleString('en-US')} deliveries due at once | worker peak RSS so far, at ${peaks} |
-| Retention: ${PURGE.toLocaleString('en-US')} finished messages (1 KiB, one attempt each) behind ${HELD.toLocaleString('en-US')} held | ${Math.round(retention.purgedPerSec).toLocaleString('en-US')} messages/s deleted, ${Math.round(retention.walBytesPerMessage).toLocaleString('en-US')} B of WAL each, slowest sweep ${retention.slowestSweepMs.toFixed(0)} ms; a sweep past the held alone ${retention.heldOnlySweepMs.toFixed(0)} ms; ${retention.heldKept.toLocaleString('en-US')} kept |
+| Retention: ${PURGE.toLocaleString('en-US')} finished messages (1 KiB, one attempt each) behind ${RETRYING.toLocaleString('en-US')} retrying | ${Math.round(retention.purgedPerSec).toLocaleString('en-US')} messages/s deleted, ${Math.round(retention.walBytesPerMessage).toLocaleString('en-US')} B of WAL each, slowest sweep ${retention.slowestSweepMs.toFixed(0)} ms; a sweep past the retrying alone ${retention.retryingOnlySweepMs.toFixed(0)} ms; ${retention.kept.toLocaleString('en-US')} kept |
 `);
 process.exit(0);

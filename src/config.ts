@@ -145,7 +145,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: '90d',
     description:
       'How long a message, its attempts and its dead letters are kept after it was published (off: for ever); ' +
-      'at least COURIER_RETRY_WINDOW plus a day. Never before every delivery of the message is finished.',
+      'at least COURIER_RETRY_WINDOW plus a day. Never while a delivery of the message is in flight or retrying.',
   },
   {
     name: 'COURIER_OPERATOR_WEBHOOK_URL',

@@ -14,10 +14,10 @@ export interface SweepResult {
 
 /**
  * Deletes what has outlived the retention period, counted from each message's creation: the
- * message, its attempts, and its deliveries once none is unfinished (a dead-lettered one goes with
- * it; one still pending, in flight or held keeps it). A bounded amount per sweep; a sweep that
- * stops short goes on from there next time, so messages that must stay are looked at once per
- * pass through the range rather than on every sweep.
+ * message, its attempts and its deliveries, unless one of them is in flight or retrying (a
+ * dead-lettered one goes with it, and so does one held for a paused endpoint: migration 0014 says
+ * why). A bounded amount per sweep; a sweep that stops short goes on from there next time, so
+ * messages that must stay are looked at once per pass through the range, not on every sweep.
  */
 export class RetentionSweeper {
   private after = '';

@@ -4,7 +4,7 @@
 -- Ids are ULIDs, so "created before the cutoff" is a range of the primary key (p_before is the id
 -- prefix of the cutoff instant) and no index on created_at is needed on the publish path. Each
 -- call looks at most p_limit messages after p_after: messages that cannot go yet (a delivery still
--- pending, in flight or held) cost one look per pass, not one per call, however many there are.
+-- in flight or retrying) cost one look per pass, not one per call, however many there are.
 --
 -- Lock order: the message rows, then their delivery rows, both SKIP LOCKED, so a purge never
 -- waits and never deadlocks; a resend takes the endpoint row, then the message row's key, then
@@ -14,11 +14,33 @@
 -- the check that decides, made after the locks by a statement with a newer snapshot, stays true
 -- until the deletes commit.
 
+-- Of p_ids, the messages retention may delete. What keeps a message: a delivery in flight, or one
+-- pending on a live endpoint (retrying under a retry window longer than the retention period);
+-- once the rows are locked (p_locked), also a delivery not among the locked ones (another
+-- transaction holds it). Not a delivery held for a paused or disabled endpoint: one endpoint
+-- paused for good would otherwise keep every message of its application for ever; resumed, it
+-- gets the messages of the retention period. Nor one left unleased on an endpoint deleted while
+-- its request was in flight, which nothing will ever send.
+create function courier_retention_deletable(p_ids text[], p_deliveries bigint[], p_locked boolean)
+returns text[] language sql stable as $$
+  select coalesce(array_agg(m.id), '{}')
+    from unnest(p_ids) as m(id)
+   where not exists (
+     select 1 from courier_deliveries d
+      where d.message_id = m.id
+        and ((p_locked and d.id <> all(p_deliveries))
+             or d.lease_owner is not null
+             or (d.state in ('pending', 'in_flight')
+                 and exists (select 1 from courier_endpoints e
+                              where e.id = d.endpoint_id and e.deleted_at is null))))
+$$;
+
 create function courier_purge_messages(p_before text, p_after text, p_limit integer)
 returns table (scanned integer, purged integer, last_id text)
 language plpgsql as $$
 declare
   v_ids text[];
+  v_candidates text[];
   v_locked text[];
   v_deliveries bigint[];
   v_victims text[];
@@ -31,22 +53,13 @@ begin
     return query select 0, 0, null::text;
     return;
   end if;
+  -- First without locks, so that messages that must stay cost a look and not a row lock each.
+  v_candidates := courier_retention_deletable(v_ids, '{}', false);
   select coalesce(array_agg(m.id), '{}') into v_locked
-    from (select id from courier_messages where id = any(v_ids) for update skip locked) m;
+    from (select id from courier_messages where id = any(v_candidates) for update skip locked) m;
   select coalesce(array_agg(d.id), '{}') into v_deliveries
     from (select id from courier_deliveries where message_id = any(v_locked) for update skip locked) d;
-  -- Finished: dead-lettered (or delivered, from before 0011), or left unleased on an endpoint
-  -- deleted while its request was in flight, which nothing will ever send.
-  select coalesce(array_agg(m.id), '{}') into v_victims
-    from unnest(v_locked) as m(id)
-   where not exists (
-     select 1 from courier_deliveries d
-      where d.message_id = m.id
-        and (d.id <> all(v_deliveries)
-             or (d.state in ('pending', 'in_flight', 'held')
-                 and (d.lease_owner is not null
-                      or exists (select 1 from courier_endpoints e
-                                  where e.id = d.endpoint_id and e.deleted_at is null)))));
+  v_victims := courier_retention_deletable(v_locked, v_deliveries, true);
   delete from courier_attempts where message_id = any(v_victims);
   delete from courier_deliveries where message_id = any(v_victims);
   delete from courier_messages where id = any(v_victims);
