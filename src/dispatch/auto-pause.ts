@@ -14,7 +14,7 @@ export type OperationalEventSink = (tx: Transaction, event: OperationalEvent) =>
 
 /**
  * A streak of permanent failures means the URL is most likely dead: pause the endpoint (its
- * deliveries are held, not lost), record `endpoint.paused`, and tell the operator.
+ * deliveries are held, not lost, for the retention period), record `endpoint.paused`, and tell the operator.
  */
 export async function pauseForStreak(
   db: Database,

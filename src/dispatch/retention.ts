@@ -46,7 +46,12 @@ export class RetentionSweeper {
     const result: SweepResult = { messages: 0, operationalEvents: 0 };
     const messagesBefore = idsBefore('msg', cutoff);
     for (let i = 0; i < this.statements; i++) {
-      const pass = await purgeMessages(this.db, messagesBefore, this.after, this.batch);
+      const pass = await purgeMessages(this.db, {
+        before: messagesBefore,
+        after: this.after,
+        limit: this.batch,
+        now,
+      });
       result.messages += pass.purged;
       if (pass.scanned < this.batch) {
         this.after = '';

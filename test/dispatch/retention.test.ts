@@ -6,13 +6,13 @@ import { claim } from '../../src/store/queries/claim.ts';
 import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { recordOperationalEvent } from '../../src/store/queries/operational-events.ts';
 import { resendDelivery } from '../../src/store/queries/resend.ts';
-import { reapExpiredLeases } from '../../src/store/queries/unclaim.ts';
+import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
 import { deleteEndpoint } from '../../src/store/repos/endpoints.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { virtualWorker } from '../support/engine.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
-import { holdOpen } from '../support/transactions.ts';
+import { blockedBy, holdOpen } from '../support/transactions.ts';
 
 const DAY = 86_400_000;
 const RETENTION = 10 * DAY;
@@ -229,6 +229,47 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
     expect(await messageExists('a-custom-id')).toBe(true);
   });
 
+  it('keeps a dead letter visible for a day after it appeared, however old its message', async () => {
+    const flaky = await appWith('/flaky');
+    const old = await publishTo(flaky.appId);
+    await deliverAll();
+    clock.advance(RETENTION + DAY);
+    // A retry window of the endpoint's own, longer than the retention period, ran out an hour ago.
+    await t.db.query(
+      `update courier_deliveries set state = 'expired', updated_at = $2 where message_id = $1`,
+      [old, new Date(clock.now() - 3_600_000)],
+    );
+    const sweeper = new RetentionSweeper(t.db, RETENTION);
+    expect((await sweeper.sweep(clock.now())).messages).toBe(0);
+    clock.advance(DAY - 3_600_000 + 1);
+    expect((await sweeper.sweep(clock.now())).messages).toBe(1);
+    expect(await messageExists(old)).toBe(false);
+  });
+
+  it('keeps a message whose delivery is leased, even on a deleted endpoint; not one given back while paused', async () => {
+    const deleted = await appWith('/ok');
+    const leasedOnDeleted = await publishTo(deleted.appId);
+    await claim(t.db, { owner: 'busy', now: clock.now(), leaseMs: 20 * DAY, limit: 10 });
+    await t.db.transaction((tx) => deleteEndpoint(tx, deleted.endpointId, clock.now()));
+
+    // Claimed, the endpoint paused meanwhile (a leased delivery stays pending), then given back.
+    const paused = await appWith('/ok');
+    const givenBack = await publishTo(paused.appId);
+    const claimed = await claim(t.db, { owner: 'worker', now: clock.now(), leaseMs: 60_000, limit: 10 });
+    await holdEndpoint(t.db, paused.endpointId, 'paused', 'test', clock.now());
+    await release(
+      t.db,
+      'worker',
+      claimed.deliveries.map((d) => d.id),
+    );
+    expect(await states(givenBack)).toEqual(['pending']);
+
+    clock.advance(RETENTION + 1);
+    expect((await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).messages).toBe(1);
+    expect(await messageExists(leasedOnDeleted)).toBe(true);
+    expect(await messageExists(givenBack)).toBe(false);
+  });
+
   describe.skipIf(backend === 'pglite')('beside other transactions (two connections)', () => {
     it('never waits for a row lock: a message whose delivery another transaction holds stays, the rest go', async () => {
       const busy = await appWith('/gone');
@@ -254,6 +295,22 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
       expect(await count('courier_attempts', held)).toBe(1);
       expect(await states(held)).toEqual(['pending']);
       expect((await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).messages).toBe(0);
+    });
+
+    it('answers a resend waiting on a message being deleted as gone, not a foreign key error', async () => {
+      const ok = await appWith('/ok');
+      const old = await publishTo(ok.appId);
+      await deliverAll();
+      const deletion = await holdOpen(t.db, async (tx) => {
+        await tx.query('delete from courier_attempts where message_id = $1', [old]);
+        await tx.query('delete from courier_messages where id = $1', [old]);
+      });
+      const resend = t.db.transaction((tx) =>
+        resendDelivery(tx, { messageId: old, endpointId: ok.endpointId, now: clock.now() }),
+      );
+      await blockedBy(t.db, deletion.pid);
+      await deletion.commit();
+      expect(await resend).toBe('message_gone');
     });
 
     it('passes by a message a resend holds, which then keeps it with its new delivery', async () => {

@@ -211,7 +211,8 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     'pause',
     'Pause an endpoint (Courier extension)',
     'Courier extension. Stops deliveries without losing any: pending and newly published messages are held ' +
-      'until the endpoint is resumed. (disabled: true instead drops new messages, as in Svix.)',
+      'until the endpoint is resumed, or until their messages are older than the retention period ' +
+      '(COURIER_RETENTION). (disabled: true instead drops new messages, as in Svix.)',
     (tx, endpoint) => holdEndpoint(tx, endpoint.id, 'paused', 'paused through the API', clock.now()),
   );
   statusRoute(

@@ -2,7 +2,9 @@
 -- their attempts and their finished deliveries, so storage stops growing with history.
 --
 -- Ids are ULIDs, so "created before the cutoff" is a range of the primary key (p_before is the id
--- prefix of the cutoff instant) and no index on created_at is needed on the publish path. Each
+-- prefix of the cutoff instant) and no index on created_at is needed on the publish path. An
+-- outbox caller of courier_publish must pass the current time as p_now (and its own p_message_id,
+-- if any, made from it): a message whose id says it is older is deleted as that old. Each
 -- call looks at most p_limit messages after p_after: messages that cannot go yet (a delivery still
 -- in flight or retrying) cost one look per pass, not one per call, however many there are.
 --
@@ -14,14 +16,16 @@
 -- the check that decides, made after the locks by a statement with a newer snapshot, stays true
 -- until the deletes commit.
 
--- Of p_ids, the messages retention may delete. What keeps a message: a delivery in flight, or one
--- pending on a live endpoint (retrying under a retry window longer than the retention period);
--- once the rows are locked (p_locked), also a delivery not among the locked ones (another
--- transaction holds it). Not a delivery held for a paused or disabled endpoint: one endpoint
--- paused for good would otherwise keep every message of its application for ever; resumed, it
--- gets the messages of the retention period. Nor one left unleased on an endpoint deleted while
--- its request was in flight, which nothing will ever send.
-create function courier_retention_deletable(p_ids text[], p_deliveries bigint[], p_locked boolean)
+-- Of p_ids, the messages retention may delete. What keeps a message: a delivery in flight; one
+-- pending on an enabled endpoint (retrying under a retry window longer than the retention
+-- period); one dead-lettered less than a day before p_now (a window set per application or
+-- endpoint can end after the retention period: the dead letter stays visible for a day); once
+-- the rows are locked (p_locked), a delivery not among the locked ones (another transaction holds
+-- it). Not a delivery held or left pending for a paused or disabled endpoint: one endpoint paused
+-- for good would otherwise keep every message of its application for ever; resumed, it gets the
+-- messages of the retention period. Nor one left unleased on an endpoint deleted while its
+-- request was in flight, which nothing will ever send.
+create function courier_retention_deletable(p_ids text[], p_now timestamptz, p_deliveries bigint[], p_locked boolean)
 returns text[] language sql stable as $$
   select coalesce(array_agg(m.id), '{}')
     from unnest(p_ids) as m(id)
@@ -30,12 +34,13 @@ returns text[] language sql stable as $$
       where d.message_id = m.id
         and ((p_locked and d.id <> all(p_deliveries))
              or d.lease_owner is not null
+             or (d.state in ('failed', 'expired') and d.updated_at > p_now - interval '1 day')
              or (d.state in ('pending', 'in_flight')
                  and exists (select 1 from courier_endpoints e
-                              where e.id = d.endpoint_id and e.deleted_at is null))))
+                              where e.id = d.endpoint_id and e.deleted_at is null and e.status = 'enabled'))))
 $$;
 
-create function courier_purge_messages(p_before text, p_after text, p_limit integer)
+create function courier_purge_messages(p_before text, p_after text, p_limit integer, p_now timestamptz)
 returns table (scanned integer, purged integer, last_id text)
 language plpgsql as $$
 declare
@@ -54,12 +59,12 @@ begin
     return;
   end if;
   -- First without locks, so that messages that must stay cost a look and not a row lock each.
-  v_candidates := courier_retention_deletable(v_ids, '{}', false);
+  v_candidates := courier_retention_deletable(v_ids, p_now, '{}', false);
   select coalesce(array_agg(m.id), '{}') into v_locked
     from (select id from courier_messages where id = any(v_candidates) for update skip locked) m;
   select coalesce(array_agg(d.id), '{}') into v_deliveries
     from (select id from courier_deliveries where message_id = any(v_locked) for update skip locked) d;
-  v_victims := courier_retention_deletable(v_locked, v_deliveries, true);
+  v_victims := courier_retention_deletable(v_locked, p_now, v_deliveries, true);
   delete from courier_attempts where message_id = any(v_victims);
   delete from courier_deliveries where message_id = any(v_victims);
   delete from courier_messages where id = any(v_victims);

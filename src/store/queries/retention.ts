@@ -1,4 +1,5 @@
 import type { Queryable } from '../db.ts';
+import { toDate } from '../rows.ts';
 
 export interface PurgePass {
   /** Messages looked at (at most the limit); fewer than the limit: the range is exhausted. */
@@ -11,17 +12,15 @@ export interface PurgePass {
 
 /**
  * Deletes messages with ids below `before` (made before the retention cutoff) and above `after`,
- * looking at up to `limit` of them, unless one of their deliveries is still unfinished.
+ * looking at up to `limit` of them, unless a delivery keeps them (migration 0014 says which).
  */
 export async function purgeMessages(
   db: Queryable,
-  before: string,
-  after: string,
-  limit: number,
+  pass: { before: string; after: string; limit: number; now: number },
 ): Promise<PurgePass> {
   const { rows } = await db.query<{ scanned: number; purged: number; last_id: string | null }>(
-    'select * from courier_purge_messages($1, $2, $3)',
-    [before, after, limit],
+    'select * from courier_purge_messages($1, $2, $3, $4)',
+    [pass.before, pass.after, pass.limit, toDate(pass.now)],
   );
   const row = rows[0]!;
   return { scanned: row.scanned, purged: row.purged, lastId: row.last_id };
