@@ -16,7 +16,7 @@
 import { parseArgs } from 'node:util';
 import { buildDist } from '../scripts/build.ts';
 import { type CpuPerDelivery, startCpuSampler } from './cpu.ts';
-import { type BenchReceiver, COURIER_PROCESS, startReceiver } from './lib.ts';
+import { analyzeSchema, type BenchReceiver, COURIER_PROCESS, startReceiver } from './lib.ts';
 import { fieldMedians, median } from './report.ts';
 import { publishMany, setupCourier, startWorkers, type WorkerCommand } from './scenarios/courier.ts';
 import { courierLatency } from './scenarios/latency.ts';
@@ -64,7 +64,7 @@ async function drain(receiver: BenchReceiver, variant: Variant, n: number, round
   const setup = await setupCourier(receiver);
   try {
     await publishMany(setup, n);
-    await setup.db.query('analyze');
+    await analyzeSchema(setup.schema);
     await receiver.reset();
     const [worker] = await startWorkers(setup.schema, 1, variant.env, variant);
     const sampler = startCpuSampler(COURIER_PROCESS);

@@ -9,6 +9,7 @@ import { PgDatabase } from '../src/store/pg.ts';
 import { claim } from '../src/store/queries/claim.ts';
 import { complete } from '../src/store/queries/complete.ts';
 import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../test/support/fixtures.ts';
+import { analyzeSchema } from './lib.ts';
 
 const URL = process.env.COURIER_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DUE = 2_000;
@@ -52,7 +53,7 @@ export async function measureClaimCost(
        select 'msg_future_' || g, ($1::text[])[1 + g % 10], 'pending', $2, $3, $3 from generate_series(1, $4) g`,
       [endpoints.map((e) => e.id), new Date(now + 86_400_000), new Date(now), future],
     );
-    await db.query('analyze');
+    await analyzeSchema(schema);
     for (let i = 0; i < DUE; i++) await publishJson(db, app.id, now, { i });
     const timings: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {

@@ -120,6 +120,19 @@ export async function adminQuery<T = Record<string, unknown>>(
   }
 }
 
+/**
+ * Planner statistics (and, with vacuum, a clean heap) for one schema's tables only: a bare
+ * ANALYZE or VACUUM covers the whole database and waits behind any other session's lock on any
+ * table, which in a test run is another test file's schema.
+ */
+export async function analyzeSchema(schema: string, { vacuum = false } = {}): Promise<void> {
+  const tables = await adminQuery<{ t: string }>(
+    `select quote_ident(schemaname) || '.' || quote_ident(relname) as t from pg_stat_user_tables where schemaname = $1`,
+    [schema],
+  );
+  for (const { t } of tables) await adminQuery(`${vacuum ? 'vacuum analyze' : 'analyze'} ${t}`);
+}
+
 export async function freshSchema(prefix: string): Promise<string> {
   const schema = `${prefix}_${randomBytes(4).toString('hex')}`;
   await adminQuery(`create schema ${schema}`);

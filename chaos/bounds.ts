@@ -8,6 +8,7 @@
  */
 import { createServer } from 'node:net';
 import {
+  analyzeSchema,
   payload,
   peakRssMiB,
   percentile,
@@ -170,7 +171,7 @@ async function retentionSweeps(): Promise<RetentionFigures> {
          from generate_series(1, $4) g`,
       [donePrefix, rows[0]!.id, then, PURGE],
     );
-    await setup.db.query('vacuum analyze');
+    await analyzeSchema(setup.schema, { vacuum: true });
     await setup.db.query('checkpoint');
 
     const sweeper = new RetentionSweeper(setup.db, 90 * DAY);

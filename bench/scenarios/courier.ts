@@ -9,6 +9,7 @@ import { publish } from '../../src/store/publisher.ts';
 import { createApplication } from '../../src/store/repos/applications.ts';
 import { createEndpoint } from '../../src/store/repos/endpoints.ts';
 import {
+  analyzeSchema,
   type BenchReceiver,
   COURIER_CLI,
   concurrently,
@@ -158,9 +159,7 @@ export async function bulkDeliveries(setup: CourierSetup, count: number, dueAt: 
     await setup.db.query('update courier_endpoint_queues set next_due_at = $1', [new Date(dueAt)]);
   // A backlog that has been there a while: vacuumed and checkpointed, so neither the autovacuum
   // its million inserts trigger nor the checkpoint they force lands in the measured drain.
-  await setup.db.query('vacuum analyze courier_messages');
-  await setup.db.query('vacuum analyze courier_deliveries');
-  await setup.db.query('analyze');
+  await analyzeSchema(setup.schema, { vacuum: true });
   await setup.db.query('checkpoint');
 }
 

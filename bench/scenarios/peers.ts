@@ -4,6 +4,7 @@ import { runMigrations } from 'graphile-worker';
 import PgBoss from 'pg-boss';
 import {
   adminQuery,
+  analyzeSchema,
   type BenchReceiver,
   DATABASE_URL,
   dropSchema,
@@ -13,15 +14,6 @@ import {
 } from '../lib.ts';
 
 const worker = (name: string) => fileURLToPath(new URL(`../workers/${name}.ts`, import.meta.url));
-
-/** Every system is measured in steady state, with planner statistics of its freshly filled tables. */
-async function analyzeSchema(schema: string): Promise<void> {
-  const tables = await adminQuery<{ t: string }>(
-    `select quote_ident(schemaname) || '.' || quote_ident(relname) as t from pg_stat_user_tables where schemaname = $1`,
-    [schema],
-  );
-  for (const { t } of tables) await adminQuery(`analyze ${t}`);
-}
 
 /** undici alone against the receiver: the ceiling of any system here. */
 export async function ceiling(receiver: BenchReceiver, n: number): Promise<number> {
