@@ -1,4 +1,5 @@
 import { idsBefore } from '../ids.ts';
+import type { Logger } from '../logger.ts';
 import type { Queryable } from '../store/db.ts';
 import { purgeMessages, purgeOperationalEvents } from '../store/queries/retention.ts';
 
@@ -38,6 +39,19 @@ export class RetentionSweeper {
       return await this.purge(now);
     } finally {
       this.sweeping = false;
+    }
+  }
+
+  /** A sweep from the housekeeping timer: what it deleted logged at info, a failure at warn, never thrown. */
+  async sweepLogged(now: number, log: Logger): Promise<void> {
+    try {
+      const purged = await this.sweep(now);
+      if (purged.messages + purged.operationalEvents > 0) {
+        log.info(purged, 'deleted history older than the retention period');
+      }
+    } catch (error) {
+      // Not debug like the rest of housekeeping: a sweep that keeps failing lets storage grow unnoticed.
+      log.warn({ err: error }, 'retention sweep failed');
     }
   }
 

@@ -119,7 +119,7 @@ export class Worker {
     await this.reap();
     // Retention waits for the first tick: a start-up is not held up by deleting a backlog of history.
     this.reapTimer = setInterval(
-      () => void this.reap().then(() => this.sweep()),
+      () => void this.reap().then(() => this.retention?.sweepLogged(this.clock.now(), this.log)),
       this.options.reapIntervalMs ?? Math.max(1_000, this.leaseMs / 4),
     );
     this.reapTimer.unref();
@@ -382,20 +382,6 @@ export class Worker {
       if (analysed.length > 0) this.log.debug({ tables: analysed }, 'refreshed planner statistics');
     } catch (error) {
       this.log.debug({ err: error }, 'housekeeping failed');
-    }
-  }
-
-  /** Deletes history older than the retention period (retention.ts), a bounded amount per tick. */
-  private async sweep(): Promise<void> {
-    if (!this.retention) return;
-    try {
-      const purged = await this.retention.sweep(this.clock.now());
-      if (purged.messages + purged.operationalEvents > 0) {
-        this.log.info(purged, 'deleted history older than the retention period');
-      }
-    } catch (error) {
-      // Not debug like the rest: a sweep that keeps failing lets storage grow unnoticed.
-      this.log.warn({ err: error }, 'retention sweep failed');
     }
   }
 }
