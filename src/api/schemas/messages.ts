@@ -38,7 +38,7 @@ export const MessageIn = Type.Object(
     description:
       'Other Svix fields (application, payloadRetentionPeriod, …) are accepted and ignored: every message, ' +
       "its payload and its attempts are kept for the installation's retention period (COURIER_RETENTION, " +
-      '90 days by default) after it was published, and longer while one of its deliveries is unfinished.',
+      '90 days by default) after it was published, and longer while one of its deliveries is in flight or retrying.',
   },
 );
 

@@ -20,19 +20,19 @@
 -- pending on an enabled endpoint (retrying under a retry window longer than the retention
 -- period); one dead-lettered less than a day before p_now (a window set per application or
 -- endpoint can end after the retention period: the dead letter stays visible for a day); once
--- the rows are locked (p_locked), a delivery not among the locked ones (another transaction holds
--- it). Not a delivery held or left pending for a paused or disabled endpoint: one endpoint paused
--- for good would otherwise keep every message of its application for ever; resumed, it gets the
--- messages of the retention period. Nor one left unleased on an endpoint deleted while its
--- request was in flight, which nothing will ever send.
-create function courier_retention_deletable(p_ids text[], p_now timestamptz, p_deliveries bigint[], p_locked boolean)
+-- the rows are locked (p_locked_deliveries; null before), a delivery not among the locked ones
+-- (another transaction holds it). Not a delivery held or left pending for a paused or disabled
+-- endpoint: one endpoint paused for good would otherwise keep every message of its application
+-- for ever; resumed, it gets the messages of the retention period. Nor one left unleased on an
+-- endpoint deleted while its request was in flight, which nothing will ever send.
+create function courier_retention_deletable(p_ids text[], p_now timestamptz, p_locked_deliveries bigint[])
 returns text[] language sql stable as $$
   select coalesce(array_agg(m.id), '{}')
     from unnest(p_ids) as m(id)
    where not exists (
      select 1 from courier_deliveries d
       where d.message_id = m.id
-        and ((p_locked and d.id <> all(p_deliveries))
+        and ((p_locked_deliveries is not null and d.id <> all(p_locked_deliveries))
              or d.lease_owner is not null
              or (d.state in ('failed', 'expired') and d.updated_at > p_now - interval '1 day')
              or (d.state in ('pending', 'in_flight')
@@ -59,12 +59,12 @@ begin
     return;
   end if;
   -- First without locks, so that messages that must stay cost a look and not a row lock each.
-  v_candidates := courier_retention_deletable(v_ids, p_now, '{}', false);
+  v_candidates := courier_retention_deletable(v_ids, p_now, null);
   select coalesce(array_agg(m.id), '{}') into v_locked
     from (select id from courier_messages where id = any(v_candidates) for update skip locked) m;
   select coalesce(array_agg(d.id), '{}') into v_deliveries
     from (select id from courier_deliveries where message_id = any(v_locked) for update skip locked) d;
-  v_victims := courier_retention_deletable(v_locked, p_now, v_deliveries, true);
+  v_victims := courier_retention_deletable(v_locked, p_now, v_deliveries);
   delete from courier_attempts where message_id = any(v_victims);
   delete from courier_deliveries where message_id = any(v_victims);
   delete from courier_messages where id = any(v_victims);

@@ -4,7 +4,7 @@ import { toDate } from '../rows.ts';
 export interface PurgePass {
   /** Messages looked at (at most the limit); fewer than the limit: the range is exhausted. */
   scanned: number;
-  /** Messages deleted, with their attempts and dead-lettered deliveries. */
+  /** Messages deleted, with their attempts and deliveries. */
   purged: number;
   /** The last id looked at: where the next call goes on. */
   lastId: string | null;
