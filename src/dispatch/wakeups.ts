@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
 
@@ -10,9 +11,11 @@ export class Wakeups {
   private waiter: (() => void) | null = null;
   private unlisten: (() => Promise<void>) | null = null;
   private stopped = false;
+  private due: { at: number; timer: NodeJS.Timeout } | null = null;
 
   constructor(
     private readonly db: Database,
+    private readonly clock: Clock,
     private readonly log: Logger,
     private readonly maxIdleMs: number,
   ) {}
@@ -32,6 +35,24 @@ export class Wakeups {
     const waiter = this.waiter;
     this.waiter = null;
     waiter?.();
+  }
+
+  /**
+   * Signals at `at`, when work falls due on an endpoint a completion freed room on: no claim
+   * counted that endpoint's due time while it was at its cap. The earliest such instant is kept.
+   */
+  signalAt(at: number): void {
+    if (this.stopped || (this.due && this.due.at <= at)) return;
+    if (this.due) clearTimeout(this.due.timer);
+    const timer = setTimeout(
+      () => {
+        this.due = null;
+        this.signal();
+      },
+      Math.max(0, at - this.clock.now()),
+    );
+    timer.unref();
+    this.due = { at, timer };
   }
 
   /** Forget earlier signals: whatever they announced, the next claim will see. */
@@ -70,6 +91,8 @@ export class Wakeups {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.due) clearTimeout(this.due.timer);
+    this.due = null;
     this.signal();
     await this.unlisten?.().catch(() => {});
     this.unlisten = null;

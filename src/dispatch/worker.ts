@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.ts';
+import type { SendRequest } from '../delivery/sender.ts';
 import { type Logger, silentLogger } from '../logger.ts';
+import type { RetryPolicy } from '../policy/types.ts';
 import type { Database } from '../store/db.ts';
 import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '../store/queries/claim.ts';
 import { type Completion, complete } from '../store/queries/complete.ts';
@@ -17,6 +19,13 @@ import { Wakeups } from './wakeups.ts';
 import type { WorkerOptions } from './worker-options.ts';
 
 export type { WorkerOptions };
+
+/** A claimed delivery with its slot taken and its request signed, ready to send. */
+interface Ready {
+  delivery: ClaimedDelivery;
+  policy: RetryPolicy;
+  request: SendRequest;
+}
 
 /**
  * A claim or completion costs the database about 0.45 ms however few rows it carries, so bigger
@@ -81,8 +90,6 @@ export class Worker {
   private readonly sendLag = new SendLag();
   /** Consecutive failures of this worker itself; it slows its claiming while they last. */
   private ownFailures = 0;
-  /** Wakes the loop when work a completion announced for later falls due (see dueLater). */
-  private dueTimer: { at: number; timer: NodeJS.Timeout } | null = null;
 
   constructor(private readonly options: WorkerOptions) {
     this.db = options.db;
@@ -93,7 +100,7 @@ export class Worker {
     this.concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pauseAfter = options.pauseAfter ?? 100;
-    this.wakeups = new Wakeups(this.db, this.log, options.maxIdleMs ?? 30_000);
+    this.wakeups = new Wakeups(this.db, this.clock, this.log, options.maxIdleMs ?? 30_000);
     this.retention = options.retentionMs == null ? null : new RetentionSweeper(this.db, options.retentionMs);
   }
 
@@ -107,7 +114,7 @@ export class Worker {
       await this.drain(); // what the claim gave back
       throw error;
     });
-    await Promise.all(deliveries.map((d) => this.dispatch(d)));
+    await Promise.all(this.dispatch(deliveries));
     await this.drain();
     return deliveries.length;
   }
@@ -134,8 +141,6 @@ export class Worker {
   async stop(graceMs = 10_000): Promise<void> {
     this.running = false;
     clearInterval(this.reapTimer);
-    if (this.dueTimer) clearTimeout(this.dueTimer.timer);
-    this.dueTimer = null;
     this.wakeups.signal();
     await this.loopDone;
     const deadline = Date.now() + graceMs;
@@ -186,7 +191,7 @@ export class Worker {
         continue;
       }
       const { deliveries, nextDueAt } = claimed;
-      for (const delivery of deliveries) void this.dispatch(delivery);
+      this.dispatch(deliveries);
       // Work due now is left when the batch filled up or an endpoint was held by another
       // transaction (a completion, a publish, another worker's claim): a claim that found work
       // looks again at once, one that found none after a short timer rather than in a hot loop.
@@ -214,7 +219,23 @@ export class Worker {
     return claimed;
   }
 
-  private async dispatch(delivery: ClaimedDelivery): Promise<void> {
+  /**
+   * Signs every delivery of a claim, then sends them. One signature after another keeps OpenSSL's
+   * code and tables in cache: interleaved with the sends' socket writes, each HMAC cost the worker
+   * about 7 µs instead of 2-3 (docs/performance-history.md, nineteenth session).
+   */
+  private dispatch(deliveries: readonly ClaimedDelivery[]): Promise<void>[] {
+    const now = this.clock.now();
+    const ready: Ready[] = [];
+    for (const delivery of deliveries) {
+      const prepared = this.prepare(delivery, now);
+      if (prepared) ready.push(prepared);
+    }
+    return ready.map((r) => this.send(r));
+  }
+
+  /** Takes a claimed delivery's slot and builds its signed request; null if it is not to be sent now. */
+  private prepare(delivery: ClaimedDelivery, now: number): Ready | null {
     if (this.heldBy.has(delivery.id)) {
       // Claimed again while still ours. Let go in the database (given back, or completed as due
       // at once) with this claim's answer read first (two connections, either order): give it
@@ -222,20 +243,29 @@ export class Worker {
       // its request is open or its outcome unwritten, and will be written under this lease; sending
       // it again would duplicate the request and the attempt row, and free its slot twice.
       if (this.beingLetGo(delivery.id)) this.giveBack(delivery.id);
-      return;
+      return null;
     }
     this.sending.add(delivery.id);
     this.heldBy.set(delivery.id, delivery.endpointId);
     this.held.set(delivery.endpointId, (this.held.get(delivery.endpointId) ?? 0) + 1);
     try {
-      const now = this.clock.now();
       if (this.sendLag.tooLate(now - delivery.claimedAt)) {
         this.lateReleases++;
         this.giveBack(delivery.id);
-        return;
+        this.done(delivery.id);
+        return null;
       }
       const policy = this.options.policies.resolve(delivery.appPolicy, delivery.endpointPolicy);
-      const request = buildRequest(delivery, now);
+      return { delivery, policy, request: buildRequest(delivery, now) };
+    } catch (error) {
+      this.failedOn(delivery.id, error);
+      this.done(delivery.id);
+      return null;
+    }
+  }
+
+  private async send({ delivery, policy, request }: Ready): Promise<void> {
+    try {
       const result = await this.options.sender.send(request);
       if (result.outcome.kind === 'network' && result.outcome.failure === 'timeout') {
         await new Promise((resolve) => setTimeout(resolve, ABANDONED_REQUEST_GRACE_MS));
@@ -248,13 +278,23 @@ export class Worker {
       }
       this.ownFailures = 0;
     } catch (error) {
-      this.ownFailures++;
-      this.log.error({ err: error, deliveryId: delivery.id }, 'worker failed on a delivery; giving it back');
-      this.giveBack(delivery.id);
+      this.failedOn(delivery.id, error);
     } finally {
-      this.sending.delete(delivery.id);
-      if (this.waitingForRoom) this.wakeups.signal();
+      this.done(delivery.id);
     }
+  }
+
+  /** The worker's own failure, not the receiver's: no attempt counted, the delivery given back. */
+  private failedOn(deliveryId: number, error: unknown): void {
+    this.ownFailures++;
+    this.log.error({ err: error, deliveryId }, 'worker failed on a delivery; giving it back');
+    this.giveBack(deliveryId);
+  }
+
+  /** No longer sending: room for the loop to claim more. */
+  private done(deliveryId: number): void {
+    this.sending.delete(deliveryId);
+    if (this.waitingForRoom) this.wakeups.signal();
   }
 
   /** Its release is queued or being written, or its completion being written: maybe let go already. */
@@ -321,7 +361,7 @@ export class Worker {
           // Capacity freed for due work, or a retry scheduled that the idle timer does not know of
           // yet: claim again (a claim that finds nothing looks up the next due time).
           if (claimable || batch.some((c) => c.state === 'pending')) this.wakeups.signal();
-          if (wakeAt !== null) this.dueLater(wakeAt);
+          if (wakeAt !== null) this.wakeups.signalAt(wakeAt);
           for (const alarm of alarms) {
             await pauseForStreak(this.db, alarm, this.clock, this.options.onOperationalEvent).catch((error) =>
               this.log.error({ err: error, endpointId: alarm.endpointId }, 'auto-pause failed'),
@@ -350,24 +390,6 @@ export class Worker {
         );
       }
     }
-  }
-
-  /**
-   * Claims again at `at`, when work falls due on an endpoint a completion freed room on: no claim
-   * counted that endpoint's due time while it was at its cap. The earliest such instant is kept.
-   */
-  private dueLater(at: number): void {
-    if (this.dueTimer && this.dueTimer.at <= at) return;
-    if (this.dueTimer) clearTimeout(this.dueTimer.timer);
-    const timer = setTimeout(
-      () => {
-        this.dueTimer = null;
-        this.wakeups.signal();
-      },
-      Math.max(0, at - this.clock.now()),
-    );
-    timer.unref();
-    this.dueTimer = { at, timer };
   }
 
   /** Housekeeping on a timer: take over expired leases, keep planner statistics fresh. */

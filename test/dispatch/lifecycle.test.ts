@@ -167,4 +167,27 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     expect(rows[0]!.n).toBe(0);
     await sender.close();
   });
+
+  it('still sends the rest of a claim when signing one of its deliveries fails', async () => {
+    const { clock, worker, sender } = virtualWorker(t.db);
+    const app = await makeApp(t.db, clock.now());
+    const good = await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/good` });
+    const bad = await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/bad` });
+    await publishJson(t.db, app.id, clock.now(), {});
+    await t.db.query(`update courier_endpoint_secrets set key = 'not-a-secret' where endpoint_id = $1`, [
+      bad.id,
+    ]);
+    expect(await worker.runOnce()).toBe(2);
+    expect(receiver.requests.map((r) => r.url)).toEqual(['/good']);
+    const { rows } = await t.db.query<{ endpoint_id: string; state: string; attempts: number }>(
+      'select endpoint_id, state, attempts from courier_delivery_states order by endpoint_id',
+    );
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        { endpoint_id: good.id, state: 'delivered', attempts: 1 },
+        { endpoint_id: bad.id, state: 'pending', attempts: 0 },
+      ]),
+    );
+    await sender.close();
+  });
 });
