@@ -21,7 +21,7 @@ const program = new Command()
   .addHelpText(
     'after',
     `
-send, endpoints, attempts and dlq talk to a running Courier over its API:
+send, endpoints, attempts, status and dlq talk to a running Courier over its API:
   COURIER_URL     its base URL, or --url (default: http://127.0.0.1:8080)
   COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
 They print tables, or JSON with --json. Exit status: 0 done, 1 API or network
@@ -30,6 +30,7 @@ error, 2 usage error (nothing was sent).
 Examples:
   $ courier send acme invoice.paid '{"invoice":42}' --event-id inv-42
   $ courier attempts acme main --limit 10
+  $ courier status acme inv-42
   $ courier dlq replay acme main --since 2026-01-31`,
   );
 
@@ -103,6 +104,16 @@ operator(
     .option('--msg <message>', 'only the attempts of this message (id or eventId)'),
 ).action(async (app: string, endpoint: string, options: AttemptsOptions) =>
   (await import('./commands/attempts.ts')).attempts(app, endpoint, options),
+);
+
+operator(
+  program
+    .command('status')
+    .description('show where a message stands at each of its endpoints')
+    .argument(...APP)
+    .argument('<message>', 'message id (msg_…) or eventId'),
+).action(async (app: string, message: string, options: OperatorOptions) =>
+  (await import('./commands/status.ts')).status(app, message, options),
 );
 
 const dlq = program

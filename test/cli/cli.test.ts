@@ -103,6 +103,28 @@ describe('courier operator commands', () => {
     expect(one.stdout.trimEnd().split('\n')).toHaveLength(2);
   });
 
+  it('status shows where a message stands at each endpoint', async () => {
+    await deliverAll();
+    const [table, json, unknown] = await Promise.all([
+      cli(['status', 'acme', 'inv-42']),
+      cli(['status', 'acme', 'inv-42', '--json']),
+      cli(['status', 'acme', 'no-such-event']),
+    ]);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ENDPOINT +UID +URL +STATUS +ATTEMPTS +NEXT ATTEMPT$/);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(new RegExp(`^${endpointId} +main +${receiver.url}/ok +success +1 +-$`));
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({ id: endpointId, statusText: 'success', nextAttempt: null }),
+    ]);
+    expect(unknown).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'courier: Message no-such-event not found (not_found, HTTP 404)\n',
+    });
+  });
+
   it('dlq list shows the dead letters and dlq replay replays them all', async () => {
     await publish('dlq', 3);
     await deliverAll();
@@ -188,6 +210,7 @@ describe('courier operator commands', () => {
       'send <app> <event-type> <payload>',
       'endpoints <app>',
       'attempts <app> <endpoint>',
+      'status <app> <message>',
     ]) {
       expect(help.stdout).toContain(usage);
     }

@@ -1,9 +1,10 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { claim } from '../../src/store/queries/claim.ts';
 import { closedPort, type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
-import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
+import { createApp, createEndpoint, locs, publishMessage, startApi, type TestApi } from './support.ts';
 
-describe('attempts and resend', () => {
+describe('attempts, attempted destinations and resend', () => {
   let api: TestApi;
   let receiver: Receiver;
   let engine: ReturnType<typeof virtualWorker>;
@@ -11,8 +12,9 @@ describe('attempts and resend', () => {
   beforeAll(async () => {
     api = await startApi();
     receiver = await startReceiver((req, res) => {
-      res.writeHead(req.url?.startsWith('/fail') ? 500 : 200);
-      res.end(req.url?.startsWith('/fail') ? 'broken' : 'thanks');
+      const status = req.url?.startsWith('/fail') ? 500 : req.url?.startsWith('/gone') ? 410 : 200;
+      res.writeHead(status);
+      res.end(status === 500 ? 'broken' : status === 410 ? 'gone' : 'thanks');
     });
   });
   afterAll(async () => {
@@ -25,12 +27,7 @@ describe('attempts and resend', () => {
   });
   afterEach(() => engine.sender.close());
 
-  const publish = async (body: Record<string, unknown> = {}) =>
-    (
-      await api.request('POST', `/api/v1/app/${appId}/msg`, {
-        body: { eventType: 'e', payload: { n: 1 }, ...body },
-      })
-    ).body.id as string;
+  const publish = (body: Record<string, unknown> = {}) => publishMessage(api, appId, body);
   const attemptsOf = async (kind: 'endpoint' | 'msg', id: string, query = '') => {
     const res = await api.request('GET', `/api/v1/app/${appId}/attempt/${kind}/${id}${query}`);
     expect(res.status, res.text).toBe(200);
@@ -191,5 +188,126 @@ describe('attempts and resend', () => {
     }
     expect((await api.request('GET', `/api/v1/app/${appId}/attempt/endpoint/nope`)).status).toBe(404);
     expect((await api.request('GET', `/api/v1/app/${appId}/attempt/msg/nope`)).status).toBe(404);
+  });
+
+  describe('attempted destinations of a message', () => {
+    // Earlier tests' deliveries may fall due too: claims are counted at least, not exactly.
+    const destinations = async (msg: string, query = '') => {
+      const res = await api.request('GET', `/api/v1/app/${appId}/msg/${msg}/endpoint${query}`);
+      expect(res.status, res.text).toBe(200);
+      return res.body as { data: Record<string, unknown>[]; done: boolean; iterator: string | null };
+    };
+    const standing = async (msg: string) =>
+      Object.fromEntries(
+        (await destinations(msg)).data.map((d) => [
+          d.id,
+          [d.statusText, d.status, d.attempts, d.nextAttempt],
+        ]),
+      );
+    const nextAttemptAt = async (msg: string, ep: string) =>
+      (
+        await api.db.query<{ at: Date }>(
+          'select next_attempt_at as at from courier_deliveries where message_id = $1 and endpoint_id = $2',
+          [msg, ep],
+        )
+      ).rows[0]!.at.toISOString();
+
+    it('shows, per endpoint, whether the message was delivered, is retrying and when, or failed', async () => {
+      const ok = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+      const retrying = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
+      const gone = await createEndpoint(api, appId, { url: `${receiver.url}/gone` });
+      const msgId = await publish({ eventId: 'where-is-it' });
+
+      const due = new Date(api.clock.now()).toISOString();
+      expect(await standing(msgId)).toEqual({
+        [ok.id]: ['pending', 1, 0, due],
+        [retrying.id]: ['pending', 1, 0, due],
+        [gone.id]: ['pending', 1, 0, due],
+      });
+
+      expect(await engine.worker.runOnce()).toBeGreaterThanOrEqual(3);
+      const retryAt = await nextAttemptAt(msgId, retrying.id);
+      expect(Date.parse(retryAt)).toBeGreaterThan(api.clock.now());
+      // By eventId too, and each item is the endpoint as GET returns it plus where the message stands.
+      expect(await standing('where-is-it')).toEqual({
+        [ok.id]: ['success', 0, 1, null],
+        [retrying.id]: ['pending', 1, 1, retryAt],
+        [gone.id]: ['fail', 2, 1, null],
+      });
+      const endpoint = (await api.request('GET', `/api/v1/app/${appId}/endpoint/${ok.id}`)).body;
+      const [first] = (await destinations(msgId)).data;
+      expect(first).toEqual({
+        ...endpoint,
+        status: 0,
+        statusText: 'success',
+        nextAttempt: null,
+        attempts: 1,
+      });
+    });
+
+    it('shows an attempt under way as sending, and a delivery held by a disabled endpoint as pending with no next attempt', async () => {
+      const busy = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+      const off = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+      const msgId = await publish();
+      const res = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${off.id}`, {
+        body: { disabled: true },
+      });
+      expect(res.status, res.text).toBe(200);
+      // Another worker's claim, its request not yet answered.
+      const claimed = await claim(api.db, {
+        owner: 'elsewhere',
+        now: api.clock.now(),
+        leaseMs: 60_000,
+        limit: 10,
+      });
+      const claimedFor = claimed.deliveries.map((d) => d.endpointId);
+      expect(claimedFor).toContain(busy.id);
+      expect(claimedFor).not.toContain(off.id);
+      expect(await standing(msgId)).toEqual({
+        [busy.id]: ['sending', 3, 0, null],
+        [off.id]: ['pending', 1, 0, null],
+      });
+    });
+
+    it('shows a resent delivery as pending again, and leaves out endpoints deleted since', async () => {
+      const ok = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+      const removed = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+      const msgId = await publish();
+      expect(await engine.worker.runOnce()).toBeGreaterThanOrEqual(2);
+      expect((await api.request('DELETE', `/api/v1/app/${appId}/endpoint/${removed.id}`)).status).toBe(204);
+      const resend = await api.request('POST', `/api/v1/app/${appId}/msg/${msgId}/endpoint/${ok.id}/resend`);
+      expect(resend.status).toBe(202);
+      expect((await destinations(msgId)).data).toHaveLength(1);
+      expect(await standing(msgId)).toEqual({
+        [ok.id]: ['pending', 1, 0, new Date(api.clock.now()).toISOString()],
+      });
+      expect(await engine.worker.runOnce()).toBeGreaterThanOrEqual(1);
+      expect(await standing(msgId)).toEqual({ [ok.id]: ['success', 0, 1, null] });
+    });
+
+    it('pages in endpoint order, and refuses unknown messages and malformed iterators', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++)
+        ids.push((await createEndpoint(api, appId, { url: `${receiver.url}/ok` })).id);
+      const msgId = await publish();
+      const first = await destinations(msgId, '?limit=2');
+      expect(first.data.map((d) => d.id)).toEqual(ids.slice(0, 2));
+      expect(first.done).toBe(false);
+      const second = await destinations(msgId, `?limit=2&iterator=${first.iterator}`);
+      expect(second.data.map((d) => d.id)).toEqual(ids.slice(2));
+      expect(second.done).toBe(true);
+      const descending = await destinations(msgId, '?order=descending');
+      expect(descending.data.map((d) => d.id)).toEqual([...ids].reverse());
+
+      const missing = await api.request(
+        'GET',
+        `/api/v1/app/${appId}/msg/msg_01KDWPVNG0Z2T6P6PJXKZK51B0/endpoint`,
+      );
+      expect(missing.status).toBe(404);
+      expect(missing.body).toMatchObject({ code: 'not_found' });
+      expect(
+        locs(await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}/endpoint?iterator=msg_x`)),
+      ).toEqual(['query.iterator']);
+    });
   });
 });

@@ -37,7 +37,11 @@ describe('API on PGlite', () => {
     expect((await api.request('POST', `/api/v1/app/lite/msg/lite-1/endpoint/${ep.id}/resend`)).status).toBe(
       202,
     );
+    const resent = await api.request('GET', '/api/v1/app/lite/msg/lite-1/endpoint');
+    expect(resent.body.data).toMatchObject([{ id: ep.id, statusText: 'pending', attempts: 0 }]);
     expect(await worker.runOnce()).toBe(1);
+    const delivered = await api.request('GET', '/api/v1/app/lite/msg/lite-1/endpoint');
+    expect(delivered.body.data).toMatchObject([{ id: ep.id, statusText: 'success', attempts: 1 }]);
     await sender.close();
     expect(receiver.requests.map((r) => r.headers['x-lite'])).toEqual(['1', '1']);
 

@@ -124,6 +124,19 @@ export async function createEndpoint(
   return res.body;
 }
 
+/** Publishes a message (event type `e` unless the body says otherwise) and returns its id. */
+export async function publishMessage(
+  api: TestApi,
+  appId: string,
+  body: Record<string, unknown> = {},
+): Promise<string> {
+  const res = await api.request('POST', `/api/v1/app/${appId}/msg`, {
+    body: { eventType: 'e', payload: { n: 1 }, ...body },
+  });
+  if (res.status !== 202) throw new Error(`publishing failed: ${res.status} ${res.text}`);
+  return res.body.id;
+}
+
 /** A 422 answer's field locations, e.g. ['body.url']. */
 export function locs(answer: Answer): string[] {
   return (answer.body.detail as { loc: string[] }[]).map((d) => d.loc.join('.'));

@@ -132,6 +132,18 @@ describe('the official Svix SDK against Courier', () => {
     ]);
     expect(verifies(secret, 1)).toBe(true);
 
+    const destinations = await svix.messageAttempt.listAttemptedDestinations(app.id, message.id);
+    expect(destinations.done).toBe(true);
+    expect(destinations.data).toHaveLength(1);
+    expect(destinations.data[0]).toMatchObject({
+      id: endpoint.id,
+      url: endpoint.url,
+      status: MessageStatus.Success,
+      statusText: 'success',
+      nextAttempt: null,
+    });
+    expect(destinations.data[0]!.createdAt).toBeInstanceOf(Date);
+
     // Rotation: during the grace period both secrets verify; after it only the new one.
     await svix.endpoint.rotateSecret(app.id, endpoint.id, { gracePeriodSeconds: 60 });
     const { key: rotated } = await svix.endpoint.getSecret(app.id, endpoint.id);

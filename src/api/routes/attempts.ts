@@ -1,11 +1,13 @@
 import { Type } from 'typebox';
 import { resendDelivery } from '../../store/queries/resend.ts';
 import { type AttemptFilter, findAttempt, listAttempts } from '../../store/repos/attempts.ts';
+import { listDestinations } from '../../store/repos/destinations.ts';
 import { notFound } from '../errors.ts';
 import { requireApp, requireEndpoint, requireEndpointOf, requireMessage } from '../lookup.ts';
 import { idIterator, type ListParams, listQuery, paginate } from '../pagination.ts';
 import { attemptOut, MessageAttemptOut } from '../schemas/attempts.ts';
 import { Empty, IdOrUid, idPattern, ListResponse, msOf } from '../schemas/common.ts';
+import { destinationOut, MessageEndpointOut } from '../schemas/destinations.ts';
 import type { Api, ApiDeps } from '../types.ts';
 import { eventTypesOf, messageFilters } from './messages.ts';
 
@@ -103,6 +105,34 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
         ? (await requireEndpointOf(db, application, request.query.endpoint_id)).id
         : undefined;
       return list(request.query, { messageId: message.id, endpointId });
+    },
+  );
+
+  app.get(
+    '/api/v1/app/:app_id/msg/:msg_id/endpoint',
+    {
+      schema: {
+        tags,
+        summary: 'List attempted destinations',
+        description:
+          'The endpoints this message has been or is being sent to, each with where the message stands there: ' +
+          'delivered, pending (with when the next attempt is due), sending, or failed (dead-lettered). ' +
+          'Endpoints deleted since are left out.',
+        params: Type.Object({ app_id: AppId, msg_id: MsgId }),
+        querystring: Type.Object(listQuery(idIterator('ep'), 'ascending')),
+        response: { 200: ListResponse(MessageEndpointOut, 'ListResponse_MessageEndpointOut_') },
+      },
+    },
+    async (request) => {
+      const application = await requireApp(db, request.params.app_id);
+      const message = await requireMessage(db, application, request.params.msg_id, false);
+      return paginate(
+        request.query,
+        'ascending',
+        (w) => listDestinations(db, application.id, message.id, w),
+        (d) => d.endpoint.id,
+        destinationOut,
+      );
     },
   );
 

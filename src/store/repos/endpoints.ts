@@ -43,7 +43,7 @@ export interface EndpointFields {
   version?: number;
 }
 
-interface EndpointRow {
+export interface EndpointRow {
   id: string;
   app_id: string;
   uid: string | null;
@@ -67,7 +67,7 @@ interface EndpointRow {
 const SELECT = `select e.*, q.failure_streak from courier_endpoints e
   join courier_endpoint_queues q on q.endpoint_id = e.id`;
 
-const fromRow = (r: EndpointRow): Endpoint => ({
+export const fromRow = (r: EndpointRow): Endpoint => ({
   id: r.id,
   appId: r.app_id,
   uid: r.uid,

@@ -1,0 +1,34 @@
+import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
+import { orDash, output, timestamp } from '../format.ts';
+
+/** Svix's MessageEndpointOut, the fields shown; `attempts` is a Courier extension. */
+interface DestinationOut {
+  id: string;
+  uid: string | null;
+  url: string;
+  statusText: string;
+  nextAttempt: string | null;
+  attempts?: number;
+}
+
+/** `courier status`: where one message stands at each endpoint it was sent to. */
+export async function status(app: string, message: string, options: OperatorOptions) {
+  const client = ApiClient.connect(options);
+  const list = await client.list<DestinationOut>(apiPath('app', app, 'msg', message, 'endpoint'), {
+    limit: 250,
+  });
+  output(
+    options.json,
+    list,
+    [
+      { header: 'ENDPOINT', value: (d: DestinationOut) => d.id },
+      { header: 'UID', value: (d) => d.uid ?? '-' },
+      { header: 'URL', value: (d) => d.url, max: 60 },
+      { header: 'STATUS', value: (d) => d.statusText },
+      { header: 'ATTEMPTS', value: (d) => orDash(d.attempts), align: 'right' },
+      { header: 'NEXT ATTEMPT', value: (d) => (d.nextAttempt ? timestamp(d.nextAttempt) : '-') },
+    ],
+    list,
+    `message ${message} was sent to no endpoint`,
+  );
+}

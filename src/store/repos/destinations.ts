@@ -1,0 +1,78 @@
+import type { Queryable } from '../db.ts';
+import { toMs } from '../rows.ts';
+import type { Page } from './applications.ts';
+import { type Endpoint, type EndpointRow, fromRow } from './endpoints.ts';
+
+/** Where one message stands at one endpoint, in Svix's terms. */
+export type DestinationStatus = 'success' | 'pending' | 'sending' | 'fail';
+
+export interface Destination {
+  endpoint: Endpoint;
+  status: DestinationStatus;
+  /** Attempts made so far (since the last resend or replay). */
+  attempts: number;
+  /** When the next attempt is due: null unless pending on an endpoint that is not paused. */
+  nextAttemptAt: number | null;
+}
+
+interface DestinationRow extends EndpointRow {
+  d_state: string;
+  d_attempts: number;
+  d_next_attempt_at: Date | null;
+  d_leased: boolean;
+}
+
+/**
+ * A delivery's row says where it stands; a delivered one has left the queue table, and its
+ * delivered attempt stands for it (unless a resend has put it back in the queue since).
+ */
+const DESTINATIONS = `with s as (
+    select d.endpoint_id, d.state, d.attempts, d.next_attempt_at, d.lease_owner is not null as leased
+      from courier_deliveries d where d.message_id = $1
+    union all
+    (select distinct on (a.endpoint_id) a.endpoint_id, 'delivered', a.number, null::timestamptz, false
+       from courier_attempts a
+      where a.message_id = $1 and a.decision = 'delivered'
+        and not exists (select 1 from courier_deliveries d where d.message_id = $1 and d.endpoint_id = a.endpoint_id)
+      order by a.endpoint_id, a.id desc)
+  )
+  select e.*, q.failure_streak,
+         s.state as d_state, s.attempts as d_attempts, s.next_attempt_at as d_next_attempt_at, s.leased as d_leased
+    from s
+    join courier_endpoints e on e.id = s.endpoint_id
+    join courier_endpoint_queues q on q.endpoint_id = e.id
+  where e.app_id = $2 and e.deleted_at is null
+    and ($3::text is null or e.id > $3) and ($4::text is null or e.id < $4)`;
+
+const STATUS_OF: Record<string, DestinationStatus> = {
+  pending: 'pending',
+  held: 'pending',
+  in_flight: 'sending',
+  delivered: 'success',
+  failed: 'fail',
+  expired: 'fail',
+};
+
+function fromDestinationRow(r: DestinationRow): Destination {
+  const status = r.d_leased ? 'sending' : STATUS_OF[r.d_state]!;
+  return {
+    endpoint: fromRow(r),
+    status,
+    attempts: r.d_attempts,
+    nextAttemptAt: status === 'pending' && r.d_state === 'pending' ? toMs(r.d_next_attempt_at) : null,
+  };
+}
+
+/** The endpoints a message was sent to, or is being sent to, with where it stands at each. */
+export async function listDestinations(
+  db: Queryable,
+  appId: string,
+  messageId: string,
+  opts: { limit: number; after?: string; before?: string; descending?: boolean },
+): Promise<Page<Destination>> {
+  const { rows } = await db.query<DestinationRow>(
+    `${DESTINATIONS} order by e.id ${opts.descending ? 'desc' : 'asc'} limit $5`,
+    [messageId, appId, opts.after ?? null, opts.before ?? null, opts.limit + 1],
+  );
+  return { data: rows.slice(0, opts.limit).map(fromDestinationRow), done: rows.length <= opts.limit };
+}
