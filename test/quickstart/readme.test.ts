@@ -251,9 +251,12 @@ describe('README quickstart in a fresh clone', () => {
 
     expect(
       answers.length,
-      'create an application, an endpoint, a message; list attempts',
-    ).toBeGreaterThanOrEqual(4);
-    expect(answers.at(-1)!.command, 'the last curl lists the attempts').toMatch(/\/attempt\//);
+      'create an application, an endpoint, a message; list attempts and destinations',
+    ).toBeGreaterThanOrEqual(5);
+    const attemptsAnswer = answers.find((a) => /\/attempt\//.test(a.command));
+    const destinationsAnswer = answers.find((a) => /\/msg\/[^/\s]+\/endpoint\s/.test(a.command));
+    expect(attemptsAnswer, 'a curl lists the attempts').toBeDefined();
+    expect(destinationsAnswer, "a curl lists the message's destinations").toBeDefined();
     expect(messageId, 'the message curl answered an id').toMatch(/^msg_/);
 
     // The receiver printed `<webhook-id> <body>`: the message's id and the payload sent.
@@ -264,13 +267,24 @@ describe('README quickstart in a fresh clone', () => {
     expect(JSON.parse(printed!.slice(messageId!.length + 1))).toEqual(payload);
 
     // The attempts curl shows one successful attempt with a 200.
-    const attempts = JSON.parse(answers.at(-1)!.output);
-    expect(attempts.data, answers.at(-1)!.output).toEqual([
+    const attempts = JSON.parse(attemptsAnswer!.output);
+    expect(attempts.data, attemptsAnswer!.output).toEqual([
       expect.objectContaining({
         msgId: messageId,
         responseStatusCode: 200,
         status: 0,
         statusText: 'success',
+      }),
+    ]);
+    // The destinations curl (run after it) shows the message delivered to the one endpoint.
+    const destinations = JSON.parse(destinationsAnswer!.output);
+    expect(destinations.data, destinationsAnswer!.output).toEqual([
+      expect.objectContaining({
+        uid: 'main',
+        status: 0,
+        statusText: 'success',
+        nextAttempt: null,
+        attempts: 1,
       }),
     ]);
 
