@@ -46,6 +46,10 @@ export interface SendResult {
   readonly startedAt: number;
   readonly durationMs: number;
   readonly responseStatus?: number;
+  /**
+   * A bounded copy of the headers of a response that was not a 2xx, for the attempt log: they say
+   * why (Retry-After, a proxy's or firewall's headers); a delivered attempt's are not kept.
+   */
   readonly responseHeaders?: Record<string, string>;
   /** The first maxResponseBytes bytes, decoded as UTF-8 with replacement. */
   readonly responseBody?: string;
@@ -210,7 +214,7 @@ class Attempt implements Dispatcher.DispatchHandler, Expiring {
     if (statusCode < 200) return; // 1xx: the real response follows
     this.#status = statusCode;
     this.#allHeaders = headers;
-    this.#headers = captureHeaders(headers, HEADER_CAPTURE_BYTES);
+    if (statusCode >= 300) this.#headers = captureHeaders(headers, HEADER_CAPTURE_BYTES);
     this.#body = new BodyCapture(this.context.maxResponseBytes);
   }
 

@@ -66,6 +66,7 @@ describe('attempts, attempted destinations and resend', () => {
       nextDelayMs: null,
       reason: null,
       detail: expect.any(String),
+      responseHeaders: null,
     });
     const [failure] = await attemptsOf('endpoint', bad.id);
     expect(failure).toMatchObject({
@@ -74,6 +75,7 @@ describe('attempts, attempted destinations and resend', () => {
       responseStatusCode: 500,
       response: 'broken',
       decision: 'retry',
+      responseHeaders: expect.objectContaining({ date: expect.any(String), connection: 'keep-alive' }),
     });
     expect(failure!.nextDelayMs).toBeGreaterThan(0);
 

@@ -36,6 +36,13 @@ export const MessageAttemptOut = Type.Object(
       Type.String({ description: ext('why that wait (backoff, Retry-After) or why it expired.') }),
     ),
     detail: Type.String({ description: ext('a sentence on the outcome.') }),
+    responseHeaders: Nullable(
+      Type.Record(Type.String(), Type.String(), {
+        description: ext(
+          'the response headers (names lower-case, the first 4 KiB) when the status was not a 2xx; null otherwise.',
+        ),
+      }),
+    ),
   },
   { title: 'MessageAttemptOut' },
 );
@@ -60,5 +67,6 @@ export function attemptOut(a: Attempt) {
     nextDelayMs: a.delayMs,
     reason: a.reason,
     detail: a.detail,
+    responseHeaders: a.responseHeaders,
   };
 }
