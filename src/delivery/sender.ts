@@ -48,7 +48,7 @@ export interface SendResult {
   readonly responseStatus?: number;
   /**
    * A bounded copy of the headers of a response that was not a 2xx, for the attempt log: they say
-   * why (Retry-After, a proxy's or firewall's headers); a delivered attempt's are not kept.
+   * why (Retry-After, a proxy's or firewall's headers); a 2xx response's are not kept.
    */
   readonly responseHeaders?: Record<string, string>;
   /** The first maxResponseBytes bytes, decoded as UTF-8 with replacement. */

@@ -225,17 +225,21 @@ export class Worker {
    * about 7 µs instead of 2-3 (docs/performance-history.md, nineteenth session).
    */
   private dispatch(deliveries: readonly ClaimedDelivery[]): Promise<void>[] {
-    const now = this.clock.now();
     const ready: Ready[] = [];
     for (const delivery of deliveries) {
-      const prepared = this.prepare(delivery, now);
+      const prepared = this.prepare(delivery);
       if (prepared) ready.push(prepared);
     }
     return ready.map((r) => this.send(r));
   }
 
-  /** Takes a claimed delivery's slot and builds its signed request; null if it is not to be sent now. */
-  private prepare(delivery: ClaimedDelivery, now: number): Ready | null {
+  /**
+   * Takes a claimed delivery's slot and builds its signed request; null if it is not to be sent.
+   * The send-lag check comes before each signature, so the time spent signing the claim counts
+   * (200 deliveries of 1 MiB take about 0.1 s): what is prepared leaves at most one signature
+   * after its last check passed, and the first delivery of a claim always goes.
+   */
+  private prepare(delivery: ClaimedDelivery): Ready | null {
     if (this.heldBy.has(delivery.id)) {
       // Claimed again while still ours. Let go in the database (given back, or completed as due
       // at once) with this claim's answer read first (two connections, either order): give it
@@ -249,6 +253,7 @@ export class Worker {
     this.heldBy.set(delivery.id, delivery.endpointId);
     this.held.set(delivery.endpointId, (this.held.get(delivery.endpointId) ?? 0) + 1);
     try {
+      const now = this.clock.now();
       if (this.sendLag.tooLate(now - delivery.claimedAt)) {
         this.lateReleases++;
         this.giveBack(delivery.id);

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
+import { PolicyResolver } from '../../src/dispatch/policy-resolver.ts';
 import { SendLag } from '../../src/dispatch/send-lag.ts';
 import { preparedName } from '../../src/store/db.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
@@ -90,6 +91,31 @@ describe.each(BACKENDS)('the send lag on %s', (backend) => {
     expect(await worker.runOnce()).toBe(1);
     await sender.close();
     expect(receiver.requests).toHaveLength(3);
+  });
+
+  it('counts the time spent signing the claim, and always sends its first delivery', async () => {
+    // Signing takes time on the worker's clock (200 deliveries of 1 MiB: about 0.1 s); here each
+    // delivery's preparation (its policy resolved, then its request signed) takes 60 virtual ms.
+    const base = new PolicyResolver({});
+    const slowly: Pick<PolicyResolver, 'resolve'> = {
+      resolve: (app, endpoint) => {
+        clock.advance(60);
+        return base.resolve(app, endpoint);
+      },
+    };
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+    for (let i = 0; i < 3; i++) await publishJson(t.db, app.id, clock.now(), { i });
+    const { worker, sender } = virtualWorker(t.db, { clock, policies: slowly as PolicyResolver });
+    expect(await worker.runOnce()).toBe(3);
+    await sender.close();
+    // Checked at 0 and 60 ms, the first two go (leaving at 120 ms, one signature after the last
+    // check); at 120 ms the third is late and given back, uncounted, for the next claim.
+    expect([receiver.requests.length, worker.lateReleases]).toEqual([2, 1]);
+    const { rows } = await t.db.query<{ attempts: number; state: string }>(
+      'select attempts, state from courier_deliveries',
+    );
+    expect(rows).toEqual([{ attempts: 0, state: 'pending' }]);
   });
 });
 

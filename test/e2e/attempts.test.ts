@@ -197,7 +197,12 @@ describe('attempts, attempted destinations and resend', () => {
     const destinations = async (msg: string, query = '') => {
       const res = await api.request('GET', `/api/v1/app/${appId}/msg/${msg}/endpoint${query}`);
       expect(res.status, res.text).toBe(200);
-      return res.body as { data: Record<string, unknown>[]; done: boolean; iterator: string | null };
+      return res.body as {
+        data: Record<string, unknown>[];
+        done: boolean;
+        iterator: string | null;
+        prevIterator: string | null;
+      };
     };
     const standing = async (msg: string) =>
       Object.fromEntries(
@@ -284,7 +289,9 @@ describe('attempts, attempted destinations and resend', () => {
         [ok.id]: ['pending', 1, 0, new Date(api.clock.now()).toISOString()],
       });
       expect(await engine.worker.runOnce()).toBeGreaterThanOrEqual(1);
-      expect(await standing(msgId)).toEqual({ [ok.id]: ['success', 0, 1, null] });
+      // One item for the endpoint, though it now has two delivered attempts: the latest stands.
+      const after = (await destinations(msgId)).data;
+      expect(after.map((d) => [d.id, d.statusText, d.attempts])).toEqual([[ok.id, 'success', 1]]);
     });
 
     it('pages in endpoint order, and refuses unknown messages and malformed iterators', async () => {
@@ -298,8 +305,14 @@ describe('attempts, attempted destinations and resend', () => {
       const second = await destinations(msgId, `?limit=2&iterator=${first.iterator}`);
       expect(second.data.map((d) => d.id)).toEqual(ids.slice(2));
       expect(second.done).toBe(true);
+      const back = await destinations(msgId, `?limit=2&iterator=${second.prevIterator}`);
+      expect(back.data.map((d) => d.id)).toEqual(ids.slice(0, 2));
       const descending = await destinations(msgId, '?order=descending');
       expect(descending.data.map((d) => d.id)).toEqual([...ids].reverse());
+      const lastTwo = await destinations(msgId, '?order=descending&limit=2');
+      expect(lastTwo.data.map((d) => d.id)).toEqual([ids[2], ids[1]]);
+      const rest = await destinations(msgId, `?order=descending&limit=2&iterator=${lastTwo.iterator}`);
+      expect(rest.data.map((d) => d.id)).toEqual([ids[0]]);
 
       const missing = await api.request(
         'GET',
@@ -307,6 +320,7 @@ describe('attempts, attempted destinations and resend', () => {
       );
       expect(missing.status).toBe(404);
       expect(missing.body).toMatchObject({ code: 'not_found' });
+      expect((await api.request('GET', `/api/v1/app/no-such-app/msg/${msgId}/endpoint`)).status).toBe(404);
       expect(
         locs(await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}/endpoint?iterator=msg_x`)),
       ).toEqual(['query.iterator']);

@@ -39,7 +39,8 @@ export const MessageAttemptOut = Type.Object(
     responseHeaders: Nullable(
       Type.Record(Type.String(), Type.String(), {
         description: ext(
-          'the response headers (names lower-case, the first 4 KiB) when the status was not a 2xx; null otherwise.',
+          'the response headers (names lower-case, the first 4 KiB) when the status was not a 2xx; otherwise null ' +
+            '(attempts logged by earlier versions may show a 2xx answer’s headers too).',
         ),
       }),
     ),

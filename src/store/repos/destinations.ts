@@ -24,15 +24,21 @@ interface DestinationRow extends EndpointRow {
 
 /**
  * A delivery's row says where it stands; a delivered one has left the queue table, and its
- * delivered attempt stands for it (unless a resend has put it back in the queue since).
+ * delivered attempt stands for it (unless a resend has put it back in the queue since). The page's
+ * bounds go into both halves, on the message's own index entries, and the union is materialised:
+ * left to itself the planner may walk every endpoint in id order and rescan the union for each
+ * (a message fanned out to 2,000 endpoints of 6,000: 623 ms against 3.7 ms).
  */
-const DESTINATIONS = `with s as (
+const DESTINATIONS = `with s as materialized (
     select d.endpoint_id, d.state, d.attempts, d.next_attempt_at, d.lease_owner is not null as leased
-      from courier_deliveries d where d.message_id = $1
+      from courier_deliveries d
+     where d.message_id = $1
+       and ($3::text is null or d.endpoint_id > $3) and ($4::text is null or d.endpoint_id < $4)
     union all
     (select distinct on (a.endpoint_id) a.endpoint_id, 'delivered', a.number, null::timestamptz, false
        from courier_attempts a
       where a.message_id = $1 and a.decision = 'delivered'
+        and ($3::text is null or a.endpoint_id > $3) and ($4::text is null or a.endpoint_id < $4)
         and not exists (select 1 from courier_deliveries d where d.message_id = $1 and d.endpoint_id = a.endpoint_id)
       order by a.endpoint_id, a.id desc)
   )
@@ -41,8 +47,7 @@ const DESTINATIONS = `with s as (
     from s
     join courier_endpoints e on e.id = s.endpoint_id
     join courier_endpoint_queues q on q.endpoint_id = e.id
-  where e.app_id = $2 and e.deleted_at is null
-    and ($3::text is null or e.id > $3) and ($4::text is null or e.id < $4)`;
+   where e.app_id = $2 and e.deleted_at is null`;
 
 const STATUS_OF: Record<string, DestinationStatus> = {
   pending: 'pending',
@@ -71,7 +76,7 @@ export async function listDestinations(
   opts: { limit: number; after?: string; before?: string; descending?: boolean },
 ): Promise<Page<Destination>> {
   const { rows } = await db.query<DestinationRow>(
-    `${DESTINATIONS} order by e.id ${opts.descending ? 'desc' : 'asc'} limit $5`,
+    `${DESTINATIONS} order by s.endpoint_id ${opts.descending ? 'desc' : 'asc'} limit $5`,
     [messageId, appId, opts.after ?? null, opts.before ?? null, opts.limit + 1],
   );
   return { data: rows.slice(0, opts.limit).map(fromDestinationRow), done: rows.length <= opts.limit };
