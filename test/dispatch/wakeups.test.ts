@@ -1,0 +1,52 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
+import { Wakeups } from '../../src/dispatch/wakeups.ts';
+import { silentLogger } from '../../src/logger.ts';
+import type { Database } from '../../src/store/db.ts';
+
+describe('Wakeups.signalAt (work due later on an endpoint a completion freed)', () => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+  // signalAt needs no database: only start() listens.
+  const wakeups = () => new Wakeups({} as Database, clock, silentLogger, 30_000);
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  /** Starts waiting; reports whether the wait has ended. */
+  function waiting(w: Wakeups): () => boolean {
+    let woken = false;
+    void w.wait().then(() => {
+      woken = true;
+    });
+    return () => woken;
+  }
+
+  it('wakes the worker at the earliest instant it was given, then takes a later one', async () => {
+    const w = wakeups();
+    w.signalAt(clock.now() + 1_000);
+    w.signalAt(clock.now() + 60);
+    w.signalAt(clock.now() + 500);
+    const woken = waiting(w);
+    await vi.advanceTimersByTimeAsync(59);
+    expect(woken()).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(woken()).toBe(true);
+
+    // The 500 and 1,000 ms instants were dropped for the earlier one; a new instant after it fired is kept.
+    const again = waiting(w);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(again()).toBe(false);
+    w.signalAt(clock.now() + 200);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(again()).toBe(true);
+  });
+
+  it('leaves no timer behind once stopped, and sets none after', async () => {
+    const w = wakeups();
+    w.signalAt(clock.now() + 60_000);
+    expect(vi.getTimerCount()).toBe(1);
+    await w.stop();
+    expect(vi.getTimerCount()).toBe(0);
+    w.signalAt(clock.now() + 60);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
