@@ -7,12 +7,11 @@ import type { RetryPolicy } from '../policy/types.ts';
 import type { Database } from '../store/db.ts';
 import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '../store/queries/claim.ts';
 import { type Completion, complete } from '../store/queries/complete.ts';
-import { analyzeIfStale } from '../store/queries/maintenance.ts';
-import { reapExpiredLeases, release } from '../store/queries/unclaim.ts';
+import { release } from '../store/queries/unclaim.ts';
 import { buildRequest, completionFor } from './attempt.ts';
 import { pauseForStreak } from './auto-pause.ts';
 import { COMPLETION_HURRY_MS, COMPLETION_LINGER_MS, Linger, needsSlotsBack } from './completion-linger.ts';
-import { RetentionSweeper } from './retention.ts';
+import { Housekeeping } from './housekeeping.ts';
 import { SendLag } from './send-lag.ts';
 import { Wakeups } from './wakeups.ts';
 
@@ -66,12 +65,11 @@ export class Worker {
   private readonly leaseMs: number;
   private readonly pauseAfter: number;
   private readonly wakeups: Wakeups;
-  private readonly retention: RetentionSweeper | null;
+  private readonly housekeeping: Housekeeping;
 
   private running = false;
   private stopped = false;
   private loopDone: Promise<void> = Promise.resolve();
-  private reapTimer: NodeJS.Timeout | undefined;
   private readonly sending = new Set<number>();
   private completions: Completion[] = [];
   private releases: number[] = [];
@@ -101,7 +99,13 @@ export class Worker {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pauseAfter = options.pauseAfter ?? 100;
     this.wakeups = new Wakeups(this.db, this.clock, this.log, options.maxIdleMs ?? 30_000);
-    this.retention = options.retentionMs == null ? null : new RetentionSweeper(this.db, options.retentionMs);
+    this.housekeeping = new Housekeeping(
+      this.db,
+      this.clock,
+      this.log,
+      () => this.wakeups.signal(),
+      options.retentionMs,
+    );
   }
 
   get inFlight(): number {
@@ -123,13 +127,7 @@ export class Worker {
     if (this.running) return;
     this.running = true;
     await this.wakeups.start();
-    await this.reap();
-    // Retention waits for the first tick: a start-up is not held up by deleting a backlog of history.
-    this.reapTimer = setInterval(
-      () => void this.reap().then(() => this.retention?.sweepLogged(this.clock.now(), this.log)),
-      this.options.reapIntervalMs ?? Math.max(1_000, this.leaseMs / 4),
-    );
-    this.reapTimer.unref();
+    await this.housekeeping.start(this.options.reapIntervalMs ?? Math.max(1_000, this.leaseMs / 4));
     this.loopDone = this.loop();
   }
 
@@ -140,7 +138,7 @@ export class Worker {
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.running = false;
-    clearInterval(this.reapTimer);
+    this.housekeeping.stop();
     this.wakeups.signal();
     await this.loopDone;
     const deadline = Date.now() + graceMs;
@@ -394,21 +392,6 @@ export class Worker {
           setTimeout(resolve, Math.min(10_000, 50 * 2 ** Math.min(failures, 8))),
         );
       }
-    }
-  }
-
-  /** Housekeeping on a timer: take over expired leases, keep planner statistics fresh. */
-  private async reap(): Promise<void> {
-    try {
-      const taken = await reapExpiredLeases(this.db, this.clock.now());
-      if (taken > 0) {
-        this.wakeups.signal();
-        this.log.warn({ deliveries: taken }, 'took over deliveries whose lease expired');
-      }
-      const analysed = await analyzeIfStale(this.db);
-      if (analysed.length > 0) this.log.debug({ tables: analysed }, 'refreshed planner statistics');
-    } catch (error) {
-      this.log.debug({ err: error }, 'housekeeping failed');
     }
   }
 }

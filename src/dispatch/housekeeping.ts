@@ -1,0 +1,56 @@
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../logger.ts';
+import type { Database } from '../store/db.ts';
+import { analyzeIfStale } from '../store/queries/maintenance.ts';
+import { reapExpiredLeases } from '../store/queries/unclaim.ts';
+import { RetentionSweeper } from './retention.ts';
+
+/**
+ * A worker's chores on a timer: take over deliveries whose lease expired (a crashed worker's),
+ * keep planner statistics fresh, and delete history past the retention period. None of it is
+ * on the delivery path; a failure is logged and tried again at the next tick.
+ */
+export class Housekeeping {
+  readonly #retention: RetentionSweeper | null;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    /** Called when leases were taken over: their deliveries are due again. */
+    private readonly onTakenOver: () => void,
+    retentionMs: number | null | undefined,
+  ) {
+    this.#retention = retentionMs == null ? null : new RetentionSweeper(db, retentionMs);
+  }
+
+  /** Takes over expired leases at once, then does every chore each intervalMs. */
+  async start(intervalMs: number): Promise<void> {
+    await this.reap();
+    // Retention waits for the first tick: a start-up is not held up by deleting a backlog of history.
+    this.#timer = setInterval(
+      () => void this.reap().then(() => this.#retention?.sweepLogged(this.clock.now(), this.log)),
+      intervalMs,
+    );
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  private async reap(): Promise<void> {
+    try {
+      const taken = await reapExpiredLeases(this.db, this.clock.now());
+      if (taken > 0) {
+        this.onTakenOver();
+        this.log.warn({ deliveries: taken }, 'took over deliveries whose lease expired');
+      }
+      const analysed = await analyzeIfStale(this.db);
+      if (analysed.length > 0) this.log.debug({ tables: analysed }, 'refreshed planner statistics');
+    } catch (error) {
+      this.log.debug({ err: error }, 'housekeeping failed');
+    }
+  }
+}
