@@ -235,7 +235,7 @@ export class Worker {
    * Takes a claimed delivery's slot and builds its signed request; null if it is not to be sent.
    * The send-lag check comes before each signature, so the time spent signing the claim counts
    * (200 deliveries of 1 MiB take about 0.1 s): what is prepared leaves at most one signature
-   * after its last check passed, and the first delivery of a claim always goes.
+   * after its last check passed, and signing alone never holds back a claim's first delivery.
    */
   private prepare(delivery: ClaimedDelivery): Ready | null {
     if (this.heldBy.has(delivery.id)) {

@@ -93,7 +93,7 @@ describe.each(BACKENDS)('the send lag on %s', (backend) => {
     expect(receiver.requests).toHaveLength(3);
   });
 
-  it('counts the time spent signing the claim, and always sends its first delivery', async () => {
+  it('counts the time spent signing the claim, which never holds back its first delivery', async () => {
     // Signing takes time on the worker's clock (200 deliveries of 1 MiB: about 0.1 s); here each
     // delivery's preparation (its policy resolved, then its request signed) takes 60 virtual ms.
     const base = new PolicyResolver({});
