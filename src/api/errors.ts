@@ -34,6 +34,8 @@ export function createError(
 
 export const notFound = createError('not_found', 'Entity not found', 404);
 export const conflict = createError('conflict', 'Entity already exists', 409);
+export const attemptUnderWay = createError('attempt_in_progress', 'An attempt is under way', 409);
+export const payloadExpunged = createError('payload_expunged', 'The message payload was deleted', 409);
 export const unauthorized = createError('authentication_failed', 'Invalid or missing token', 401);
 export const databaseUnavailable = createError('database_unavailable', 'The database is unavailable', 503);
 

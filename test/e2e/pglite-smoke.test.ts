@@ -47,6 +47,12 @@ describe('API on PGlite', () => {
 
     const list = await api.request('GET', '/api/v1/app/lite/msg?event_types=lite.event');
     expect(list.body.data.map((m: { id: string }) => m.id)).toEqual([first.body.id]);
+
+    expect((await api.request('DELETE', '/api/v1/app/lite/msg/lite-1/content')).status).toBe(204);
+    expect((await api.request('GET', '/api/v1/app/lite/msg/lite-1')).body).toMatchObject({
+      payload: {},
+      expungedAt: expect.any(String),
+    });
   });
 
   it('answers errors as on PostgreSQL', async () => {

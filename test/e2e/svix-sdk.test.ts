@@ -174,6 +174,10 @@ describe('the official Svix SDK against Courier', () => {
     expect(patched.disabled).toBe(true);
     await svix.endpoint.delete(app.id, 'sdk-endpoint');
     expect((await apiError(svix.endpoint.get(app.id, endpoint.id))).code).toBe(404);
+
+    // A message sent with content it should not have carried: its payload deleted.
+    await svix.message.expungeContent(app.id, message.id);
+    expect((await svix.message.get(app.id, message.id)).payload).toEqual({});
   });
 
   it('paginates applications, endpoints and messages through iterators', async () => {

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { resendDelivery } from '../../store/queries/resend.ts';
 import { type AttemptFilter, findAttempt, listAttempts } from '../../store/repos/attempts.ts';
 import { listDestinations } from '../../store/repos/destinations.ts';
-import { notFound } from '../errors.ts';
+import { notFound, payloadExpunged } from '../errors.ts';
 import { requireApp, requireEndpoint, requireEndpointOf, requireMessage } from '../lookup.ts';
 import { idIterator, type ListParams, listQuery, paginate } from '../pagination.ts';
 import { attemptOut, MessageAttemptOut } from '../schemas/attempts.ts';
@@ -181,6 +181,9 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
         resendDelivery(tx, { messageId: message.id, endpointId: endpoint.id, now: clock.now() }),
       );
       if (outcome === 'message_gone') throw notFound(`Message ${request.params.msg_id} not found`);
+      if (outcome === 'expunged') {
+        throw payloadExpunged(`Message ${request.params.msg_id} cannot be resent: its payload was deleted`);
+      }
       return reply.code(202).send({});
     },
   );

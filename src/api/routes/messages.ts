@@ -1,11 +1,12 @@
 import { Type } from 'typebox';
 import { newId } from '../../ids.ts';
 import { publish } from '../../store/publisher.ts';
+import { expungePayload } from '../../store/queries/expunge.ts';
 import { listMessages } from '../../store/repos/messages.ts';
-import { conflict, fieldError } from '../errors.ts';
+import { attemptUnderWay, conflict, fieldError } from '../errors.ts';
 import { requireApp, requireMessage } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
-import { Channel, IdOrUid, iso, ListResponse, msOf, Tag } from '../schemas/common.ts';
+import { Channel, IdOrUid, iso, ListResponse, msOf, NoContent, Tag } from '../schemas/common.ts';
 import { MessageIn, MessageOut, MessageParams, messageOut } from '../schemas/messages.ts';
 import type { Api, ApiDeps } from '../types.ts';
 
@@ -87,6 +88,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         channels: channels?.length ? channels : null,
         tags: messageTags?.length ? messageTags : null,
         timestamp: iso(now),
+        expungedAt: null,
       });
     },
   );
@@ -146,6 +148,36 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         await requireMessage(db, application, request.params.msg_id, withContent),
         withContent,
       );
+    },
+  );
+
+  app.delete(
+    '/api/v1/app/:app_id/msg/:msg_id/content',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a message’s payload',
+        description:
+          'For a message sent by mistake with content it should not carry: its payload is deleted for good ' +
+          '(it then reads {}, with expungedAt set). The message and its attempts stay; deliveries still to be made ' +
+          'fail as dead letters, and it can no longer be resent or replayed. 409 while an attempt is under way. ' +
+          'Deleting again is a no-op.',
+        params: MessageParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const application = await requireApp(db, request.params.app_id);
+      const message = await requireMessage(db, application, request.params.msg_id, false);
+      const outcome = await db.transaction((tx) =>
+        expungePayload(tx, { messageId: message.id, now: clock.now() }),
+      );
+      if (outcome === 'in_flight') {
+        throw attemptUnderWay(
+          `Message ${request.params.msg_id} has an attempt under way; try again in a moment`,
+        );
+      }
+      return reply.code(204).send();
     },
   );
 }

@@ -55,6 +55,13 @@ export const MessageOut = Type.Object(
     channels: Nullable(Type.Array(Type.String())),
     tags: Nullable(Type.Array(Type.String())),
     timestamp: Timestamp,
+    expungedAt: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Courier extension: when the payload was expunged (it then reads {}); null while it is kept.',
+      }),
+    ),
   },
   { title: 'MessageOut' },
 );
@@ -74,9 +81,10 @@ export function messageOut(m: Message, withContent = true) {
     id: m.id,
     eventId: m.eventId,
     eventType: m.eventType,
-    payload: withContent && m.payload ? payloadOf(m.payload) : {},
+    payload: withContent && m.payload && m.expungedAt === null ? payloadOf(m.payload) : {},
     channels: m.channels,
     tags: m.tags,
     timestamp: iso(m.createdAt),
+    expungedAt: m.expungedAt === null ? null : iso(m.expungedAt),
   };
 }

@@ -97,8 +97,9 @@ export async function dlqReplay(app: string, endpoint: string, options: ReplayOp
     printJson({ replayed, total: ids.length });
     return;
   }
-  // Named ids that are not dead letters (delivered, pending, unknown) are skipped by the API.
+  // The API skips named ids that are not dead letters (delivered, pending, unknown) and dead
+  // letters whose payload was deleted.
   const skipped = ids.length - replayed;
-  const note = skipped > 0 ? ` (${skipped} of ${ids.length} were not dead letters)` : '';
+  const note = skipped > 0 ? ` (${skipped} of ${ids.length} could not be replayed)` : '';
   process.stdout.write(`replayed ${deliveries(replayed)}${note}\n`);
 }

@@ -84,6 +84,7 @@ export async function replayDeadLetters(
           where d.endpoint_id = $1 and d.state in ('failed', 'expired')
             and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
             and ($4::bigint[] is null or d.id = any($4)) and ($7::bigint is null or d.id > $7)
+            and not exists (select 1 from courier_messages m where m.id = d.message_id and m.expunged_at is not null)
           order by d.id limit $6
           for update skip locked
        ), upd as (

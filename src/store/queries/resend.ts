@@ -9,9 +9,10 @@ const LOCK_DELIVERY = `select id, state, lease_owner is not null as leased from 
 
 /**
  * What a resend did: scheduled now, parked until the endpoint is resumed, left to the attempt under
- * way, or nothing because the message is gone (deleted by retention since it was looked up).
+ * way, or nothing because the message is gone (deleted by retention since it was looked up) or its
+ * payload was expunged.
  */
-export type ResendOutcome = 'scheduled' | 'held' | 'in_flight' | 'message_gone';
+export type ResendOutcome = 'scheduled' | 'held' | 'in_flight' | 'message_gone' | 'expunged';
 
 /**
  * Makes the (message, endpoint) delivery due now as a manual attempt. Call inside a transaction.
@@ -31,10 +32,12 @@ export async function resendDelivery(
   const now = toDate(input.now);
   const params = [input.messageId, input.endpointId, now];
   await shareLockEndpoint(tx, input.endpointId);
-  const { rows: message } = await tx.query('select 1 from courier_messages where id = $1 for key share', [
-    input.messageId,
-  ]);
+  const { rows: message } = await tx.query<{ expunged: boolean }>(
+    'select expunged_at is not null as expunged from courier_messages where id = $1 for key share',
+    [input.messageId],
+  );
   if (message.length === 0) return 'message_gone';
+  if (message[0]!.expunged) return 'expunged';
   const { rows: active } = await tx.query<{ active: boolean }>(
     'select active from courier_endpoint_queues where endpoint_id = $1',
     [input.endpointId],

@@ -12,6 +12,8 @@ export interface Message {
   channels: string[] | null;
   tags: string[] | null;
   createdAt: number;
+  /** When its payload was expunged (the bytes are gone): null while it has them. */
+  expungedAt: number | null;
 }
 
 interface Row {
@@ -23,6 +25,7 @@ interface Row {
   channels: string[] | null;
   tags: string[] | null;
   created_at: Date;
+  expunged_at: Date | null;
 }
 
 const fromRow = (r: Row): Message => ({
@@ -34,10 +37,11 @@ const fromRow = (r: Row): Message => ({
   channels: r.channels,
   tags: r.tags,
   createdAt: toMs(r.created_at)!,
+  expungedAt: toMs(r.expunged_at),
 });
 
 const columns = (withPayload: boolean) =>
-  `id, app_id, event_type, event_id, ${withPayload ? 'payload' : 'null::bytea as payload'}, channels, tags, created_at`;
+  `id, app_id, event_type, event_id, ${withPayload ? 'payload' : 'null::bytea as payload'}, channels, tags, created_at, expunged_at`;
 
 /** By id, or else by the application's event id (an id match wins if both exist). */
 export async function findMessage(

@@ -1,0 +1,36 @@
+import type { Queryable } from '../db.ts';
+import { toDate } from '../rows.ts';
+
+/** What an expunge did: the payload is gone (now or before), or an attempt is under way. */
+export type ExpungeOutcome = 'expunged' | 'in_flight';
+
+export const EXPUNGED_ERROR = 'payload expunged';
+
+/**
+ * Deletes a message's payload for good. Its deliveries still to be made fail ("payload expunged",
+ * dead letters that cannot be replayed); one whose attempt is under way holds it back, since that
+ * attempt may be retried with the bytes it needs. Call inside a transaction: the message's row lock
+ * orders it with resends, and its deliveries' row locks with claims (which pass them by) and replays.
+ */
+export async function expungePayload(
+  tx: Queryable,
+  input: { messageId: string; now: number },
+): Promise<ExpungeOutcome> {
+  const now = toDate(input.now);
+  await tx.query('select 1 from courier_messages where id = $1 for update', [input.messageId]);
+  const { rows } = await tx.query<{ leased: boolean }>(
+    'select lease_owner is not null as leased from courier_deliveries where message_id = $1 for update',
+    [input.messageId],
+  );
+  if (rows.some((r) => r.leased)) return 'in_flight';
+  await tx.query(
+    `update courier_deliveries set state = 'failed', last_error = $3, updated_at = $2
+      where message_id = $1 and state in ('pending', 'held')`,
+    [input.messageId, now, EXPUNGED_ERROR],
+  );
+  await tx.query(
+    `update courier_messages set payload = '\\x'::bytea, expunged_at = coalesce(expunged_at, $2) where id = $1`,
+    [input.messageId, now],
+  );
+  return 'expunged';
+}

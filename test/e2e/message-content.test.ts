@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claim } from '../../src/store/queries/claim.ts';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { createApp, createEndpoint, publishMessage, startApi, type TestApi } from './support.ts';
+
+describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    api = await startApi();
+    receiver = await startReceiver((req, res) => {
+      res.writeHead(req.url === '/fail' ? 500 : req.url === '/gone' ? 410 : 200);
+      res.end();
+    });
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await api.close();
+  });
+
+  const stored = async (msgId: string) =>
+    (
+      await api.db.query<{ bytes: number; expunged_at: Date | null }>(
+        'select length(payload) as bytes, expunged_at from courier_messages where id = $1',
+        [msgId],
+      )
+    ).rows[0]!;
+  const deliveryOf = async (msgId: string, endpointId: string) =>
+    (
+      await api.db.query<{ state: string; last_error: string | null }>(
+        'select state, last_error from courier_delivery_states where message_id = $1 and endpoint_id = $2',
+        [msgId, endpointId],
+      )
+    ).rows[0];
+
+  it('deletes the bytes for good, fails what was still to be sent, and refuses resends and replays', async () => {
+    const engine = virtualWorker(api.db, { clock: api.clock });
+    const appId = await createApp(api);
+    const ok = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const retrying = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
+    const gone = await createEndpoint(api, appId, { url: `${receiver.url}/gone` });
+    const msgId = await publishMessage(api, appId, {
+      eventId: 'oops',
+      payload: { card: '4242 4242 4242 4242' },
+    });
+    expect(await engine.worker.runOnce()).toBe(3);
+    await engine.sender.close();
+
+    const res = await api.request('DELETE', `/api/v1/app/${appId}/msg/oops/content`);
+    expect(res.status, res.text).toBe(204);
+    const expungedAt = new Date(api.clock.now()).toISOString();
+    expect(await stored(msgId)).toEqual({ bytes: 0, expunged_at: new Date(api.clock.now()) });
+    const message = await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}`);
+    expect(message.body).toMatchObject({ id: msgId, payload: {}, expungedAt });
+    const listed = await api.request('GET', `/api/v1/app/${appId}/msg?with_content=true`);
+    expect(listed.body.data).toEqual([expect.objectContaining({ id: msgId, payload: {}, expungedAt })]);
+
+    // Delivered stays delivered; the retry still to come fails; the dead letter stays one.
+    expect(await deliveryOf(msgId, ok.id)).toMatchObject({ state: 'delivered' });
+    expect(await deliveryOf(msgId, retrying.id)).toEqual({ state: 'failed', last_error: 'payload expunged' });
+    expect(await deliveryOf(msgId, gone.id)).toMatchObject({ state: 'failed' });
+
+    const resend = await api.request('POST', `/api/v1/app/${appId}/msg/${msgId}/endpoint/${ok.id}/resend`);
+    expect(resend.status).toBe(409);
+    expect(resend.body).toMatchObject({ code: 'payload_expunged' });
+    for (const endpoint of [retrying.id, gone.id]) {
+      const replay = await api.request(
+        'POST',
+        `/api/v1/app/${appId}/endpoint/${endpoint}/dead-letter/replay`,
+        {
+          body: {},
+        },
+      );
+      expect(replay.body).toEqual({ replayed: 0 });
+      const recover = await api.request('POST', `/api/v1/app/${appId}/endpoint/${endpoint}/recover`, {
+        body: { since: '2020-01-01T00:00:00Z' },
+      });
+      expect(recover.status, recover.text).toBe(202);
+    }
+    expect(await deliveryOf(msgId, retrying.id)).toMatchObject({ state: 'failed' });
+    expect(await deliveryOf(msgId, gone.id)).toMatchObject({ state: 'failed' });
+
+    // Again: nothing changes, not even the instant.
+    api.clock.advance(60_000);
+    expect((await api.request('DELETE', `/api/v1/app/${appId}/msg/${msgId}/content`)).status).toBe(204);
+    expect((await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}`)).body.expungedAt).toBe(expungedAt);
+  });
+
+  it('waits for an attempt under way (409), and answers 404 for an unknown message', async () => {
+    const appId = await createApp(api);
+    await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const msgId = await publishMessage(api, appId);
+    const claimed = await claim(api.db, {
+      owner: 'elsewhere',
+      now: api.clock.now(),
+      leaseMs: 60_000,
+      limit: 250,
+    });
+    expect(claimed.deliveries.map((d) => d.messageId)).toContain(msgId);
+
+    const res = await api.request('DELETE', `/api/v1/app/${appId}/msg/${msgId}/content`);
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ code: 'attempt_in_progress' });
+    expect((await stored(msgId)).expunged_at).toBeNull();
+    const missing = await api.request('DELETE', `/api/v1/app/${appId}/msg/no-such-event/content`);
+    expect(missing.status).toBe(404);
+  });
+});
