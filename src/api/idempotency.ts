@@ -115,6 +115,7 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
               status: reply.statusCode,
               contentType: typeof contentType === 'string' ? contentType : null,
               body: typeof payload === 'string' ? payload : '',
+              messageId: request.publishedMessageId,
             });
     for (let attempt = 1; ; attempt++) {
       try {

@@ -49,5 +49,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
     idempotencyKey?: IdempotencyKey;
+    /** The message this request published: its stored idempotent response names it. */
+    publishedMessageId?: string;
   }
 }

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claim } from '../../src/store/queries/claim.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  findIdempotencyKey,
+} from '../../src/store/repos/idempotency.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
 import { createApp, createEndpoint, publishMessage, startApi, type TestApi } from './support.ts';
@@ -40,10 +45,13 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     const ok = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
     const retrying = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
     const gone = await createEndpoint(api, appId, { url: `${receiver.url}/gone` });
+    const paused = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    expect((await api.request('POST', `/api/v1/app/${appId}/endpoint/${paused.id}/pause`)).status).toBe(200);
     const msgId = await publishMessage(api, appId, {
       eventId: 'oops',
       payload: { card: '4242 4242 4242 4242' },
     });
+    expect(await deliveryOf(msgId, paused.id)).toMatchObject({ state: 'held' });
     expect(await engine.worker.runOnce()).toBe(3);
     await engine.sender.close();
 
@@ -59,6 +67,7 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     // Delivered stays delivered; the retry still to come fails; the dead letter stays one.
     expect(await deliveryOf(msgId, ok.id)).toMatchObject({ state: 'delivered' });
     expect(await deliveryOf(msgId, retrying.id)).toEqual({ state: 'failed', last_error: 'payload expunged' });
+    expect(await deliveryOf(msgId, paused.id)).toEqual({ state: 'failed', last_error: 'payload expunged' });
     expect(await deliveryOf(msgId, gone.id)).toMatchObject({ state: 'failed' });
 
     const resend = await api.request('POST', `/api/v1/app/${appId}/msg/${msgId}/endpoint/${ok.id}/resend`);
@@ -85,6 +94,34 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     api.clock.advance(60_000);
     expect((await api.request('DELETE', `/api/v1/app/${appId}/msg/${msgId}/content`)).status).toBe(204);
     expect((await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}`)).body.expungedAt).toBe(expungedAt);
+  });
+
+  it('blanks the response an idempotent publish kept for its retries, even one stored after the deletion', async () => {
+    const appId = await createApp(api);
+    const body = { eventType: 'card.added', payload: { card: '4242 4242 4242 4242' } };
+    const publish = (key: string) =>
+      api.request('POST', `/api/v1/app/${appId}/msg`, { body, headers: { 'idempotency-key': key } });
+    const sent = await publish('sdk-key-1');
+    expect(sent.status).toBe(202);
+    expect((await api.request('DELETE', `/api/v1/app/${appId}/msg/${sent.body.id}/content`)).status).toBe(
+      204,
+    );
+    const kept = await api.db.query(`select body from courier_idempotency_keys where body like '%4242%'`);
+    expect(kept.rows).toEqual([]);
+    const retried = await publish('sdk-key-1');
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.body).toMatchObject({ id: sent.body.id, payload: {} });
+
+    // The response is stored after the handler: a deletion committed in between is seen then.
+    const key = { scope: 'test', key: 'late', method: 'POST', path: `/api/v1/app/${appId}/msg` };
+    expect(await claimIdempotencyKey(api.db, key, 'print', api.clock.now(), 60_000, 86_400_000)).toBe(true);
+    await completeIdempotencyKey(api.db, key, {
+      status: 202,
+      contentType: 'application/json',
+      body: JSON.stringify({ id: sent.body.id, payload: body.payload }),
+      messageId: sent.body.id,
+    });
+    expect((await findIdempotencyKey(api.db, key))?.body).not.toContain('4242');
   });
 
   it('waits for an attempt under way (409), and answers 404 for an unknown message', async () => {

@@ -80,6 +80,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       });
       if (!result.created)
         throw conflict(`A message with eventId ${eventId} already exists (${result.messageId})`);
+      request.publishedMessageId = result.messageId;
       return reply.code(202).send({
         id: result.messageId,
         eventId: eventId ?? null,

@@ -80,19 +80,26 @@ export async function replayDeadLetters(
     await shareLockEndpoint(tx, filter.endpointId);
     const { rows } = await tx.query<{ n: number; last_id: number | null }>(
       `with target as (
-         select d.id from courier_deliveries d
+         select d.id, d.message_id from courier_deliveries d
           where d.endpoint_id = $1 and d.state in ('failed', 'expired')
             and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
             and ($4::bigint[] is null or d.id = any($4)) and ($7::bigint is null or d.id > $7)
             and not exists (select 1 from courier_messages m where m.id = d.message_id and m.expunged_at is not null)
           order by d.id limit $6
           for update skip locked
+       ), locked as (
+         -- The message's row, locked too: an expunge that committed after this statement's
+         -- snapshot was taken made a newer version of it, which the lock rechecks (EvalPlanQual);
+         -- the condition above, read in the snapshot, misses it. One being made now is passed by.
+         select target.id from target join courier_messages m on m.id = target.message_id
+          where m.expunged_at is null
+          for share of m skip locked
        ), upd as (
          update courier_deliveries d
             set state = case when q.active then 'pending' else 'held' end, attempts = 0, give_up_at = null,
                 next_attempt_at = $5, trigger = 1, last_error = null, updated_at = $5
-           from target, courier_endpoint_queues q
-          where d.id = target.id and q.endpoint_id = d.endpoint_id
+           from locked, courier_endpoint_queues q
+          where d.id = locked.id and q.endpoint_id = d.endpoint_id
           returning d.id, d.state
        ), woke as (
          update courier_endpoint_queues q set next_due_at = $5

@@ -17,6 +17,7 @@ export async function expungePayload(
   input: { messageId: string; now: number },
 ): Promise<ExpungeOutcome> {
   const now = toDate(input.now);
+  // FOR UPDATE, before the update: a resend's key-share lock on the message waits only for this.
   await tx.query('select 1 from courier_messages where id = $1 for update', [input.messageId]);
   const { rows } = await tx.query<{ leased: boolean }>(
     'select lease_owner is not null as leased from courier_deliveries where message_id = $1 for update',
@@ -31,6 +32,12 @@ export async function expungePayload(
   await tx.query(
     `update courier_messages set payload = '\\x'::bytea, expunged_at = coalesce(expunged_at, $2) where id = $1`,
     [input.messageId, now],
+  );
+  // The copy an idempotent POST kept to answer its retries; one stored after this sees expunged_at.
+  await tx.query(
+    `update courier_idempotency_keys set body = courier_blank_payload(body)
+      where message_id = $1 and body is not null`,
+    [input.messageId],
   );
   return 'expunged';
 }

@@ -72,15 +72,21 @@ export async function findIdempotencyKey(db: Queryable, k: IdempotencyKey): Prom
   };
 }
 
+/**
+ * Stores the response. One that published a message names it (messageId), so that deleting that
+ * message's payload blanks this copy too; a deletion that came first is seen here.
+ */
 export async function completeIdempotencyKey(
   db: Queryable,
   k: IdempotencyKey,
-  response: { status: number; contentType: string | null; body: string },
+  response: { status: number; contentType: string | null; body: string; messageId?: string },
 ): Promise<void> {
   await db.query(
-    `update courier_idempotency_keys set status = $5, content_type = $6, body = $7
+    `update courier_idempotency_keys set status = $5, content_type = $6, message_id = $8,
+            body = case when exists (select 1 from courier_messages m where m.id = $8 and m.expunged_at is not null)
+                        then courier_blank_payload($7) else $7 end
       where ${KEY_WHERE} and status is null`,
-    [...keyParams(k), response.status, response.contentType, response.body],
+    [...keyParams(k), response.status, response.contentType, response.body, response.messageId ?? null],
   );
 }
 

@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
+import { claim } from '../../src/store/queries/claim.ts';
+import { complete } from '../../src/store/queries/complete.ts';
+import { replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
+import { expungePayload } from '../../src/store/queries/expunge.ts';
+import { resendDelivery } from '../../src/store/queries/resend.ts';
+import { reapExpiredLeases } from '../../src/store/queries/unclaim.ts';
+import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+import { blockedBy, holdOpen } from '../support/transactions.ts';
+
+describe('expunge under concurrency (pg)', () => {
+  let t: TestDatabase;
+  let clock: ManualClock;
+  let appId: string;
+  let endpointId: string;
+  beforeAll(async () => {
+    t = await openTestDatabase('pg');
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+  beforeEach(async () => {
+    clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    await t.db.query('drop trigger if exists pause_hook on courier_deliveries');
+    await t.db.query(
+      'truncate courier_attempts, courier_deliveries, courier_messages, courier_endpoint_queues, courier_endpoint_secrets, courier_endpoints, courier_applications cascade',
+    );
+    appId = (await makeApp(t.db, clock.now())).id;
+    endpointId = (await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:9/' })).id;
+  });
+  const deliveryOf = async (messageId: string) =>
+    (
+      await t.db.query<{ id: number; state: string; leased: boolean }>(
+        'select id, state, lease_owner is not null as leased from courier_deliveries where message_id = $1',
+        [messageId],
+      )
+    ).rows[0]!;
+  const publishOne = async () => {
+    const r = await publishJson(t.db, appId, clock.now(), { secret: 1 });
+    clock.advance(1);
+    return r.messageId;
+  };
+
+  it('a replay whose statement began before an expunge committed does not revive the expunged dead letter', async () => {
+    const m1 = await publishOne();
+    const m2 = await publishOne();
+    await t.db.query(`update courier_deliveries set state = 'failed'`);
+    const d1 = (await deliveryOf(m1)).id;
+    // Test hook only: pause the replay's statement as it rewrites the first dead letter (d1),
+    // after its snapshot was taken and before it has locked the second (d2).
+    await t.db.query(`create or replace function pause_hook() returns trigger language plpgsql as $$
+      begin if old.id = ${d1} and old.state = 'failed' and new.state in ('pending','held') then
+        perform pg_advisory_xact_lock_shared(4242); end if; return new; end $$`);
+    await t.db.query(
+      'create trigger pause_hook before update on courier_deliveries for each row execute function pause_hook()',
+    );
+    const gate = await holdOpen(t.db, (tx) => tx.query('select pg_advisory_xact_lock(4242)'));
+    const replay = replayDeadLetters(t.db, { endpointId }, clock.now());
+    await blockedBy(t.db, gate.pid);
+
+    const expunge = t.db.transaction((tx) => expungePayload(tx, { messageId: m2, now: clock.now() }));
+    const outcome = await Promise.race([expunge, new Promise((r) => setTimeout(() => r('blocked'), 3000))]);
+    await gate.commit();
+    const replayed = await replay;
+    expect(outcome).toBe('expunged');
+    await t.db.query('drop trigger pause_hook on courier_deliveries');
+    const sent = await claim(t.db, { owner: 'w', now: clock.now() + 1, leaseMs: 60_000, limit: 10 });
+    // Without the fix, m2's delivery is claimed with an empty payload (the worker sends b'').
+    expect(sent.deliveries.map((d) => [d.messageId, d.payload.length])).toEqual([[m1, 12]]);
+    expect(replayed.replayed).toBe(1); // only m1's: m2's payload is gone
+    expect(await deliveryOf(m2)).toMatchObject({ state: 'failed' });
+  });
+
+  it('a resend waiting on an expunge sees it (409)', async () => {
+    const m = await publishOne();
+    await t.db.query(`update courier_deliveries set state = 'failed'`);
+    const ex = await holdOpen(t.db, (tx) => expungePayload(tx, { messageId: m, now: clock.now() }));
+    const resend = t.db.transaction((tx) =>
+      resendDelivery(tx, { messageId: m, endpointId, now: clock.now() }),
+    );
+    await blockedBy(t.db, ex.pid);
+    await ex.commit();
+    expect(await resend).toBe('expunged');
+    expect(await deliveryOf(m)).toMatchObject({ state: 'failed' });
+  });
+
+  it('a claim during an expunge passes the delivery by; afterwards nothing is claimable', async () => {
+    const m = await publishOne();
+    const ex = await holdOpen(t.db, (tx) => expungePayload(tx, { messageId: m, now: clock.now() }));
+    const during = await claim(t.db, { owner: 'w', now: clock.now(), leaseMs: 60_000, limit: 10 });
+    expect(during.deliveries).toHaveLength(0);
+    await ex.commit();
+    const after = await claim(t.db, { owner: 'w', now: clock.now(), leaseMs: 60_000, limit: 10 });
+    expect(after.deliveries).toHaveLength(0);
+    expect(await deliveryOf(m)).toMatchObject({ state: 'failed', leased: false });
+  });
+
+  it('an expunge waiting on a claim in progress then refuses (in_flight)', async () => {
+    const m = await publishOne();
+    const c = await holdOpen(t.db, (tx) =>
+      claim(tx, { owner: 'w', now: clock.now(), leaseMs: 60_000, limit: 10 }),
+    );
+    const expunge = t.db.transaction((tx) => expungePayload(tx, { messageId: m, now: clock.now() }));
+    await blockedBy(t.db, c.pid);
+    await c.commit();
+    expect(await expunge).toBe('in_flight');
+  });
+
+  it("an expired lease blocks until reaped; then the hung worker's late retry completion is ignored", async () => {
+    const m = await publishOne();
+    const [d] = (await claim(t.db, { owner: 'hung', now: clock.now(), leaseMs: 1_000, limit: 10 }))
+      .deliveries;
+    clock.advance(5_000);
+    expect(await t.db.transaction((tx) => expungePayload(tx, { messageId: m, now: clock.now() }))).toBe(
+      'in_flight',
+    );
+    expect(await reapExpiredLeases(t.db, clock.now())).toBe(1);
+    expect(await t.db.transaction((tx) => expungePayload(tx, { messageId: m, now: clock.now() }))).toBe(
+      'expunged',
+    );
+    const retry = deliveredCompletion(d!.id, 1, clock.now());
+    await complete(
+      t.db,
+      'hung',
+      clock.now(),
+      [
+        {
+          ...retry,
+          state: 'pending',
+          nextAttemptAt: clock.now(),
+          attempt: { ...retry.attempt, decision: 'retry' },
+        },
+      ],
+      100,
+    );
+    expect(await deliveryOf(m)).toMatchObject({ state: 'failed', leased: false });
+  });
+});
