@@ -4,7 +4,7 @@ import { toDate } from '../rows.ts';
 /** What an expunge did: the payload is gone (now or before), or an attempt is under way. */
 export type ExpungeOutcome = 'expunged' | 'in_flight';
 
-export const EXPUNGED_ERROR = 'payload expunged';
+const EXPUNGED_ERROR = 'payload expunged';
 
 /**
  * Deletes a message's payload for good. Its deliveries still to be made fail ("payload expunged",
