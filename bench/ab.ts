@@ -148,7 +148,7 @@ function describe(d: Drain): string {
     : `${Math.round(d.deliveriesPerSec)}/s`;
   const head = `${d.round ? `round ${d.round}` : 'median'} ${d.variant}: ${what}`;
   const cpu = d.cpu
-    ? `, µs per ${d.latency ? 'message' : 'delivery'}: worker ${d.cpu.systemUs}, PostgreSQL ${d.cpu.postgresUs}, receiver ${d.cpu.receiverUs}, machine ${d.cpu.totalUs} (${d.cpu.busyPct} % busy)`
+    ? `, µs per ${d.latency ? 'message' : 'delivery'}: worker ${d.cpu.systemUs}, PostgreSQL ${d.cpu.postgresUs}, receiver ${d.cpu.receiverUs}, machine ${d.cpu.totalUs} (${d.cpu.busyPct} % busy, ${d.cpu.stealPct} % steal)`
     : '';
   const gc = d.gc
     ? `; GC: ${d.gc.scavenges} scavenges ${Math.round(d.gc.scavengeMs)} ms, ${d.gc.markCompacts} mark-compacts ${Math.round(d.gc.markCompactMs)} ms, ${Math.round(d.gc.promotedMb)} MB promoted`

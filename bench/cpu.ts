@@ -13,6 +13,11 @@ export interface CpuPerDelivery {
   totalUs: number;
   /** Share of the machine's CPU time that was not idle. */
   busyPct: number;
+  /**
+   * Share of the machine's CPU time the hypervisor gave to someone else while this machine had
+   * work (steal; counted in busyPct): a host under contention, not work done here.
+   */
+  stealPct: number;
 }
 
 type Group = 'receiver' | 'system' | 'postgres';
@@ -20,6 +25,7 @@ type Group = 'receiver' | 'system' | 'postgres';
 interface Sample {
   at: number;
   busyTicks: number;
+  stealTicks: number;
   allTicks: number;
   /** pid → [group, utime + stime in ticks] */
   processes: Map<string, [Group, number]>;
@@ -66,8 +72,14 @@ function sample(system: RegExp, groups: Map<string, Group | null>): Sample {
       // exited meanwhile
     }
   }
-  // idle and iowait are the 4th and 5th fields
-  return { at: Date.now(), busyTicks: allTicks - ticks[3]! - ticks[4]!, allTicks, processes };
+  // idle and iowait are the 4th and 5th fields, steal the 8th
+  return {
+    at: Date.now(),
+    busyTicks: allTicks - ticks[3]! - ticks[4]!,
+    stealTicks: ticks[7] ?? 0,
+    allTicks,
+    processes,
+  };
 }
 
 /**
@@ -110,6 +122,7 @@ export function startCpuSampler(system: RegExp): {
         // /proc/stat counts every CPU; per delivery it is the whole machine's work.
         totalUs: us(b.busyTicks - a.busyTicks),
         busyPct: Math.round((100 * (b.busyTicks - a.busyTicks)) / (b.allTicks - a.allTicks)),
+        stealPct: Math.round((100 * (b.stealTicks - a.stealTicks)) / (b.allTicks - a.allTicks)),
       };
     },
   };

@@ -64,6 +64,9 @@ function hostStallsLine(h: HostStalls | undefined): string[] {
   ];
 }
 
+/** Results written before the bench read steal time have none. */
+const steal = (c: CpuPerDelivery) => (c.stealPct === undefined ? '—' : `${fmt(c.stealPct)} %`);
+
 /** One row per system: the median over the rounds of each figure of its CPU per delivery. */
 function cpuTable(r: BenchReport): string[] {
   const rows = (Object.keys(HEAD_TO_HEAD_NAMES) as (keyof HeadToHead)[]).flatMap((system) => {
@@ -71,15 +74,15 @@ function cpuTable(r: BenchReport): string[] {
     if (measured.length === 0) return [];
     const m = fieldMedians(measured) as CpuPerDelivery;
     return [
-      `| ${HEAD_TO_HEAD_NAMES[system]} | ${fmt(m.receiverUs)} | ${fmt(m.systemUs)} | ${fmt(m.postgresUs)} | ${fmt(m.totalUs)} | ${fmt(m.busyPct)} % |`,
+      `| ${HEAD_TO_HEAD_NAMES[system]} | ${fmt(m.receiverUs)} | ${fmt(m.systemUs)} | ${fmt(m.postgresUs)} | ${fmt(m.totalUs)} | ${fmt(m.busyPct)} % | ${steal(m)} |`,
     ];
   });
   if (rows.length === 0) return [];
   return [
     'CPU per delivery during the drains of these rounds, in µs (medians; read from /proc every 100 ms; the whole machine includes the bench driver and the kernel):',
     '',
-    '| System | receiver | worker | PostgreSQL | whole machine | machine busy |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| System | receiver | worker | PostgreSQL | whole machine | machine busy | of it, taken by the host (steal) |',
+    '|---|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
   ];
@@ -214,7 +217,7 @@ export function renderMarkdown(r: BenchReport): string {
     '|---:|---:|---:|---:|---:|---:|---:|',
     ...r.latency.map(
       (l) =>
-        `| ${fmt(l.offeredPerSec)}/s | ${fmt(l.achievedPerSec)} | ${fmt2(l.p50Ms)} | ${fmt2(l.p99Ms)} | ${fmt(l.samples)} | ${l.cpu ? `${l.cpu.busyPct} %` : '—'} | ${l.cpu ? `${l.cpu.systemUs} / ${l.cpu.postgresUs} / ${l.cpu.totalUs}` : '—'} |`,
+        `| ${fmt(l.offeredPerSec)}/s | ${fmt(l.achievedPerSec)} | ${fmt2(l.p50Ms)} | ${fmt2(l.p99Ms)} | ${fmt(l.samples)} | ${l.cpu ? `${l.cpu.busyPct} % (steal ${steal(l.cpu)})` : '—'} | ${l.cpu ? `${l.cpu.systemUs} / ${l.cpu.postgresUs} / ${l.cpu.totalUs}` : '—'} |`,
     ),
     '',
     'Latency counts from before the publish call to the arrival at the receiver, the worker’s warm-up left out (the first fifth of each run, at most 2 s). Every process of the run shares the machine: the bench publishing (counted in the whole machine), the worker, PostgreSQL and the receiver.',

@@ -23,6 +23,8 @@ describe('CPU per delivery from /proc', () => {
     expect(cpu!.totalUs).toBeGreaterThanOrEqual(cpu!.systemUs);
     expect(cpu!.busyPct).toBeGreaterThan(0);
     expect(cpu!.busyPct).toBeLessThanOrEqual(100);
+    expect(cpu!.stealPct).toBeGreaterThanOrEqual(0);
+    expect(cpu!.stealPct).toBeLessThanOrEqual(cpu!.busyPct);
   });
 
   it('gives nothing for a drain too short to sample', () => {
