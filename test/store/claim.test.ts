@@ -119,6 +119,26 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     expect(next[0]!.id).not.toBe(first[0]!.id);
   });
 
+  it('hands a claim out oldest first across endpoints, and counts each endpoint its own share', async () => {
+    const caps = [2, 5, 50];
+    const endpoints = [];
+    for (const maxInFlight of caps)
+      endpoints.push(
+        await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight }),
+      );
+    for (let i = 0; i < 10; i++) await publishJson(t.db, appId, clock.now(), { i });
+
+    const claimed = await claimAs('worker-a');
+    const ids = claimed.map((d) => d.id);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    const perEndpoint = endpoints.map((e) => claimed.filter((d) => d.endpointId === e.id).length);
+    expect(perEndpoint).toEqual([2, 5, 10]);
+    const { rows } = await t.db.query<{ endpoint_id: string; in_flight: number }>(
+      'select endpoint_id, in_flight from courier_endpoint_queues',
+    );
+    expect(endpoints.map((e) => rows.find((r) => r.endpoint_id === e.id)?.in_flight)).toEqual(perEndpoint);
+  });
+
   it('keeps any 1.2 s window of claims within the rate limit', async () => {
     await makeEndpoint(t.db, appId, clock.now(), {
       url: 'http://127.0.0.1:1/',
