@@ -1,4 +1,4 @@
--- The claim does the same with less work per delivery: about a sixth less of its time.
+-- The claim does the same with less work per delivery: about an eighth less of its time.
 --
 -- Measured with pgbench on a claim of 200 over four endpoints (median of eight alternating
 -- runs of 3 s each, rolled back): 3.56 ms against 4.07 (docs/performance-history.md, twentieth
