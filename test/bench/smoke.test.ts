@@ -33,7 +33,10 @@ describe('benchmark smoke run', () => {
       const markdown = readFileSync(join(outDir, 'latest.md'), 'utf8');
       expect(markdown).toContain('| Courier ÷ graphile-worker');
       expect(markdown).toContain('| Round | Courier, 1 worker |');
-      expect(markdown).toContain('| machine busy | of it, taken by the host (steal) |');
+      expect(markdown).toContain('| machine busy |');
+      // The drains' CPU table needs two /proc samples inside a drain, which 300 deliveries may not give.
+      if (markdown.includes('CPU per delivery during the drains'))
+        expect(markdown).toContain('| machine busy | of it, taken by the host (steal) |');
       expect(report.hostStalls!.unitUs).toBeGreaterThan(0);
       expect(markdown).toContain('Host steadiness: a fixed computation timed for 0.5 s');
       expect(existsSync(join(outDir, 'chart.svg'))).toBe(true);

@@ -119,24 +119,48 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     expect(next[0]!.id).not.toBe(first[0]!.id);
   });
 
-  it('hands a claim out oldest first across endpoints, and counts each endpoint its own share', async () => {
-    const caps = [2, 5, 50];
+  it('hands a claim out in delivery-id order, each with its own payload and endpoint, and counts every endpoint it visits', async () => {
+    // Three endpoints with work due under different caps, and one that looks due but has nothing
+    // due yet: the claim visits it and takes nothing from it.
     const endpoints = [];
-    for (const maxInFlight of caps)
+    for (const [i, maxInFlight] of [2, 5, 50, 50].entries())
       endpoints.push(
-        await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/', maxInFlight }),
+        await makeEndpoint(t.db, appId, clock.now(), { url: `http://127.0.0.1:1/ep${i}`, maxInFlight }),
       );
     for (let i = 0; i < 10; i++) await publishJson(t.db, appId, clock.now(), { i });
+    const idle = endpoints[3]!;
+    const later = clock.now() + 60_000;
+    await t.db.query('update courier_deliveries set next_attempt_at = $2 where endpoint_id = $1', [
+      idle.id,
+      new Date(later),
+    ]);
 
     const claimed = await claimAs('worker-a');
     const ids = claimed.map((d) => d.id);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
-    const perEndpoint = endpoints.map((e) => claimed.filter((d) => d.endpointId === e.id).length);
-    expect(perEndpoint).toEqual([2, 5, 10]);
-    const { rows } = await t.db.query<{ endpoint_id: string; in_flight: number }>(
-      'select endpoint_id, in_flight from courier_endpoint_queues',
+    const { rows: messages } = await t.db.query<{ id: string; body: string }>(
+      `select id, convert_from(payload, 'UTF8') as body from courier_messages`,
     );
-    expect(endpoints.map((e) => rows.find((r) => r.endpoint_id === e.id)?.in_flight)).toEqual(perEndpoint);
+    const bodies = new Map(messages.map((m) => [m.id, m.body]));
+    for (const d of claimed) {
+      expect(d.payload.toString()).toBe(bodies.get(d.messageId));
+      expect(d.url).toBe(endpoints.find((e) => e.id === d.endpointId)!.url);
+    }
+
+    const perEndpoint = endpoints.map((e) => claimed.filter((d) => d.endpointId === e.id).length);
+    expect(perEndpoint).toEqual([2, 5, 10, 0]);
+    const { rows } = await t.db.query<{
+      endpoint_id: string;
+      in_flight: number;
+      next_due_at: Date;
+      rl_slot: string;
+    }>('select endpoint_id, in_flight, next_due_at, rl_slot from courier_endpoint_queues');
+    const queue = (id: string) => rows.find((r) => r.endpoint_id === id)!;
+    expect(endpoints.map((e) => queue(e.id).in_flight)).toEqual(perEndpoint);
+    // Visited with nothing claimed, it still moves on: due when its deliveries are, its rate
+    // window brought up to this claim's 100 ms slot.
+    expect(queue(idle.id).next_due_at.getTime()).toBe(later);
+    expect(Number(queue(idle.id).rl_slot)).toBe(Math.floor(clock.now() / 100));
   });
 
   it('keeps any 1.2 s window of claims within the rate limit', async () => {
