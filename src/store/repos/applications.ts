@@ -1,4 +1,4 @@
-import type { Queryable } from '../db.ts';
+import { prepared, type Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
 import { dropDeliveries } from './endpoints.ts';
 
@@ -65,12 +65,20 @@ export async function createApplication(
   return fromRow(rows[0]!);
 }
 
+/**
+ * Every API call on an application's resources starts here, a message's publish included: named,
+ * so that it is not parsed and planned on each call. Its columns are listed, as a prepared
+ * statement's result must keep its shape when a later migration adds a column.
+ */
+const FIND_APPLICATION = prepared(
+  'courier_find_application',
+  `select id, uid, name, rate_limit, retry_policy, metadata, created_at, updated_at
+   from courier_applications where (id = $1 or uid = $1) and deleted_at is null limit 1`,
+);
+
 /** Looks an application up by id or uid. */
 export async function findApplication(db: Queryable, idOrUid: string): Promise<Application | null> {
-  const { rows } = await db.query<AppRow>(
-    'select * from courier_applications where (id = $1 or uid = $1) and deleted_at is null limit 1',
-    [idOrUid],
-  );
+  const { rows } = await db.query<AppRow>(FIND_APPLICATION, [idOrUid]);
   return rows[0] ? fromRow(rows[0]) : null;
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Queryable } from '../db.ts';
+import { prepared, type Queryable } from '../db.ts';
 import { toDate } from '../rows.ts';
 
 /** Tokens are stored and looked up by this hash only; the token itself is never persisted. */
@@ -27,10 +27,13 @@ export async function insertTokenIfAbsent(
   return rows.length > 0;
 }
 
+/** Every API request is checked here (but with COURIER_ADMIN_TOKEN's token): a hot statement, named. */
+const FIND_TOKEN = prepared(
+  'courier_find_token',
+  'select id, name from courier_api_tokens where token_hash = $1',
+);
+
 export async function findTokenByHash(db: Queryable, hash: Buffer): Promise<ApiToken | null> {
-  const { rows } = await db.query<{ id: number; name: string }>(
-    'select id, name from courier_api_tokens where token_hash = $1',
-    [hash],
-  );
+  const { rows } = await db.query<{ id: number; name: string }>(FIND_TOKEN, [hash]);
   return rows[0] ? { id: Number(rows[0].id), name: rows[0].name } : null;
 }
