@@ -18,7 +18,7 @@ describe.each(BACKENDS)('the lookups every API request makes (%s)', (backend) =>
     await createApplication(t.db, 'app_2', { name: 'Gone', uid: 'gone' }, NOW);
     await deleteApplication(t.db, 'app_2', NOW + 1);
     await insertTokenIfAbsent(t.db, 'ci', hashToken('courier_secret'), NOW);
-    // Twice each: the second call runs the statement prepared by the first (on PostgreSQL).
+    // Twice each: on PostgreSQL the later calls run the statements the first ones prepared.
     for (let i = 0; i < 2; i++) {
       expect(await findApplication(t.db, 'app_1')).toEqual(app);
       expect(await findApplication(t.db, 'shop')).toEqual(app);
