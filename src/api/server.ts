@@ -21,6 +21,7 @@ import { attemptRoutes } from './routes/attempts.ts';
 import { deadLetterRoutes } from './routes/dead-letter.ts';
 import { endpointHeaderRoutes } from './routes/endpoint-headers.ts';
 import { endpointSecretRoutes } from './routes/endpoint-secrets.ts';
+import { endpointStatsRoutes } from './routes/endpoint-stats.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
 import { eventTypeRoutes } from './routes/event-types.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -51,6 +52,7 @@ const RESOURCE_ROUTES = [
   endpointRoutes,
   endpointSecretRoutes,
   endpointHeaderRoutes,
+  endpointStatsRoutes,
   deadLetterRoutes,
   messageRoutes,
   attemptRoutes,
