@@ -3,15 +3,18 @@ import type { Logger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
 import { analyzeIfStale } from '../store/queries/maintenance.ts';
 import { reapExpiredLeases } from '../store/queries/unclaim.ts';
+import { PayloadExpirySweeper } from './payload-expiry.ts';
 import { RetentionSweeper } from './retention.ts';
 
 /**
  * A worker's chores on a timer: take over deliveries whose lease expired (a crashed worker's),
- * keep planner statistics fresh, and delete history past the retention period. None of it is
+ * keep planner statistics fresh, delete history past the retention period and payloads past
+ * the retention their messages asked for. None of it is
  * on the delivery path; a failure is logged and tried again at the next tick.
  */
 export class Housekeeping {
   readonly #retention: RetentionSweeper | null;
+  readonly #payloadExpiry: PayloadExpirySweeper;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -23,21 +26,25 @@ export class Housekeeping {
     retentionMs: number | null | undefined,
   ) {
     this.#retention = retentionMs == null ? null : new RetentionSweeper(db, retentionMs);
+    this.#payloadExpiry = new PayloadExpirySweeper(db);
   }
 
   /** Takes over expired leases at once, then does every chore each intervalMs. */
   async start(intervalMs: number): Promise<void> {
     await this.reap();
     // Retention waits for the first tick: a start-up is not held up by deleting a backlog of history.
-    this.#timer = setInterval(
-      () => void this.reap().then(() => this.#retention?.sweepLogged(this.clock.now(), this.log)),
-      intervalMs,
-    );
+    this.#timer = setInterval(() => void this.tick(), intervalMs);
     this.#timer.unref();
   }
 
   stop(): void {
     clearInterval(this.#timer);
+  }
+
+  private async tick(): Promise<void> {
+    await this.reap();
+    await this.#retention?.sweepLogged(this.clock.now(), this.log);
+    await this.#payloadExpiry.sweepLogged(this.clock.now(), this.log);
   }
 
   private async reap(): Promise<void> {

@@ -1,3 +1,4 @@
+import { Svix } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claim } from '../../src/store/queries/claim.ts';
 import {
@@ -7,7 +8,7 @@ import {
 } from '../../src/store/repos/idempotency.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
-import { createApp, createEndpoint, publishMessage, startApi, type TestApi } from './support.ts';
+import { createApp, createEndpoint, locs, publishMessage, startApi, type TestApi, TOKEN } from './support.ts';
 
 describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => {
   let api: TestApi;
@@ -122,6 +123,64 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
       messageId: sent.body.id,
     });
     expect((await findIdempotencyKey(api.db, key))?.body).not.toContain('4242');
+  });
+
+  it('keeps a payload for the retention its message asked for, then expunges it in the worker’s housekeeping', async () => {
+    const appId = await createApp(api);
+    const retrying = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
+    const expiry = async (msgId: string) =>
+      (
+        await api.db.query<{ payload_expires_at: Date | null }>(
+          'select payload_expires_at from courier_messages where id = $1',
+          [msgId],
+        )
+      ).rows[0]!.payload_expires_at?.getTime();
+    const now = api.clock.now();
+    const hours = await publishMessage(api, appId, { payloadRetentionHours: 1, payload: { card: '4242' } });
+    expect(await expiry(hours)).toBe(now + 3_600_000);
+    // Svix's own SDK, with its days; and a message that says nothing keeps its payload for the retention period.
+    const svix = new Svix(TOKEN, { serverUrl: api.url });
+    const days = await svix.message.create(appId, {
+      eventType: 'e',
+      payload: { n: 1 },
+      payloadRetentionPeriod: 5,
+    });
+    expect(await expiry(days.id)).toBe(now + 5 * 86_400_000);
+    expect(await expiry(await publishMessage(api, appId))).toBeUndefined();
+
+    for (const [fields, loc] of [
+      [{ payloadRetentionPeriod: 4 }, 'body.payloadRetentionPeriod'],
+      [{ payloadRetentionPeriod: 91 }, 'body.payloadRetentionPeriod'],
+      [{ payloadRetentionHours: 0 }, 'body.payloadRetentionHours'],
+      [{ payloadRetentionPeriod: 5, payloadRetentionHours: 1 }, 'body.payloadRetentionHours'],
+    ] as const) {
+      const res = await api.request('POST', `/api/v1/app/${appId}/msg`, {
+        body: { eventType: 'e', payload: {}, ...fields },
+      });
+      expect(res.status, JSON.stringify(fields)).toBe(422);
+      expect(locs(res)).toEqual([loc]);
+    }
+
+    // Its first attempt fails (500), and it is still retrying when the hour runs out.
+    const engine = virtualWorker(api.db, { clock: api.clock, reapIntervalMs: 20 });
+    expect(await engine.worker.runOnce()).toBe(3);
+    expect(await deliveryOf(hours, retrying.id)).toMatchObject({ state: 'pending' });
+    api.clock.advance(3_600_000);
+    await engine.worker.start();
+    try {
+      const deadline = Date.now() + 5_000;
+      while ((await stored(hours)).expunged_at === null && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    } finally {
+      await engine.worker.stop();
+      await engine.sender.close();
+    }
+    expect(await stored(hours)).toEqual({ bytes: 0, expunged_at: new Date(api.clock.now()) });
+    expect(await deliveryOf(hours, retrying.id)).toEqual({ state: 'failed', last_error: 'payload expired' });
+    const message = await api.request('GET', `/api/v1/app/${appId}/msg/${hours}`);
+    expect(message.body).toMatchObject({ payload: {}, expungedAt: new Date(api.clock.now()).toISOString() });
+    expect((await stored(days.id)).bytes).toBeGreaterThan(0);
   });
 
   it('waits for an attempt under way (409), and answers 404 for an unknown message', async () => {

@@ -39,6 +39,22 @@ export function eventTypesOf(values: readonly string[] | undefined): string[] | 
   return values?.flatMap((v) => v.split(',')).filter(Boolean);
 }
 
+/** How long the payload is to be kept, when the message says (Svix's two fields; one of them). */
+function payloadRetentionMs(body: {
+  payloadRetentionPeriod?: number | null;
+  payloadRetentionHours?: number | null;
+}): number | null {
+  const { payloadRetentionPeriod: days, payloadRetentionHours: hours } = body;
+  if (days != null && hours != null) {
+    throw fieldError(
+      ['body', 'payloadRetentionHours'],
+      'give payloadRetentionPeriod or payloadRetentionHours, not both',
+    );
+  }
+  if (days != null) return days * 86_400_000;
+  return hours == null ? null : hours * 3_600_000;
+}
+
 export function messageRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock } = deps;
 
@@ -68,6 +84,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       const application = await requireApp(db, request.params.app_id);
       const { eventType, payload, eventId, channels, tags: messageTags } = request.body;
       const now = clock.now();
+      const keepPayloadMs = payloadRetentionMs(request.body);
       const result = await publish(db, {
         appId: application.id,
         messageId: newId('msg', now),
@@ -77,6 +94,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         channels: channels?.length ? channels : null,
         tags: messageTags?.length ? messageTags : null,
         now,
+        payloadExpiresAt: keepPayloadMs === null ? null : now + keepPayloadMs,
       });
       if (!result.created)
         throw conflict(`A message with eventId ${eventId} already exists (${result.messageId})`);

@@ -22,6 +22,26 @@ export const MessageIn = Type.Object(
     ),
     channels: Type.Optional(Nullable(Type.Array(Channel, { maxItems: 10, uniqueItems: true }))),
     tags: Type.Optional(Nullable(Type.Array(Tag, { maxItems: 10, uniqueItems: true }))),
+    payloadRetentionPeriod: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 5,
+          maximum: 90,
+          description:
+            'Days to keep the payload; then it is expunged (it reads {}, and what was still to be sent fails). ' +
+            'Without it, or beyond COURIER_RETENTION, the payload goes with the message at the end of the retention period.',
+        }),
+      ),
+    ),
+    payloadRetentionHours: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 1,
+          maximum: 2160,
+          description: 'The same in hours; give one of the two.',
+        }),
+      ),
+    ),
     deliverAt: Type.Optional(
       Nullable(
         Type.String({
@@ -36,9 +56,10 @@ export const MessageIn = Type.Object(
   {
     title: 'MessageIn',
     description:
-      'Other Svix fields (application, payloadRetentionPeriod, …) are accepted and ignored: every message, ' +
-      "its payload and its attempts are kept for the installation's retention period (COURIER_RETENTION, " +
-      '90 days by default) after it was published, and longer while one of its deliveries is in flight or retrying.',
+      'Other Svix fields (application, transformationsParams, …) are accepted and ignored. Every message and its ' +
+      "attempts are kept for the installation's retention period (COURIER_RETENTION, 90 days by default) after it " +
+      'was published, and longer while one of its deliveries is in flight or retrying; its payload as long, or ' +
+      'for payloadRetentionPeriod or payloadRetentionHours if given.',
   },
 );
 

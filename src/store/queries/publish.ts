@@ -12,6 +12,8 @@ export interface PublishInput {
   channels?: readonly string[] | null;
   tags?: readonly string[] | null;
   now: number;
+  /** When the payload is to be expunged (ms), if sooner than the retention period's end. */
+  payloadExpiresAt?: number | null;
 }
 
 export interface PublishResult {
@@ -38,7 +40,7 @@ function publishStatement(name: string, from: string): string {
   return prepared(
     name,
     `with published as materialized (
-       select p.* from ${from}courier_publish_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, false) p
+       select p.* from ${from}courier_publish_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, false) p
      ), notified as (
        select pg_notify(courier_channel(), '') from published p where p.deliveries > 0 limit 1
      )
@@ -75,6 +77,10 @@ function params(inputs: readonly PublishInput[]): unknown[] {
     JSON.stringify(inputs.map((i) => i.tags ?? null)),
     inputs.map((i) => toDate(i.now)),
     inputs.map((i) => i.messageId),
+    // Null for the whole batch in the usual case: no array to encode or unnest.
+    inputs.some((i) => i.payloadExpiresAt != null)
+      ? inputs.map((i) => (i.payloadExpiresAt == null ? null : toDate(i.payloadExpiresAt)))
+      : null,
   ];
 }
 
