@@ -16,6 +16,8 @@ export class Housekeeping {
   readonly #retention: RetentionSweeper | null;
   readonly #payloadExpiry: PayloadExpirySweeper;
   #timer: NodeJS.Timeout | undefined;
+  /** Ticks under way: a stop waits for them, so that no sweep outlives its worker's database. */
+  readonly #ticking = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Database,
@@ -33,12 +35,16 @@ export class Housekeeping {
   async start(intervalMs: number): Promise<void> {
     await this.reap();
     // Retention waits for the first tick: a start-up is not held up by deleting a backlog of history.
-    this.#timer = setInterval(() => void this.tick(), intervalMs);
+    this.#timer = setInterval(() => {
+      const tick = this.tick().finally(() => this.#ticking.delete(tick));
+      this.#ticking.add(tick);
+    }, intervalMs);
     this.#timer.unref();
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     clearInterval(this.#timer);
+    await Promise.all(this.#ticking);
   }
 
   private async tick(): Promise<void> {

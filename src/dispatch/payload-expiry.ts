@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
-import { expungePayload } from '../store/queries/expunge.ts';
+import { expireDuePayload } from '../store/queries/expunge.ts';
 import { duePayloads, type ExpiryCursor } from '../store/queries/payload-expiry.ts';
 
 /** Messages looked at per statement; each is expunged in a short transaction of its own. */
@@ -11,14 +11,16 @@ export const EXPIRY_STATEMENTS_PER_SWEEP = 20;
 export interface ExpirySweep {
   /** Payloads expunged. */
   expunged: number;
-  /** Due, but an attempt was under way: looked at again next sweep. */
+  /** Due, but an attempt was under way: the rest failed, the bytes kept for it until a later sweep. */
   inFlight: number;
 }
 
 /**
  * Expunges the payloads whose retention (payloadRetentionPeriod or payloadRetentionHours) has run
  * out, as DELETE …/msg/{msg}/content does: what was still to be sent fails as "payload expired". A
- * message with an attempt under way keeps its payload until the next sweep after that attempt.
+ * message with an attempt under way keeps its bytes for that attempt, until a sweep after it. Every
+ * worker sweeps; each due message is taken by one of them (expireDuePayload). Each sweep starts
+ * from the soonest due: the ones kept for an attempt are few and brief (a lease at most).
  */
 export class PayloadExpirySweeper {
   /** Housekeeping runs on an interval: a sweep slower than the interval must not overlap the next. */
@@ -40,10 +42,10 @@ export class PayloadExpirySweeper {
         const due = await duePayloads(this.db, { now, after, limit: this.batch });
         for (const message of due) {
           const outcome = await this.db.transaction((tx) =>
-            expungePayload(tx, { messageId: message.id, now, reason: 'payload expired' }),
+            expireDuePayload(tx, { messageId: message.id, now }),
           );
           if (outcome === 'expunged') result.expunged++;
-          else result.inFlight++;
+          else if (outcome === 'in_flight') result.inFlight++;
         }
         if (due.length < this.batch) break;
         after = due[due.length - 1]!;

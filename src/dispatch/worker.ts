@@ -138,9 +138,10 @@ export class Worker {
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.running = false;
-    this.housekeeping.stop();
+    const housekeeping = this.housekeeping.stop();
     this.wakeups.signal();
     await this.loopDone;
+    await housekeeping;
     const deadline = Date.now() + graceMs;
     while (this.sending.size > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));

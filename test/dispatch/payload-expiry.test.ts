@@ -7,6 +7,7 @@ import { claim } from '../../src/store/queries/claim.ts';
 import { release } from '../../src/store/queries/unclaim.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
+import { holdOpen } from '../support/transactions.ts';
 
 const HOUR = 3_600_000;
 
@@ -31,23 +32,28 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
   };
   const stored = async (id: string) =>
     (
-      await t.db.query<{ bytes: number; expunged_at: Date | null; payload_expires_at: Date | null }>(
-        'select length(payload) as bytes, expunged_at, payload_expires_at from courier_messages where id = $1',
+      await t.db.query<{ bytes: number; expunged_at: Date | null; expires_at: Date | null }>(
+        `select length(m.payload) as bytes, m.expunged_at, x.expires_at
+           from courier_messages m left join courier_payload_expiries x on x.message_id = m.id where m.id = $1`,
         [id],
       )
     ).rows[0]!;
   const deliveries = async (id: string) =>
     (
-      await t.db.query<{ state: string; last_error: string | null }>(
-        'select state, last_error from courier_deliveries where message_id = $1',
+      await t.db.query<{ state: string; last_error: string | null; leased: boolean }>(
+        `select state, last_error, lease_owner is not null as leased from courier_deliveries
+          where message_id = $1 order by endpoint_id`,
         [id],
       )
     ).rows;
+  const pending = { state: 'pending', last_error: null, leased: false };
+  const expired = { state: 'failed', last_error: 'payload expired', leased: false };
 
   beforeAll(async () => {
     t = await openTestDatabase(backend);
     appId = (await makeApp(t.db, clock.now())).id;
-    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:9/hook' });
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:9/a' });
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:9/b' });
   });
   afterAll(async () => {
     await t.drop();
@@ -63,37 +69,80 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     expect(await stored(hour)).toEqual({
       bytes: 0,
       expunged_at: new Date(clock.now() + HOUR),
-      payload_expires_at: null,
+      expires_at: null,
     });
-    expect(await deliveries(hour)).toEqual([{ state: 'failed', last_error: 'payload expired' }]);
+    expect(await deliveries(hour)).toEqual([expired, expired]);
     // The others are untouched, and the expunged one is not looked at again.
     for (const id of [day, kept]) {
       expect((await stored(id)).bytes).toBe(15);
-      expect(await deliveries(id)).toEqual([{ state: 'pending', last_error: null }]);
+      expect(await deliveries(id)).toEqual([pending, pending]);
     }
+    expect((await stored(day)).expires_at).toEqual(new Date(clock.now() + 24 * HOUR));
+    expect((await stored(kept)).expires_at).toBeNull();
     expect(await sweeper.sweep(clock.now() + 2 * HOUR)).toEqual({ expunged: 0, inFlight: 0 });
     expect(await sweeper.sweep(clock.now() + 24 * HOUR)).toEqual({ expunged: 1, inFlight: 0 });
     expect((await stored(kept)).bytes).toBe(15);
     await t.db.query('delete from courier_deliveries');
   });
 
-  it('waits for an attempt under way, since a retry of it needs the bytes', async () => {
+  it('keeps the bytes for an attempt under way, which a retry of it needs, and sends nothing more', async () => {
     clock.advance(HOUR);
     const id = await publishKept(HOUR);
-    const claimed = await claim(t.db, { owner: 'w1', now: clock.now(), leaseMs: 60_000, limit: 10 });
+    const claimed = await claim(t.db, { owner: 'w1', now: clock.now(), leaseMs: 60_000, limit: 1 });
     expect(claimed.deliveries.map((d) => d.messageId)).toEqual([id]);
     const sweeper = new PayloadExpirySweeper(t.db);
     expect(await sweeper.sweep(clock.now() + HOUR)).toEqual({ expunged: 0, inFlight: 1 });
     expect((await stored(id)).bytes).toBe(15);
+    // The other endpoint's delivery is not sent with the expired bytes.
+    expect((await deliveries(id)).filter((d) => !d.leased)).toEqual([expired]);
     await release(t.db, 'w1', [claimed.deliveries[0]!.id]);
     expect(await sweeper.sweep(clock.now() + HOUR)).toEqual({ expunged: 1, inFlight: 0 });
-    expect(await deliveries(id)).toEqual([{ state: 'failed', last_error: 'payload expired' }]);
+    expect(await deliveries(id)).toEqual([expired, expired]);
     await t.db.query('delete from courier_deliveries');
   });
+
+  it('drops the expiry of a message that retention deleted first', async () => {
+    clock.advance(HOUR);
+    const id = await publishKept(HOUR);
+    await t.db.query('delete from courier_deliveries where message_id = $1', [id]);
+    await t.db.query('delete from courier_messages where id = $1', [id]);
+    expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
+      expunged: 0,
+      inFlight: 0,
+    });
+    const { rows } = await t.db.query('select 1 from courier_payload_expiries where message_id = $1', [id]);
+    expect(rows).toEqual([]);
+  });
+
+  it.skipIf(backend === 'pglite')(
+    'passes by a message another worker is expiring, without waiting',
+    async () => {
+      clock.advance(HOUR);
+      const id = await publishKept(HOUR);
+      const other = await holdOpen(t.db, (tx) =>
+        tx.query('select 1 from courier_payload_expiries where message_id = $1 for update', [id]),
+      );
+      try {
+        expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
+          expunged: 0,
+          inFlight: 0,
+        });
+        expect((await stored(id)).bytes).toBe(15);
+      } finally {
+        await other.commit();
+      }
+      expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
+        expunged: 1,
+        inFlight: 0,
+      });
+      await t.db.query('delete from courier_deliveries');
+    },
+  );
 
   it('looks at a bounded number per sweep, soonest first, and the rest next time', async () => {
     clock.advance(HOUR);
     const ids = [await publishKept(3 * HOUR), await publishKept(HOUR), await publishKept(2 * HOUR)];
+    await t.db.query('delete from courier_deliveries');
     const sweeper = new PayloadExpirySweeper(t.db, 1, 2);
     expect(await sweeper.sweep(clock.now() + 3 * HOUR)).toEqual({ expunged: 2, inFlight: 0 });
     expect((await stored(ids[0]!)).bytes).toBe(15);

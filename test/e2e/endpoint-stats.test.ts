@@ -107,6 +107,10 @@ describe.each(BACKENDS)('endpoint stats on %s', (backend) => {
     );
     expect(answer.status).toBe(202);
     expect((await stats()).body).toEqual({ success: 0, pending: 2, sending: 1, fail: 1 });
+    // Delivered again: two delivered attempts, one message.
+    status = 200;
+    expect(await engine.worker.runOnce()).toBe(1);
+    expect((await stats()).body).toEqual({ success: 1, pending: 1, sending: 1, fail: 1 });
   });
 
   it('counts held deliveries of a paused endpoint as pending', async () => {
@@ -122,6 +126,7 @@ describe.each(BACKENDS)('endpoint stats on %s', (backend) => {
       `?until=${at(now + 10 * 60_000)}`,
       `?since=${at(now - 1000)}&until=${at(now - 2000)}`,
       `?since=${at(now - 29 * DAY)}`,
+      '?until=1969-12-31T00:00:00Z',
     ]) {
       const answer = await stats(query);
       expect(answer.status, query).toBe(400);
@@ -129,6 +134,7 @@ describe.each(BACKENDS)('endpoint stats on %s', (backend) => {
       expect(answer.body.detail).toEqual(expect.any(String));
     }
     expect(locs(await stats('?since=yesterday'))).toEqual(['query.since']);
+    expect(locs(await stats('?since=2026-06-30T23:59:60Z'))).toEqual(['query.since']);
     expect((await stats('', 'ep_nosuchendpoint')).status).toBe(404);
   });
 });
@@ -145,5 +151,7 @@ describe('the stats window', () => {
     const since = now - 28 * DAY - 4 * 60_000;
     expect(statsWindow({ since: new Date(since).toISOString() }, now)).toEqual({ since, until: now });
     expect(() => statsWindow({ since: new Date(since - 2 * 60_000).toISOString() }, now)).toThrow(/28 days/);
+    // A window reaching back past 1970 starts there.
+    expect(statsWindow({ until: '1970-01-02T00:00:00Z' }, now)).toEqual({ since: 0, until: DAY });
   });
 });

@@ -130,11 +130,11 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     const retrying = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
     const expiry = async (msgId: string) =>
       (
-        await api.db.query<{ payload_expires_at: Date | null }>(
-          'select payload_expires_at from courier_messages where id = $1',
+        await api.db.query<{ expires_at: Date }>(
+          'select expires_at from courier_payload_expiries where message_id = $1',
           [msgId],
         )
-      ).rows[0]!.payload_expires_at?.getTime();
+      ).rows[0]?.expires_at.getTime();
     const now = api.clock.now();
     const hours = await publishMessage(api, appId, { payloadRetentionHours: 1, payload: { card: '4242' } });
     expect(await expiry(hours)).toBe(now + 3_600_000);

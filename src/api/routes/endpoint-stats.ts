@@ -24,14 +24,23 @@ const EndpointStatsOut = Type.Object(
   { title: 'EndpointStats' },
 );
 
+/** A query instant in ms; one before 1970, which no id can carry, is refused. */
+function instant(value: string | undefined, name: string): number | undefined {
+  const ms = msOf(value);
+  if (ms === undefined) return undefined;
+  if (ms < 0) throw invalidRange(`'${name}' must be a date-time from 1970 on`);
+  return ms;
+}
+
 /** The window a stats request covers: Svix's defaults and bounds, with the caller's clock allowed some skew. */
 export function statsWindow(
   query: { since?: string; until?: string },
   now: number,
 ): { since: number; until: number } {
-  const until = msOf(query.until) ?? now;
+  const until = instant(query.until, 'until') ?? now;
   if (until > now + SLACK_MS) throw invalidRange(`'until' cannot be in the future (now is ${iso(now)})`);
-  const since = msOf(query.since) ?? until - MAX_WINDOW_MS;
+  // Nothing was published before 1970: a default window reaching back past it starts there.
+  const since = instant(query.since, 'since') ?? Math.max(0, until - MAX_WINDOW_MS);
   if (since > until) throw invalidRange(`'since' (${iso(since)}) is after 'until' (${iso(until)})`);
   if (until - since > MAX_WINDOW_MS + SLACK_MS) {
     throw invalidRange(`'since' cannot be more than 28 days before 'until' (${iso(until)})`);

@@ -1,13 +1,17 @@
 -- A message's payload can be kept for less than the installation's retention period: Svix's
--- payloadRetentionPeriod (days) and payloadRetentionHours. The message gets the instant its payload
--- is to go, and the worker's housekeeping expunges it then, as DELETE …/msg/{msg}/content does
+-- payloadRetentionPeriod (days) and payloadRetentionHours. The instant its payload is to go is kept
+-- beside it, and the workers' housekeeping expunges it then, as DELETE …/msg/{msg}/content does
 -- (what was still to be sent fails). The message, its attempts and its dead letters stay until the
 -- retention period ends.
-
-alter table courier_messages add column payload_expires_at timestamptz;
--- Only messages that asked for it have an entry: the others publish as before.
-create index courier_messages_payload_expiry on courier_messages (payload_expires_at)
-  where payload_expires_at is not null;
+--
+-- A table of its own, not a column of courier_messages: adding a column and an index there would
+-- lock the messages (and with them every publish and claim) while the index scanned them all; and
+-- only messages that asked have a row, so the others publish as before.
+create table courier_payload_expiries (
+  message_id text collate "C" primary key,
+  expires_at timestamptz not null
+);
+create index courier_payload_expiries_due on courier_payload_expiries (expires_at, message_id);
 
 -- 0005's function with one more array, the payloads' expiry instants (null: none). Its previous
 -- signature stays, as a wrapper, for API processes of the previous release during an upgrade and
@@ -50,12 +54,17 @@ begin
              then array(select jsonb_array_elements_text(p_tags -> (u.ord::int - 1))) end as tags
     from sized u
   ), ins as (
-    insert into courier_messages as m (id, app_id, event_type, event_id, payload, channels, tags, created_at,
-                                       payload_expires_at)
-    select i.id, i.app_id, i.event_type, i.event_id, i.payload, i.channels, i.tags, i.at, i.payload_expires_at
+    insert into courier_messages as m (id, app_id, event_type, event_id, payload, channels, tags, created_at)
+    select i.id, i.app_id, i.event_type, i.event_id, i.payload, i.channels, i.tags, i.at
     from input i order by i.ord
     on conflict (app_id, event_id) where event_id is not null do nothing
     returning m.id
+  ), expiries as (
+    -- Runs although nothing reads it (a data-modifying WITH always does); created messages only.
+    -- Without expiries (the usual batch) the null array stops it before the join starts.
+    insert into courier_payload_expiries (message_id, expires_at)
+    select i.id, i.payload_expires_at from input i join ins on ins.id = i.id
+    where p_payload_expires is not null and i.payload_expires_at is not null
   )
   select coalesce(array_agg(ins.id), '{}') into v_created from ins;
 

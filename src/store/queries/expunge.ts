@@ -4,43 +4,89 @@ import { toDate } from '../rows.ts';
 /** What an expunge did: the payload is gone (now or before), or an attempt is under way. */
 export type ExpungeOutcome = 'expunged' | 'in_flight';
 
-/** Why what was still to be sent failed: expunged on request, or its payload's retention ran out. */
-export type ExpungeReason = 'payload expunged' | 'payload expired';
+/**
+ * What a due payload's expiry did. `skipped`: another worker has it, or it is no longer due; `gone`:
+ * retention deleted the message first, and its expiry row went now.
+ */
+export type ExpiryOutcome = ExpungeOutcome | 'skipped' | 'gone';
 
 /**
- * Deletes a message's payload for good. Its deliveries still to be made fail (the reason,
- * dead letters that cannot be replayed); one whose attempt is under way holds it back, since that
- * attempt may be retried with the bytes it needs. Call inside a transaction: the message's row lock
- * orders it with resends, and its deliveries' row locks with claims (which pass them by) and replays.
+ * Locks the message, then its deliveries: the message's row lock orders an expunge with resends
+ * (which key-share lock it first), the deliveries' with claims (which pass them by) and replays.
+ * Says whether the message is there, and whether one of its deliveries has an attempt under way.
  */
-export async function expungePayload(
-  tx: Queryable,
-  input: { messageId: string; now: number; reason?: ExpungeReason },
-): Promise<ExpungeOutcome> {
-  const now = toDate(input.now);
-  // FOR UPDATE, before the update: a resend's key-share lock on the message waits only for this.
-  await tx.query('select 1 from courier_messages where id = $1 for update', [input.messageId]);
+async function lockMessage(tx: Queryable, messageId: string): Promise<{ exists: boolean; leased: boolean }> {
+  const message = await tx.query('select 1 from courier_messages where id = $1 for update', [messageId]);
   const { rows } = await tx.query<{ leased: boolean }>(
     'select lease_owner is not null as leased from courier_deliveries where message_id = $1 for update',
-    [input.messageId],
+    [messageId],
   );
-  if (rows.some((r) => r.leased)) return 'in_flight';
+  return { exists: message.rows.length > 0, leased: rows.some((r) => r.leased) };
+}
+
+/** What was still to be sent fails for good: dead letters that cannot be replayed. */
+async function failUnsent(tx: Queryable, messageId: string, now: Date, reason: string): Promise<void> {
   await tx.query(
     `update courier_deliveries set state = 'failed', last_error = $3, updated_at = $2
-      where message_id = $1 and state in ('pending', 'held')`,
-    [input.messageId, now, input.reason ?? 'payload expunged'],
+      where message_id = $1 and state in ('pending', 'held') and lease_owner is null`,
+    [messageId, now, reason],
   );
+}
+
+async function emptyPayload(tx: Queryable, messageId: string, now: Date): Promise<void> {
   await tx.query(
-    `update courier_messages set payload = '\\x'::bytea, expunged_at = coalesce(expunged_at, $2),
-            payload_expires_at = null
-      where id = $1`,
-    [input.messageId, now],
+    `update courier_messages set payload = '\\x'::bytea, expunged_at = coalesce(expunged_at, $2) where id = $1`,
+    [messageId, now],
   );
+  await tx.query('delete from courier_payload_expiries where message_id = $1', [messageId]);
   // The copy an idempotent POST kept to answer its retries; one stored after this sees expunged_at.
   await tx.query(
     `update courier_idempotency_keys set body = courier_blank_payload(body)
       where message_id = $1 and body is not null`,
-    [input.messageId],
+    [messageId],
   );
+}
+
+/**
+ * Deletes a message's payload for good, on request. Its deliveries still to be made fail ("payload
+ * expunged"); one attempt under way holds the whole expunge back, since that attempt may be retried
+ * with the bytes it needs, and the caller asks again. Call inside a transaction.
+ */
+export async function expungePayload(
+  tx: Queryable,
+  input: { messageId: string; now: number },
+): Promise<ExpungeOutcome> {
+  const { leased } = await lockMessage(tx, input.messageId);
+  if (leased) return 'in_flight';
+  const now = toDate(input.now);
+  await failUnsent(tx, input.messageId, now, 'payload expunged');
+  await emptyPayload(tx, input.messageId, now);
+  return 'expunged';
+}
+
+/**
+ * Expunges a payload whose retention has run out (courier_payload_expiries). Its expiry row is
+ * taken SKIP LOCKED, so workers sweeping at once share the work instead of queueing on it. Nothing
+ * more is sent with the bytes: what is not under way fails ("payload expired") at once, and only an
+ * attempt under way keeps them, until a sweep after it. Call inside a transaction.
+ */
+export async function expireDuePayload(
+  tx: Queryable,
+  input: { messageId: string; now: number },
+): Promise<ExpiryOutcome> {
+  const now = toDate(input.now);
+  const { rows } = await tx.query(
+    `select 1 from courier_payload_expiries where message_id = $1 and expires_at <= $2 for update skip locked`,
+    [input.messageId, now],
+  );
+  if (rows.length === 0) return 'skipped';
+  const { exists, leased } = await lockMessage(tx, input.messageId);
+  if (!exists) {
+    await tx.query('delete from courier_payload_expiries where message_id = $1', [input.messageId]);
+    return 'gone';
+  }
+  await failUnsent(tx, input.messageId, now, 'payload expired');
+  if (leased) return 'in_flight';
+  await emptyPayload(tx, input.messageId, now);
   return 'expunged';
 }
