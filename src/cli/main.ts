@@ -89,8 +89,9 @@ operator(
   program
     .command('endpoints')
     .description("list an application's endpoints")
-    .argument(...APP),
-).action(async (app: string, options: OperatorOptions) =>
+    .argument(...APP)
+    .option('--stats', 'also count their messages of the last 28 days: delivered, pending, sending, failed'),
+).action(async (app: string, options: OperatorOptions & { stats?: boolean }) =>
   (await import('./commands/endpoints.ts')).endpoints(app, options),
 );
 

@@ -103,6 +103,20 @@ describe('courier operator commands', () => {
     expect(one.stdout.trimEnd().split('\n')).toHaveLength(2);
   });
 
+  it('endpoints --stats counts each endpoint’s messages by where they stand', async () => {
+    const [table, json] = await Promise.all([
+      cli(['endpoints', 'acme', '--stats']),
+      cli(['endpoints', 'acme', '--stats', '--json']),
+    ]);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/ +RATE LIMIT +DELIVERED +PENDING +SENDING +FAILED$/);
+    expect(lines[1]).toMatch(new RegExp(`^${endpointId} .* +2 +0 +0 +0$`));
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({ id: endpointId, stats: { success: 2, pending: 0, sending: 0, fail: 0 } }),
+    ]);
+  });
+
   it('status shows where a message stands at each endpoint', async () => {
     await deliverAll();
     const [table, json, unknown] = await Promise.all([

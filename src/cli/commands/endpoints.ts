@@ -20,20 +20,61 @@ function statusOf(e: EndpointOut): string {
   return reason.startsWith(status) ? reason : `${status}: ${reason}`; // not "disabled: disabled by its owner"
 }
 
-/** `courier endpoints`: every endpoint of an application, with its delivery status and limits. */
-export async function endpoints(app: string, options: OperatorOptions) {
+/** Svix's EndpointStats: the endpoint's messages of the last 28 days, by where they stand. */
+interface EndpointStats {
+  success: number;
+  pending: number;
+  sending: number;
+  fail: number;
+}
+
+/** Stats requests at once: an application may have hundreds of endpoints. */
+const STATS_CONCURRENCY = 8;
+
+async function statsOf(client: ApiClient, app: string, list: readonly EndpointOut[]) {
+  const stats: EndpointStats[] = [];
+  for (let i = 0; i < list.length; i += STATS_CONCURRENCY) {
+    const batch = list.slice(i, i + STATS_CONCURRENCY);
+    stats.push(
+      ...(await Promise.all(
+        batch.map((e) =>
+          client.request<EndpointStats>('GET', apiPath('app', app, 'endpoint', e.id, 'stats')),
+        ),
+      )),
+    );
+  }
+  return list.map((e, i) => ({ ...e, stats: stats[i]! }));
+}
+
+type Listed = EndpointOut & { stats?: EndpointStats };
+
+/**
+ * `courier endpoints`: every endpoint of an application, with its delivery status and limits; with
+ * --stats also how its messages of the last 28 days stand (one stats request per endpoint).
+ */
+export async function endpoints(app: string, options: OperatorOptions & { stats?: boolean }) {
   const client = ApiClient.connect(options);
-  const list = await client.list<EndpointOut>(apiPath('app', app, 'endpoint'), { limit: 250 });
+  const endpoints = await client.list<EndpointOut>(apiPath('app', app, 'endpoint'), { limit: 250 });
+  const list: Listed[] = options.stats ? await statsOf(client, app, endpoints) : endpoints;
+  const count = (key: keyof EndpointStats) => (e: Listed) => String(e.stats?.[key] ?? '-');
   output(
     options.json,
     list,
     [
-      { header: 'ID', value: (e: EndpointOut) => e.id },
+      { header: 'ID', value: (e: Listed) => e.id },
       { header: 'UID', value: (e) => e.uid ?? '-' },
       { header: 'URL', value: (e) => e.url, max: 60 },
       { header: 'STATUS', value: statusOf, max: 60 },
       { header: 'MAX IN FLIGHT', value: (e) => String(e.maxInFlight ?? '-'), align: 'right' },
       { header: 'RATE LIMIT', value: (e) => (e.rateLimit ? `${e.rateLimit}/s` : '-'), align: 'right' },
+      ...(options.stats
+        ? [
+            { header: 'DELIVERED', value: count('success'), align: 'right' as const },
+            { header: 'PENDING', value: count('pending'), align: 'right' as const },
+            { header: 'SENDING', value: count('sending'), align: 'right' as const },
+            { header: 'FAILED', value: count('fail'), align: 'right' as const },
+          ]
+        : []),
     ],
     list,
     `no endpoints in application ${app}`,
