@@ -31,7 +31,7 @@ create function courier_publish_batch(
   p_notify boolean
 ) returns table (message_id text, created boolean, deliveries integer, woke boolean)
 -- Custom plans, re-made on every call for these array-driven statements, cost more than running
--- them; and key lookups only, whatever the statistics say (see the end of this file).
+-- them; and key lookups only, whatever the statistics say (see the end of 0005_publish_batch.sql).
 language plpgsql set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
 #variable_conflict use_column
 declare
