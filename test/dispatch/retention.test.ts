@@ -197,18 +197,18 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
       await deliverAll();
       expect(await states(heldForGood)).toEqual(['held']);
 
-      // Claimed by a worker that then crashed; the endpoint deleted; the lease taken back: pending.
+      // Claimed by a worker that then crashed; the endpoint deleted; the lease taken back: held too.
       const crashed = await appWith('/ok');
-      const pendingForGood = await publishTo(crashed.appId);
+      const reapedForGood = await publishTo(crashed.appId);
       await claim(t.db, { owner: 'crashed', now: clock.now(), leaseMs: 60_000, limit: 10 });
       await t.db.transaction((tx) => deleteEndpoint(tx, crashed.endpointId, clock.now()));
       clock.advance(60_001);
       expect(await reapExpiredLeases(t.db, clock.now())).toBe(1);
-      expect(await states(pendingForGood)).toEqual(['pending']);
+      expect(await states(reapedForGood)).toEqual(['held']);
 
       clock.advance(RETENTION);
       expect((await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).messages).toBe(2);
-      for (const id of [heldForGood, pendingForGood]) {
+      for (const id of [heldForGood, reapedForGood]) {
         expect(await messageExists(id)).toBe(false);
         expect(await count('courier_deliveries', id)).toBe(0);
       }
@@ -252,7 +252,7 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
     await claim(t.db, { owner: 'busy', now: clock.now(), leaseMs: 20 * DAY, limit: 10 });
     await t.db.transaction((tx) => deleteEndpoint(tx, deleted.endpointId, clock.now()));
 
-    // Claimed, the endpoint paused meanwhile (a leased delivery stays pending), then given back.
+    // Claimed, the endpoint paused meanwhile (the pause skips a leased delivery), then given back: held.
     const paused = await appWith('/ok');
     const givenBack = await publishTo(paused.appId);
     const claimed = await claim(t.db, { owner: 'worker', now: clock.now(), leaseMs: 60_000, limit: 10 });
@@ -262,7 +262,7 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
       'worker',
       claimed.deliveries.map((d) => d.id),
     );
-    expect(await states(givenBack)).toEqual(['pending']);
+    expect(await states(givenBack)).toEqual(['held']);
 
     clock.advance(RETENTION + 1);
     expect((await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).messages).toBe(1);
