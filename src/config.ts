@@ -150,7 +150,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     name: 'COURIER_OPERATOR_WEBHOOK_URL',
     default: '',
-    description: 'Where operational events (endpoint.paused) are sent, signed like any webhook.',
+    description:
+      'Where operational events (endpoint.paused, message.attempt.exhausted) are sent, signed like any webhook.',
   },
   {
     name: 'COURIER_ALLOW_PRIVATE_NETWORKS',

@@ -55,10 +55,13 @@ export async function ensureOperatorEndpoint(db: Database, url: string, clock: C
  * Queues each operational event for the operator webhook in the transaction that records it: a
  * crash or a database error after that commit cannot lose it (queued after the commit, as before,
  * it was only logged when the publish failed). A savepoint keeps a failure to queue it (the
- * operator application removed, say) from undoing the pause itself.
+ * operator application removed, say) from undoing the pause or the completion that records it.
  */
 export function operatorWebhookSink(appId: string, clock: Clock, logger: Logger): OperationalEventSink {
   return async (tx, event) => {
+    // About the operator's own endpoint: it is the one failing, and a dead letter of an event
+    // announcing a dead letter would announce itself for ever.
+    if (event.appId === appId) return;
     await tx.query('savepoint courier_operator_event');
     try {
       await publish(tx, {

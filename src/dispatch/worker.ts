@@ -11,6 +11,7 @@ import { release } from '../store/queries/unclaim.ts';
 import { buildRequest, completionFor } from './attempt.ts';
 import { pauseForStreak } from './auto-pause.ts';
 import { COMPLETION_HURRY_MS, COMPLETION_LINGER_MS, Linger, needsSlotsBack } from './completion-linger.ts';
+import { isDeadLetter, reportDeadLetters } from './exhausted.ts';
 import { Housekeeping } from './housekeeping.ts';
 import { SendLag } from './send-lag.ts';
 import { Wakeups } from './wakeups.ts';
@@ -337,6 +338,21 @@ export class Worker {
     }
   }
 
+  /**
+   * One write for the batch. Dead letters are rare: only a batch with some takes a transaction, to
+   * record their message.attempt.exhausted events with them.
+   */
+  private complete(batch: readonly Completion[]) {
+    const now = this.clock.now();
+    const dead = batch.filter(isDeadLetter);
+    if (dead.length === 0) return complete(this.db, this.owner, now, batch, this.pauseAfter);
+    return this.db.transaction(async (tx) => {
+      const result = await complete(tx, this.owner, now, batch, this.pauseAfter);
+      await reportDeadLetters(tx, dead, now, this.options.onOperationalEvent, this.log);
+      return result;
+    });
+  }
+
   /** Writes completions and releases in batches; retried until the database takes them. */
   private async flush(): Promise<void> {
     await this.linger.wait(this.options.completionLingerMs ?? COMPLETION_LINGER_MS);
@@ -353,13 +369,9 @@ export class Worker {
         }
         if (batch.length > 0) {
           for (const c of batch) this.completing.add(c.deliveryId);
-          const { alarms, claimable, wakeAt } = await complete(
-            this.db,
-            this.owner,
-            this.clock.now(),
-            batch,
-            this.pauseAfter,
-          ).finally(() => this.completing.clear());
+          const { alarms, claimable, wakeAt } = await this.complete(batch).finally(() =>
+            this.completing.clear(),
+          );
           this.completions.splice(0, batch.length);
           for (const c of batch) this.letGo(c.deliveryId);
           // Capacity freed for due work, or a retry scheduled that the idle timer does not know of

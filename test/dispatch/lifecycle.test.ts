@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EXHAUSTED } from '../../src/dispatch/exhausted.ts';
 import type { Database } from '../../src/store/db.ts';
 import { listDeadLetters, replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
 import { heldCount, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
@@ -105,9 +106,15 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     expect(await states(t.db)).toEqual({ failed: 5, held: 7 });
     expect(receiver.requests).toHaveLength(5);
     expect(await getEndpointById(t.db, ep.id)).toMatchObject({ status: 'paused', failureStreak: 5 });
-    expect(events).toMatchObject([
-      { type: 'endpoint.paused', endpointId: ep.id, data: { failureStreak: 5 } },
-    ]);
+    // Each dead letter announced as it was written, then the pause.
+    expect(events.map((e) => e.type)).toEqual([...Array(5).fill(EXHAUSTED), 'endpoint.paused']);
+    expect(events[0]).toMatchObject({
+      type: EXHAUSTED,
+      appId: app.id,
+      endpointId: ep.id,
+      data: { lastAttempt: { responseStatusCode: 410 }, state: 'failed', attempts: 1 },
+    });
+    expect(events.at(-1)).toMatchObject({ endpointId: ep.id, data: { failureStreak: 5 } });
 
     // New messages while paused are held too, not lost.
     await publishJson(t.db, app.id, clock.now(), { late: true });

@@ -114,7 +114,8 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
     expect(await count('courier_attempts', deadLettered)).toBe(1);
     expect(await count('courier_deliveries', deadLettered)).toBe(1);
     expect(await count('courier_deliveries', held)).toBe(1);
-    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 3, operationalEvents: 1 });
+    // The events: the one recorded above, and the dead letter's message.attempt.exhausted.
+    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 3, operationalEvents: 2 });
 
     // Held for a paused endpoint is not kept for ever: resumed, it gets the retention period's messages.
     for (const id of [delivered, deadLettered, held]) {
@@ -287,7 +288,7 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
       );
       expect(await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).toEqual({
         messages: 1,
-        operationalEvents: 0,
+        operationalEvents: 2, // the two dead letters' message.attempt.exhausted
       });
       await replay.commit();
       expect(await messageExists(free)).toBe(false);

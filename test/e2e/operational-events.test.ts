@@ -32,7 +32,28 @@ describe('operational events and endpoints paused by Courier', () => {
     }
     const events = await api.request('GET', '/api/v1/operational-event');
     expect(events.status).toBe(200);
+    // Each of the two dead letters announced as it was written, then the pause.
+    const exhausted = () => ({
+      id: expect.stringMatching(/^opev_/),
+      type: 'message.attempt.exhausted',
+      appId,
+      endpointId: ep.id,
+      data: expect.objectContaining({
+        appId,
+        endpointId: ep.id,
+        msgId: expect.stringMatching(/^msg_/),
+        lastAttempt: {
+          id: expect.stringMatching(/^atmpt_/),
+          responseStatusCode: 410,
+          timestamp: expect.any(String),
+        },
+        state: 'failed',
+      }),
+      createdAt: expect.any(String),
+    });
     expect(events.body.data).toEqual([
+      exhausted(),
+      exhausted(),
       {
         id: expect.stringMatching(/^opev_/),
         type: 'endpoint.paused',
@@ -61,7 +82,7 @@ describe('operational events and endpoints paused by Courier', () => {
 
     const page = await api.request(
       'GET',
-      `/api/v1/operational-event?limit=1&iterator=${events.body.data[0].id}`,
+      `/api/v1/operational-event?limit=1&iterator=${events.body.data[2].id}`,
     );
     expect(page.body).toMatchObject({ data: [], done: true });
     expect(locs(await api.request('GET', '/api/v1/operational-event?iterator=bogus'))).toEqual([

@@ -7,7 +7,7 @@ import type { Api, ApiDeps } from '../types.ts';
 const OperationalEventOut = Type.Object(
   {
     id: Type.String(),
-    type: Type.String({ examples: ['endpoint.paused'] }),
+    type: Type.String({ examples: ['endpoint.paused', 'message.attempt.exhausted'] }),
     appId: Nullable(Type.String()),
     endpointId: Nullable(Type.String()),
     data: AnyObject(),
@@ -33,8 +33,9 @@ export function operationalEventRoutes(app: Api, deps: ApiDeps): void {
         tags: ['Operational Event'],
         summary: 'List operational events (Courier extension)',
         description:
-          'Courier extension. Events such as endpoint.paused (an endpoint stopped after a streak of permanent ' +
-          'failures), oldest first; they are also sent to COURIER_OPERATOR_WEBHOOK_URL when set.',
+          'Courier extension. endpoint.paused (an endpoint stopped after a streak of permanent failures) and ' +
+          "message.attempt.exhausted (a delivery dead-lettered: refused for good, or out of attempts or time; Svix's " +
+          'event data), oldest first; they are also sent to COURIER_OPERATOR_WEBHOOK_URL when set.',
         querystring: Type.Object(forwardListQuery(idPattern('opev'))),
         response: { 200: ListResponse(OperationalEventOut, 'ListResponse_OperationalEventOut_') },
       },

@@ -11,16 +11,25 @@ export interface OperationalEvent {
 }
 
 export async function recordOperationalEvent(db: Queryable, event: OperationalEvent): Promise<void> {
+  await recordOperationalEvents(db, [event]);
+}
+
+/** One statement for any number of events (a completion may dead-letter hundreds at once). */
+export async function recordOperationalEvents(
+  db: Queryable,
+  events: readonly OperationalEvent[],
+): Promise<void> {
+  if (events.length === 0) return;
   await db.query(
     `insert into courier_operational_events (id, type, app_id, endpoint_id, data, created_at)
-     values ($1, $2, $3, $4, $5, $6)`,
+     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[])`,
     [
-      event.id,
-      event.type,
-      event.appId,
-      event.endpointId,
-      JSON.stringify(event.data),
-      toDate(event.createdAt),
+      events.map((e) => e.id),
+      events.map((e) => e.type),
+      events.map((e) => e.appId),
+      events.map((e) => e.endpointId),
+      events.map((e) => JSON.stringify(e.data)),
+      events.map((e) => toDate(e.createdAt)),
     ],
   );
 }

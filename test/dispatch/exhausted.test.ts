@@ -1,0 +1,153 @@
+import type { MessageAttemptExhaustedEventData } from 'svix';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
+import type { OperationalEventSink } from '../../src/dispatch/auto-pause.ts';
+import { EXHAUSTED, reportDeadLetters } from '../../src/dispatch/exhausted.ts';
+import { ensureOperatorEndpoint, operatorWebhookSink } from '../../src/dispatch/operator-webhook.ts';
+import { type Logger, silentLogger } from '../../src/logger.ts';
+import { complete } from '../../src/store/queries/complete.ts';
+import { listOperationalEvents, type OperationalEvent } from '../../src/store/queries/operational-events.ts';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+
+describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
+  let t: TestDatabase;
+  let receiver: Receiver;
+  const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+
+  beforeAll(async () => {
+    receiver = await startReceiver((req, res) => {
+      res.writeHead(Number(req.url!.slice(1)));
+      res.end();
+    });
+  });
+  afterAll(() => receiver.close());
+  beforeEach(async () => {
+    t = await openTestDatabase(backend);
+  });
+  afterEach(() => t.drop());
+
+  const events = () => listOperationalEvents(t.db, { limit: 100 });
+
+  /** An application with one endpoint answering `status`, and one message published to it. */
+  async function oneMessage(status: number, uid?: string) {
+    const app = await makeApp(t.db, clock.now());
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/${status}`, uid });
+    const msg = await publishJson(t.db, app.id, clock.now(), { n: 1 }, { eventId: `evt-${status}` });
+    return { appId: app.id, endpointId: ep.id, messageId: msg.messageId };
+  }
+
+  /** Runs a worker on virtual time until nothing more is due. */
+  async function deliverAll(
+    options: { sink?: OperationalEventSink; logger?: Logger; maxAttempts?: number } = {},
+  ) {
+    const { worker, sender } = virtualWorker(t.db, {
+      clock,
+      onOperationalEvent: options.sink,
+      logger: options.logger,
+      policy: { giveUp: { maxAttempts: options.maxAttempts ?? 3, windowMs: 86_400_000 } },
+    });
+    for (let i = 0; i < 20 && (await worker.runOnce()) >= 0; i++) clock.advance(3_600_000);
+    await sender.close();
+  }
+
+  it('announces a delivery refused for good, with the data Svix sends', async () => {
+    const { appId, endpointId, messageId } = await oneMessage(400, 'billing');
+    await deliverAll();
+    const [event, ...rest] = await events();
+    expect(rest).toEqual([]);
+    expect(event).toMatchObject({ id: expect.stringMatching(/^opev_/), type: EXHAUSTED, appId, endpointId });
+    const { rows } = await t.db.query<{ id: string; started_at: Date }>(
+      'select id, started_at from courier_attempts where message_id = $1',
+      [messageId],
+    );
+    const svixData: MessageAttemptExhaustedEventData = {
+      appId,
+      appUid: null,
+      endpointId,
+      msgId: messageId,
+      msgEventId: 'evt-400',
+      lastAttempt: { id: rows[0]!.id, responseStatusCode: 400, timestamp: rows[0]!.started_at },
+    };
+    expect(event!.data).toEqual({
+      ...svixData,
+      lastAttempt: { ...svixData.lastAttempt, timestamp: rows[0]!.started_at.toISOString() },
+      endpointUid: 'billing',
+      state: 'failed',
+      attempts: 1,
+      reason: expect.stringMatching(/^HTTP 400 Bad Request: .*not retried$/),
+    });
+  });
+
+  it('announces a delivery out of attempts once, after its last attempt', async () => {
+    const { endpointId } = await oneMessage(503);
+    await deliverAll({ maxAttempts: 3 });
+    const all = await events();
+    expect(all).toHaveLength(1);
+    expect(all[0]).toMatchObject({
+      endpointId,
+      data: { state: 'expired', attempts: 3, lastAttempt: { responseStatusCode: 503 } },
+    });
+  });
+
+  it('says nothing of a delivery retried, delivered, or whose completion its worker no longer owns', async () => {
+    await oneMessage(200);
+    await oneMessage(503);
+    await deliverAll({ maxAttempts: 100 });
+    expect(await events()).toEqual([]);
+
+    // A completion written after another worker took the delivery over changes nothing.
+    const { messageId } = await oneMessage(400);
+    const { rows } = await t.db.query<{ id: string }>(
+      `update courier_deliveries set lease_owner = 'other', lease_expires_at = $2 where message_id = $1 returning id`,
+      [messageId, new Date(clock.now() + 60_000)],
+    );
+    const failed = { ...deliveredCompletion(Number(rows[0]!.id), 1, clock.now()), state: 'failed' as const };
+    await t.db.transaction(async (tx) => {
+      await complete(tx, 'late-worker', clock.now(), [failed], 100);
+      await reportDeadLetters(tx, [failed], clock.now(), undefined, silentLogger);
+    });
+    expect(await events()).toEqual([]);
+  });
+
+  it('queues the event for the operator webhook with the dead letter, but not one about the operator endpoint', async () => {
+    const operatorAppId = await ensureOperatorEndpoint(t.db, `${receiver.url}/410`, clock);
+    const sink = operatorWebhookSink(operatorAppId, clock, silentLogger);
+    const { messageId } = await oneMessage(422);
+    await deliverAll({ sink });
+    // The customer's dead letter was queued for the operator, whose endpoint answers 410: that
+    // delivery is dead-lettered too, recorded, and not announced to the operator endpoint itself.
+    const all = await events();
+    expect(all.map((e) => [e.appId === operatorAppId, e.data.msgId === messageId])).toEqual([
+      [false, true],
+      [true, false],
+    ]);
+    const { rows } = await t.db.query<{ event_type: string; event_id: string }>(
+      'select event_type, event_id from courier_messages where app_id = $1',
+      [operatorAppId],
+    );
+    expect(rows).toEqual([{ event_type: EXHAUSTED, event_id: all[0]!.id }]);
+  });
+
+  it('keeps the dead letter, and logs, when its event cannot be recorded', async () => {
+    const errors: string[] = [];
+    const logger: Logger = {
+      ...silentLogger,
+      error: (_o: unknown, msg?: string) => void errors.push(msg ?? ''),
+    };
+    const { messageId } = await oneMessage(410);
+    const failing: OperationalEventSink = (_tx: unknown, _e: OperationalEvent) => {
+      throw new Error('sink down');
+    };
+    await deliverAll({ sink: failing, logger });
+    expect(errors).toEqual([`could not record ${EXHAUSTED}; the dead letters are kept without it`]);
+    expect(await events()).toEqual([]);
+    const { rows } = await t.db.query<{ state: string }>(
+      'select state from courier_deliveries where message_id = $1',
+      [messageId],
+    );
+    expect(rows).toEqual([{ state: 'failed' }]);
+  });
+});
