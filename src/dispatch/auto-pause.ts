@@ -7,10 +7,13 @@ import { type OperationalEvent, recordOperationalEvent } from '../store/queries/
 import { getEndpointById } from '../store/repos/endpoints.ts';
 
 /**
- * Receives each operational event in the transaction that records it (the server queues it for
- * the operator webhook there, as an outbox: it is sent if and only if the transaction commits).
+ * Receives operational events in the transaction that records them (the server queues them for
+ * the operator webhook there, as an outbox: they are sent if and only if the transaction commits).
  */
-export type OperationalEventSink = (tx: Transaction, event: OperationalEvent) => void | Promise<void>;
+export type OperationalEventSink = (
+  tx: Transaction,
+  events: readonly OperationalEvent[],
+) => void | Promise<void>;
 
 /**
  * A streak of permanent failures means the URL is most likely dead: pause the endpoint (its
@@ -43,7 +46,7 @@ export async function pauseForStreak(
       createdAt: now,
     };
     await recordOperationalEvent(tx, recorded);
-    if (sink) await sink(tx, recorded);
+    if (sink) await sink(tx, [recorded]);
     return recorded;
   });
   return event;

@@ -2,7 +2,7 @@ import { newId } from '../ids.ts';
 import type { Logger } from '../logger.ts';
 import type { Transaction } from '../store/db.ts';
 import type { Completion } from '../store/queries/complete.ts';
-import { type DeadLettered, deadLettered } from '../store/queries/dead-lettered.ts';
+import { type DeadLetterSubject, lockDeadLetters } from '../store/queries/dead-lettered.ts';
 import { type OperationalEvent, recordOperationalEvents } from '../store/queries/operational-events.ts';
 import type { OperationalEventSink } from './auto-pause.ts';
 
@@ -12,7 +12,7 @@ export const EXHAUSTED = 'message.attempt.exhausted';
 export const isDeadLetter = (c: Completion): boolean => c.state === 'failed' || c.state === 'expired';
 
 /** Svix's event data, plus why the delivery stopped (failed: refused for good; expired: out of attempts or time). */
-function exhaustedEvent(d: DeadLettered, now: number): OperationalEvent {
+function exhaustedEvent(d: DeadLetterSubject, c: Completion, now: number): OperationalEvent {
   return {
     id: newId('opev', now),
     type: EXHAUSTED,
@@ -26,27 +26,31 @@ function exhaustedEvent(d: DeadLettered, now: number): OperationalEvent {
       msgId: d.messageId,
       msgEventId: d.eventId,
       lastAttempt: {
-        id: d.attemptId,
-        responseStatusCode: d.responseStatusCode,
-        timestamp: new Date(d.attemptedAt).toISOString(),
+        id: c.attempt.id,
+        // 0 when no response arrived (a network failure), as in Svix's events.
+        responseStatusCode: c.attempt.statusCode ?? 0,
+        timestamp: new Date(c.attempt.startedAt).toISOString(),
       },
-      state: d.state,
-      attempts: d.attempts,
-      reason: d.lastError,
+      state: c.state,
+      attempts: c.attempts,
+      reason: c.lastError,
     },
     createdAt: now,
   };
 }
 
 /**
- * Records message.attempt.exhausted for each of these completions that the transaction wrote as a
- * dead letter, and hands it to the sink (the operator webhook), in the completion's own transaction:
- * a crash cannot keep the dead letter and lose its event. A savepoint keeps a failure here from
- * undoing the completions, which would otherwise be retried, and fail, for ever: it is logged, and
- * the dead letters stay visible and replayable without their events.
+ * Records message.attempt.exhausted for each of these dead-lettering completions that `owner` can
+ * still write, and hands the events to the sink (the operator webhook), in the transaction that
+ * then writes the completions: a crash cannot keep a dead letter and lose its event. Run before the
+ * completion, so that this transaction takes the operator's queue row (the sink's publish) before
+ * any other queue row, in the order every completion takes them. A savepoint keeps a failure here
+ * from undoing the completions, which would otherwise be retried, and fail, for ever: it is logged,
+ * and the dead letters stay visible and replayable without their events.
  */
 export async function reportDeadLetters(
   tx: Transaction,
+  owner: string,
   completions: readonly Completion[],
   now: number,
   sink: OperationalEventSink | undefined,
@@ -54,10 +58,11 @@ export async function reportDeadLetters(
 ): Promise<void> {
   await tx.query('savepoint courier_dead_letter_events');
   try {
-    const written = completions.map((c) => ({ deliveryId: c.deliveryId, attemptId: c.attempt.id }));
-    const events = (await deadLettered(tx, written)).map((d) => exhaustedEvent(d, now));
+    const byDelivery = new Map(completions.map((c) => [c.deliveryId, c]));
+    const subjects = await lockDeadLetters(tx, owner, [...byDelivery.keys()]);
+    const events = subjects.map((d) => exhaustedEvent(d, byDelivery.get(d.deliveryId)!, now));
     await recordOperationalEvents(tx, events);
-    if (sink) for (const event of events) await sink(tx, event);
+    if (sink && events.length > 0) await sink(tx, events);
     await tx.query('release savepoint courier_dead_letter_events');
   } catch (error) {
     await tx.query('rollback to savepoint courier_dead_letter_events');

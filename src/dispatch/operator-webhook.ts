@@ -3,7 +3,7 @@ import { newId } from '../ids.ts';
 import type { Logger } from '../logger.ts';
 import { generateSecret } from '../signing/index.ts';
 import type { Database } from '../store/db.ts';
-import { publish } from '../store/publisher.ts';
+import { publishBatch } from '../store/queries/publish.ts';
 import { createApplication, findApplication } from '../store/repos/applications.ts';
 import { createEndpoint, findEndpoint, updateEndpoint } from '../store/repos/endpoints.ts';
 import type { OperationalEventSink } from './auto-pause.ts';
@@ -52,37 +52,44 @@ export async function ensureOperatorEndpoint(db: Database, url: string, clock: C
 }
 
 /**
- * Queues each operational event for the operator webhook in the transaction that records it: a
- * crash or a database error after that commit cannot lose it (queued after the commit, as before,
- * it was only logged when the publish failed). A savepoint keeps a failure to queue it (the
- * operator application removed, say) from undoing the pause or the completion that records it.
+ * Queues operational events for the operator webhook in the transaction that records them: a
+ * crash or a database error after that commit cannot lose them (queued after the commit, as before,
+ * one was only logged when the publish failed). One statement for any number of events, under one
+ * savepoint that keeps a failure to queue them (the operator application removed, say) from undoing
+ * the pause or the completions that record them. The event id is the message's eventId, so an
+ * event queued twice is sent once.
  */
 export function operatorWebhookSink(appId: string, clock: Clock, logger: Logger): OperationalEventSink {
-  return async (tx, event) => {
+  return async (tx, events) => {
     // About the operator's own endpoint: it is the one failing, and a dead letter of an event
     // announcing a dead letter would announce itself for ever.
-    if (event.appId === appId) return;
+    const outward = events.filter((event) => event.appId !== appId);
+    if (outward.length === 0) return;
+    const now = clock.now();
     await tx.query('savepoint courier_operator_event');
     try {
-      await publish(tx, {
-        appId,
-        messageId: newId('msg', clock.now()),
-        eventType: event.type,
-        eventId: event.id,
-        payload: Buffer.from(
-          JSON.stringify({
-            type: event.type,
-            timestamp: new Date(event.createdAt).toISOString(),
-            data: event.data,
-          }),
-        ),
-        now: clock.now(),
-      });
+      await publishBatch(
+        tx,
+        outward.map((event) => ({
+          appId,
+          messageId: newId('msg', now),
+          eventType: event.type,
+          eventId: event.id,
+          payload: Buffer.from(
+            JSON.stringify({
+              type: event.type,
+              timestamp: new Date(event.createdAt).toISOString(),
+              data: event.data,
+            }),
+          ),
+          now,
+        })),
+      );
       await tx.query('release savepoint courier_operator_event');
     } catch (error) {
       await tx.query('rollback to savepoint courier_operator_event');
       logger.error(
-        { err: error, event: event.id },
+        { err: error, events: outward.map((event) => event.id) },
         'could not queue the operational event for the operator webhook',
       );
     }

@@ -347,9 +347,8 @@ export class Worker {
     const dead = batch.filter(isDeadLetter);
     if (dead.length === 0) return complete(this.db, this.owner, now, batch, this.pauseAfter);
     return this.db.transaction(async (tx) => {
-      const result = await complete(tx, this.owner, now, batch, this.pauseAfter);
-      await reportDeadLetters(tx, dead, now, this.options.onOperationalEvent, this.log);
-      return result;
+      await reportDeadLetters(tx, this.owner, dead, now, this.options.onOperationalEvent, this.log);
+      return complete(tx, this.owner, now, batch, this.pauseAfter);
     });
   }
 

@@ -5,8 +5,8 @@ import type { OperationalEventSink } from '../../src/dispatch/auto-pause.ts';
 import { EXHAUSTED, reportDeadLetters } from '../../src/dispatch/exhausted.ts';
 import { ensureOperatorEndpoint, operatorWebhookSink } from '../../src/dispatch/operator-webhook.ts';
 import { type Logger, silentLogger } from '../../src/logger.ts';
-import { complete } from '../../src/store/queries/complete.ts';
-import { listOperationalEvents, type OperationalEvent } from '../../src/store/queries/operational-events.ts';
+import { type Completion, complete } from '../../src/store/queries/complete.ts';
+import { listOperationalEvents } from '../../src/store/queries/operational-events.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { virtualWorker } from '../support/engine.ts';
@@ -99,18 +99,41 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
     expect(await events()).toEqual([]);
 
     // A completion written after another worker took the delivery over changes nothing.
-    const { messageId } = await oneMessage(400);
-    const { rows } = await t.db.query<{ id: string }>(
-      `update courier_deliveries set lease_owner = 'other', lease_expires_at = $2 where message_id = $1 returning id`,
-      [messageId, new Date(clock.now() + 60_000)],
-    );
-    const failed = { ...deliveredCompletion(Number(rows[0]!.id), 1, clock.now()), state: 'failed' as const };
-    await t.db.transaction(async (tx) => {
-      await complete(tx, 'late-worker', clock.now(), [failed], 100);
-      await reportDeadLetters(tx, [failed], clock.now(), undefined, silentLogger);
-    });
+    const late = await leasedTo('other', await oneMessage(400));
+    await completeAsWorker('late-worker', late);
     expect(await events()).toEqual([]);
   });
+
+  it('announces a dead letter once when its completion is written again (a commit that took effect, then failed to answer)', async () => {
+    const failed = await leasedTo('w', await oneMessage(400));
+    await completeAsWorker('w', failed);
+    await completeAsWorker('w', failed);
+    expect(await events()).toHaveLength(1);
+    const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_attempts');
+    expect(rows[0]!.n).toBe(1);
+  });
+
+  /** The delivery of this message, leased to `owner`, and the completion that dead-letters it. */
+  async function leasedTo(owner: string, { messageId }: { messageId: string }) {
+    const { rows } = await t.db.query<{ id: string }>(
+      `update courier_deliveries set lease_owner = $2, lease_expires_at = $3 where message_id = $1 returning id`,
+      [messageId, owner, new Date(clock.now() + 60_000)],
+    );
+    const done = deliveredCompletion(Number(rows[0]!.id), 1, clock.now());
+    const failed: Completion = {
+      ...done,
+      state: 'failed',
+      attempt: { ...done.attempt, statusCode: 400, decision: 'failed' },
+    };
+    return failed;
+  }
+
+  /** What the worker does with a batch holding a dead letter (worker.ts, complete). */
+  const completeAsWorker = (owner: string, c: Completion) =>
+    t.db.transaction(async (tx) => {
+      await reportDeadLetters(tx, owner, [c], clock.now(), undefined, silentLogger);
+      await complete(tx, owner, clock.now(), [c], 100);
+    });
 
   it('queues the event for the operator webhook with the dead letter, but not one about the operator endpoint', async () => {
     const operatorAppId = await ensureOperatorEndpoint(t.db, `${receiver.url}/410`, clock);
@@ -131,6 +154,29 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
     expect(rows).toEqual([{ event_type: EXHAUSTED, event_id: all[0]!.id }]);
   });
 
+  it('announces every dead letter of a batch, and queues them for the operator in one go', async () => {
+    const operatorAppId = await ensureOperatorEndpoint(t.db, `${receiver.url}/200`, clock);
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/403`, maxInFlight: 100 });
+    for (let i = 0; i < 120; i++) await publishJson(t.db, app.id, clock.now(), { i });
+    const { worker, sender } = virtualWorker(t.db, {
+      clock,
+      onOperationalEvent: operatorWebhookSink(operatorAppId, clock, silentLogger),
+      pauseAfter: 1_000,
+    });
+    const sent = await worker.runOnce(200);
+    expect(sent).toBe(100); // the endpoint's cap
+    await sender.close();
+    const all = await events();
+    expect(all).toHaveLength(sent);
+    expect(new Set(all.map((e) => e.data.msgId)).size).toBe(sent);
+    const { rows } = await t.db.query<{ n: number }>(
+      'select count(distinct event_id)::int as n from courier_messages where app_id = $1',
+      [operatorAppId],
+    );
+    expect(rows[0]!.n).toBe(sent);
+  });
+
   it('keeps the dead letter, and logs, when its event cannot be recorded', async () => {
     const errors: string[] = [];
     const logger: Logger = {
@@ -138,7 +184,7 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
       error: (_o: unknown, msg?: string) => void errors.push(msg ?? ''),
     };
     const { messageId } = await oneMessage(410);
-    const failing: OperationalEventSink = (_tx: unknown, _e: OperationalEvent) => {
+    const failing: OperationalEventSink = () => {
       throw new Error('sink down');
     };
     await deliverAll({ sink: failing, logger });

@@ -95,7 +95,7 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     const events: OperationalEvent[] = [];
     const { clock, worker, sender } = virtualWorker(t.db, {
       pauseAfter: 5,
-      onOperationalEvent: (_tx, e) => void events.push(e),
+      onOperationalEvent: (_tx, es) => void events.push(...es),
     });
     const app = await makeApp(t.db, clock.now());
     const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url, maxInFlight: 1 });

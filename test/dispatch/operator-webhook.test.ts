@@ -57,11 +57,23 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
     expect(rows).toEqual([{ event_id: event!.id }]);
   });
 
+  it("records, but does not send to it, an event about the operator's own endpoint", async () => {
+    const { rows } = await t.db.query<{ id: string }>('select id from courier_endpoints where app_id = $1', [
+      operatorAppId,
+    ]);
+    const sink = operatorWebhookSink(operatorAppId, clock, silentLogger);
+    const event = await pauseForStreak(t.db, { endpointId: rows[0]!.id, failureStreak: 100 }, clock, sink);
+    expect(event?.appId).toBe(operatorAppId);
+    const queued = await t.db.query('select 1 from courier_messages where app_id = $1', [operatorAppId]);
+    expect(queued.rows).toEqual([]);
+    expect((await state()).events).toBe(1);
+  });
+
   it('queues nothing when the pause does not commit, and pauses nothing', async () => {
     const sink = operatorWebhookSink(operatorAppId, clock, silentLogger);
     await expect(
-      pauseForStreak(t.db, alarm(), clock, async (tx, event) => {
-        await sink(tx, event);
+      pauseForStreak(t.db, alarm(), clock, async (tx, events) => {
+        await sink(tx, events);
         throw new Error('crashed before the commit');
       }),
     ).rejects.toThrow('crashed before the commit');
