@@ -2,7 +2,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { Sender } from './delivery/sender.ts';
 import { SsrfGuard } from './delivery/ssrf-guard.ts';
-import type { OperationalEventSink } from './dispatch/auto-pause.ts';
+import type { OperatorRelay } from './dispatch/operator-webhook.ts';
 import { PolicyResolver } from './dispatch/policy-resolver.ts';
 import { Worker } from './dispatch/worker.ts';
 import type { Logger } from './logger.ts';
@@ -61,7 +61,7 @@ export interface WorkerDeps {
   clock: Clock;
   random: Random;
   logger: Logger;
-  onOperationalEvent?: OperationalEventSink;
+  operatorRelay?: OperatorRelay;
 }
 
 export function createSender(config: Config, clock: Clock): Sender {
@@ -90,7 +90,7 @@ export function createWorker(deps: WorkerDeps): { worker: Worker; sender: Sender
     leaseMs: config.leaseMs,
     pauseAfter: config.pauseAfter,
     retentionMs: config.retentionMs,
-    onOperationalEvent: deps.onOperationalEvent,
+    operatorRelay: deps.operatorRelay,
   });
   return { worker, sender };
 }

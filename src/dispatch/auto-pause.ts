@@ -1,19 +1,10 @@
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
-import type { Database, Transaction } from '../store/db.ts';
+import type { Database } from '../store/db.ts';
 import type { StreakAlarm } from '../store/queries/complete.ts';
 import { holdEndpoint } from '../store/queries/endpoint-status.ts';
-import { type OperationalEvent, recordOperationalEvent } from '../store/queries/operational-events.ts';
+import { type OperationalEvent, recordOperationalEvents } from '../store/queries/operational-events.ts';
 import { getEndpointById } from '../store/repos/endpoints.ts';
-
-/**
- * Receives operational events in the transaction that records them (the server queues them for
- * the operator webhook there, as an outbox: they are sent if and only if the transaction commits).
- */
-export type OperationalEventSink = (
-  tx: Transaction,
-  events: readonly OperationalEvent[],
-) => void | Promise<void>;
 
 /**
  * A streak of permanent failures means the URL is most likely dead: pause the endpoint (its
@@ -23,7 +14,8 @@ export async function pauseForStreak(
   db: Database,
   alarm: StreakAlarm,
   clock: Clock,
-  sink?: OperationalEventSink,
+  /** To be sent to the operator webhook (OperatorRelay). */
+  relay: boolean,
 ): Promise<OperationalEvent | null> {
   const now = clock.now();
   const reason = `paused after ${alarm.failureStreak} consecutive permanent failures`;
@@ -45,8 +37,7 @@ export async function pauseForStreak(
       },
       createdAt: now,
     };
-    await recordOperationalEvent(tx, recorded);
-    if (sink) await sink(tx, [recorded]);
+    await recordOperationalEvents(tx, [recorded], relay);
     return recorded;
   });
   return event;

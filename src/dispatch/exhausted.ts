@@ -4,7 +4,6 @@ import type { Transaction } from '../store/db.ts';
 import type { Completion } from '../store/queries/complete.ts';
 import { type DeadLetterSubject, lockDeadLetters } from '../store/queries/dead-lettered.ts';
 import { type OperationalEvent, recordOperationalEvents } from '../store/queries/operational-events.ts';
-import type { OperationalEventSink } from './auto-pause.ts';
 
 /** Svix's name for a delivery that will not be tried again: its receiver refused it for good, or it ran out of attempts or time. */
 export const EXHAUSTED = 'message.attempt.exhausted';
@@ -41,34 +40,34 @@ function exhaustedEvent(d: DeadLetterSubject, c: Completion, now: number): Opera
 
 /**
  * Records message.attempt.exhausted for each of these dead-lettering completions that `owner` can
- * still write, and hands the events to the sink (the operator webhook), in the transaction that
- * then writes the completions: a crash cannot keep a dead letter and lose its event. Run before the
- * completion, so that this transaction takes the operator's queue row (the sink's publish) before
- * any other queue row, in the order every completion takes them. A savepoint keeps a failure here
- * from undoing the completions, which would otherwise be retried, and fail, for ever: it is logged,
- * and the dead letters stay visible and replayable without their events.
+ * still write, in the transaction that then writes the completions: a crash cannot keep a dead
+ * letter and lose its event. `relay`: the operator webhook's relay is to send them. One statement
+ * for the batch's events, under a savepoint that keeps a failure here from undoing the completions,
+ * which would otherwise be retried, and fail, for ever: it is logged, and the dead letters stay
+ * visible and replayable without their events. Returns how many were recorded.
  */
 export async function reportDeadLetters(
   tx: Transaction,
   owner: string,
   completions: readonly Completion[],
   now: number,
-  sink: OperationalEventSink | undefined,
+  relay: boolean,
   log: Logger,
-): Promise<void> {
+): Promise<number> {
   await tx.query('savepoint courier_dead_letter_events');
   try {
     const byDelivery = new Map(completions.map((c) => [c.deliveryId, c]));
     const subjects = await lockDeadLetters(tx, owner, [...byDelivery.keys()]);
     const events = subjects.map((d) => exhaustedEvent(d, byDelivery.get(d.deliveryId)!, now));
-    await recordOperationalEvents(tx, events);
-    if (sink && events.length > 0) await sink(tx, events);
+    await recordOperationalEvents(tx, events, relay);
     await tx.query('release savepoint courier_dead_letter_events');
+    return events.length;
   } catch (error) {
     await tx.query('rollback to savepoint courier_dead_letter_events');
     log.error(
       { err: error, deliveries: completions.map((c) => c.deliveryId) },
       `could not record ${EXHAUSTED}; the dead letters are kept without it`,
     );
+    return 0;
   }
 }

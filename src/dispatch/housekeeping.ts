@@ -3,13 +3,14 @@ import type { Logger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
 import { analyzeIfStale } from '../store/queries/maintenance.ts';
 import { reapExpiredLeases } from '../store/queries/unclaim.ts';
+import type { OperatorRelay } from './operator-webhook.ts';
 import { PayloadExpirySweeper } from './payload-expiry.ts';
 import { RetentionSweeper } from './retention.ts';
 
 /**
  * A worker's chores on a timer: take over deliveries whose lease expired (a crashed worker's),
  * keep planner statistics fresh, delete history past the retention period and payloads past
- * the retention their messages asked for. None of it is
+ * the retention their messages asked for, send operational events a crash left unsent. None of it is
  * on the delivery path; a failure is logged and tried again at the next tick.
  */
 export class Housekeeping {
@@ -26,6 +27,8 @@ export class Housekeeping {
     /** Called when leases were taken over: their deliveries are due again. */
     private readonly onTakenOver: () => void,
     retentionMs: number | null | undefined,
+    /** Sends what a crash left unsent to the operator webhook; the worker runs it as it records events. */
+    private readonly operatorRelay?: OperatorRelay,
   ) {
     this.#retention = retentionMs == null ? null : new RetentionSweeper(db, retentionMs);
     this.#payloadExpiry = new PayloadExpirySweeper(db);
@@ -51,6 +54,7 @@ export class Housekeeping {
     await this.reap();
     await this.#retention?.sweepLogged(this.clock.now(), this.log);
     await this.#payloadExpiry.sweepLogged(this.clock.now(), this.log);
+    await this.operatorRelay?.run();
   }
 
   private async reap(): Promise<void> {

@@ -2,11 +2,11 @@ import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../logger.ts';
 import { generateSecret } from '../signing/index.ts';
-import type { Database } from '../store/db.ts';
+import type { Database, Transaction } from '../store/db.ts';
+import { lockUnrelayed, markRelayed } from '../store/queries/operational-events.ts';
 import { publishBatch } from '../store/queries/publish.ts';
 import { createApplication, findApplication } from '../store/repos/applications.ts';
 import { createEndpoint, findEndpoint, updateEndpoint } from '../store/repos/endpoints.ts';
-import type { OperationalEventSink } from './auto-pause.ts';
 
 export const OPERATOR_APP_UID = 'courier-operator';
 export const OPERATOR_ENDPOINT_UID = 'operator';
@@ -51,27 +51,72 @@ export async function ensureOperatorEndpoint(db: Database, url: string, clock: C
   });
 }
 
+const RELAY_BATCH = 100;
+const RELAY_BATCHES_PER_RUN = 20;
+
 /**
- * Queues operational events for the operator webhook in the transaction that records them: a
- * crash or a database error after that commit cannot lose them (queued after the commit, as before,
- * one was only logged when the publish failed). One statement for any number of events, under one
- * savepoint that keeps a failure to queue them (the operator application removed, say) from undoing
- * the pause or the completions that record them. The event id is the message's eventId, so an
- * event queued twice is sent once.
+ * Sends recorded operational events to the operator webhook: publishes those not relayed yet as
+ * messages of the operator application and marks them, in one transaction of its own, holding
+ * no other row (recorded in a pause's or a completion's transaction, the events are not published
+ * there: that took the operator endpoint's rows out of the store's lock order). A crash before the
+ * commit leaves them to the next run; the event id is the message's eventId, so one published twice
+ * is sent once. Runs do not overlap within a process, and relays of other processes pass by the
+ * events one is sending.
  */
-export function operatorWebhookSink(appId: string, clock: Clock, logger: Logger): OperationalEventSink {
-  return async (tx, events) => {
+export class OperatorRelay {
+  #running: Promise<number> | null = null;
+  #again = false;
+
+  constructor(
+    private readonly db: Database,
+    /** The operator application (ensureOperatorEndpoint). */
+    readonly appId: string,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  /** Sends what is waiting; a call during a run makes it look again when done. Never rejects. */
+  run(): Promise<number> {
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = this.#runAll().finally(() => {
+      this.#running = null;
+    });
+    return this.#running;
+  }
+
+  async #runAll(): Promise<number> {
+    let sent = 0;
+    try {
+      for (let i = 0; i < RELAY_BATCHES_PER_RUN; i++) {
+        this.#again = false;
+        const n = await this.db.transaction((tx) => this.#relayBatch(tx));
+        sent += n;
+        if (n < RELAY_BATCH && !this.#again) break;
+      }
+    } catch (error) {
+      this.log.error(
+        { err: error },
+        'could not queue operational events for the operator webhook; retrying later',
+      );
+    }
+    return sent;
+  }
+
+  async #relayBatch(tx: Transaction): Promise<number> {
+    const events = await lockUnrelayed(tx, RELAY_BATCH);
+    if (events.length === 0) return 0;
     // About the operator's own endpoint: it is the one failing, and a dead letter of an event
     // announcing a dead letter would announce itself for ever.
-    const outward = events.filter((event) => event.appId !== appId);
-    if (outward.length === 0) return;
-    const now = clock.now();
-    await tx.query('savepoint courier_operator_event');
-    try {
+    const outward = events.filter((event) => event.appId !== this.appId);
+    const now = this.clock.now();
+    if (outward.length > 0)
       await publishBatch(
         tx,
         outward.map((event) => ({
-          appId,
+          appId: this.appId,
           messageId: newId('msg', now),
           eventType: event.type,
           eventId: event.id,
@@ -85,13 +130,10 @@ export function operatorWebhookSink(appId: string, clock: Clock, logger: Logger)
           now,
         })),
       );
-      await tx.query('release savepoint courier_operator_event');
-    } catch (error) {
-      await tx.query('rollback to savepoint courier_operator_event');
-      logger.error(
-        { err: error, events: outward.map((event) => event.id) },
-        'could not queue the operational event for the operator webhook',
-      );
-    }
-  };
+    await markRelayed(
+      tx,
+      events.map((event) => event.id),
+    );
+    return events.length;
+  }
 }

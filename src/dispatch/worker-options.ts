@@ -3,7 +3,7 @@ import type { Logger } from '../logger.ts';
 import type { Random } from '../random.ts';
 import type { Database } from '../store/db.ts';
 import type { SenderLike } from './attempt.ts';
-import type { OperationalEventSink } from './auto-pause.ts';
+import type { OperatorRelay } from './operator-webhook.ts';
 import type { PolicyResolver } from './policy-resolver.ts';
 
 /** What a Worker is given: its ports (database, sender, clock, randomness) and its settings. */
@@ -32,5 +32,6 @@ export interface WorkerOptions {
   maxIdleMs?: number;
   /** How long completions wait to share a write when no endpoint needs its slots back. */
   completionLingerMs?: number;
-  onOperationalEvent?: OperationalEventSink;
+  /** Sends operational events to the operator webhook; absent: they are only recorded. */
+  operatorRelay?: OperatorRelay;
 }

@@ -89,6 +89,8 @@ export class Worker {
   private readonly sendLag = new SendLag();
   /** Consecutive failures of this worker itself; it slows its claiming while they last. */
   private ownFailures = 0;
+  /** Operational events written since the relay last ran (it sends them to the operator webhook). */
+  private eventsRecorded = false;
 
   constructor(private readonly options: WorkerOptions) {
     this.db = options.db;
@@ -106,6 +108,7 @@ export class Worker {
       this.log,
       () => this.wakeups.signal(),
       options.retentionMs,
+      options.operatorRelay,
     );
   }
 
@@ -157,6 +160,8 @@ export class Worker {
     }
     this.stopped = true;
     await this.drain();
+    // What the last completions recorded, before the caller closes the database.
+    await this.options.operatorRelay?.run();
     await this.wakeups.stop();
   }
 
@@ -347,7 +352,9 @@ export class Worker {
     const dead = batch.filter(isDeadLetter);
     if (dead.length === 0) return complete(this.db, this.owner, now, batch, this.pauseAfter);
     return this.db.transaction(async (tx) => {
-      await reportDeadLetters(tx, this.owner, dead, now, this.options.onOperationalEvent, this.log);
+      const relay = this.options.operatorRelay !== undefined;
+      if ((await reportDeadLetters(tx, this.owner, dead, now, relay, this.log)) > 0)
+        this.eventsRecorded = true;
       return complete(tx, this.owner, now, batch, this.pauseAfter);
     });
   }
@@ -378,9 +385,19 @@ export class Worker {
           if (claimable || batch.some((c) => c.state === 'pending')) this.wakeups.signal();
           if (wakeAt !== null) this.wakeups.signalAt(wakeAt);
           for (const alarm of alarms) {
-            await pauseForStreak(this.db, alarm, this.clock, this.options.onOperationalEvent).catch((error) =>
+            const paused = await pauseForStreak(
+              this.db,
+              alarm,
+              this.clock,
+              this.options.operatorRelay !== undefined,
+            ).catch((error) =>
               this.log.error({ err: error, endpointId: alarm.endpointId }, 'auto-pause failed'),
             );
+            if (paused) this.eventsRecorded = true;
+          }
+          if (this.eventsRecorded) {
+            this.eventsRecorded = false;
+            void this.options.operatorRelay?.run();
           }
         }
         failures = 0;

@@ -1,9 +1,8 @@
 import type { MessageAttemptExhaustedEventData } from 'svix';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import type { OperationalEventSink } from '../../src/dispatch/auto-pause.ts';
 import { EXHAUSTED, reportDeadLetters } from '../../src/dispatch/exhausted.ts';
-import { ensureOperatorEndpoint, operatorWebhookSink } from '../../src/dispatch/operator-webhook.ts';
+import { ensureOperatorEndpoint, OperatorRelay } from '../../src/dispatch/operator-webhook.ts';
 import { type Logger, silentLogger } from '../../src/logger.ts';
 import { type Completion, complete } from '../../src/store/queries/complete.ts';
 import { listOperationalEvents } from '../../src/store/queries/operational-events.ts';
@@ -40,16 +39,17 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
   }
 
   /** Runs a worker on virtual time until nothing more is due. */
-  async function deliverAll(
-    options: { sink?: OperationalEventSink; logger?: Logger; maxAttempts?: number } = {},
-  ) {
+  async function deliverAll(options: { relay?: OperatorRelay; logger?: Logger; maxAttempts?: number } = {}) {
     const { worker, sender } = virtualWorker(t.db, {
       clock,
-      onOperationalEvent: options.sink,
+      operatorRelay: options.relay,
       logger: options.logger,
       policy: { giveUp: { maxAttempts: options.maxAttempts ?? 3, windowMs: 86_400_000 } },
     });
-    for (let i = 0; i < 20 && (await worker.runOnce()) >= 0; i++) clock.advance(3_600_000);
+    for (let i = 0; i < 20 && (await worker.runOnce()) >= 0; i++) {
+      await options.relay?.run(); // the worker started it; this waits for it
+      clock.advance(3_600_000);
+    }
     await sender.close();
   }
 
@@ -131,15 +131,15 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
   /** What the worker does with a batch holding a dead letter (worker.ts, complete). */
   const completeAsWorker = (owner: string, c: Completion) =>
     t.db.transaction(async (tx) => {
-      await reportDeadLetters(tx, owner, [c], clock.now(), undefined, silentLogger);
+      await reportDeadLetters(tx, owner, [c], clock.now(), false, silentLogger);
       await complete(tx, owner, clock.now(), [c], 100);
     });
 
   it('queues the event for the operator webhook with the dead letter, but not one about the operator endpoint', async () => {
     const operatorAppId = await ensureOperatorEndpoint(t.db, `${receiver.url}/410`, clock);
-    const sink = operatorWebhookSink(operatorAppId, clock, silentLogger);
+    const relay = new OperatorRelay(t.db, operatorAppId, clock, silentLogger);
     const { messageId } = await oneMessage(422);
-    await deliverAll({ sink });
+    await deliverAll({ relay });
     // The customer's dead letter was queued for the operator, whose endpoint answers 410: that
     // delivery is dead-lettered too, recorded, and not announced to the operator endpoint itself.
     const all = await events();
@@ -154,18 +154,16 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
     expect(rows).toEqual([{ event_type: EXHAUSTED, event_id: all[0]!.id }]);
   });
 
-  it('announces every dead letter of a batch, and queues them for the operator in one go', async () => {
+  it('announces every dead letter of a batch, and the relay queues them all for the operator', async () => {
     const operatorAppId = await ensureOperatorEndpoint(t.db, `${receiver.url}/200`, clock);
     const app = await makeApp(t.db, clock.now());
     await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/403`, maxInFlight: 100 });
     for (let i = 0; i < 120; i++) await publishJson(t.db, app.id, clock.now(), { i });
-    const { worker, sender } = virtualWorker(t.db, {
-      clock,
-      onOperationalEvent: operatorWebhookSink(operatorAppId, clock, silentLogger),
-      pauseAfter: 1_000,
-    });
+    const relay = new OperatorRelay(t.db, operatorAppId, clock, silentLogger);
+    const { worker, sender } = virtualWorker(t.db, { clock, operatorRelay: relay, pauseAfter: 1_000 });
     const sent = await worker.runOnce(200);
     expect(sent).toBe(100); // the endpoint's cap
+    await relay.run();
     await sender.close();
     const all = await events();
     expect(all).toHaveLength(sent);
@@ -184,10 +182,13 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
       error: (_o: unknown, msg?: string) => void errors.push(msg ?? ''),
     };
     const { messageId } = await oneMessage(410);
-    const failing: OperationalEventSink = () => {
-      throw new Error('sink down');
-    };
-    await deliverAll({ sink: failing, logger });
+    // The events table unusable for a moment (an operator's botched manual change, say).
+    await t.db.query('alter table courier_operational_events rename to courier_operational_events_away');
+    try {
+      await deliverAll({ logger });
+    } finally {
+      await t.db.query('alter table courier_operational_events_away rename to courier_operational_events');
+    }
     expect(errors).toEqual([`could not record ${EXHAUSTED}; the dead letters are kept without it`]);
     expect(await events()).toEqual([]);
     const { rows } = await t.db.query<{ state: string }>(

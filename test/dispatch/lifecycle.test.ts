@@ -3,7 +3,7 @@ import { EXHAUSTED } from '../../src/dispatch/exhausted.ts';
 import type { Database } from '../../src/store/db.ts';
 import { listDeadLetters, replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
 import { heldCount, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
-import type { OperationalEvent } from '../../src/store/queries/operational-events.ts';
+import { listOperationalEvents } from '../../src/store/queries/operational-events.ts';
 import { getEndpointById } from '../../src/store/repos/endpoints.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -92,11 +92,7 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
   });
 
   it('pauses an endpoint after a streak of permanent failures, holds its deliveries, and resumes them spread out', async () => {
-    const events: OperationalEvent[] = [];
-    const { clock, worker, sender } = virtualWorker(t.db, {
-      pauseAfter: 5,
-      onOperationalEvent: (_tx, es) => void events.push(...es),
-    });
+    const { clock, worker, sender } = virtualWorker(t.db, { pauseAfter: 5 });
     const app = await makeApp(t.db, clock.now());
     const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url, maxInFlight: 1 });
     for (let i = 0; i < 12; i++) await publishJson(t.db, app.id, clock.now(), { i });
@@ -107,6 +103,7 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     expect(receiver.requests).toHaveLength(5);
     expect(await getEndpointById(t.db, ep.id)).toMatchObject({ status: 'paused', failureStreak: 5 });
     // Each dead letter announced as it was written, then the pause.
+    const events = await listOperationalEvents(t.db, { limit: 10 });
     expect(events.map((e) => e.type)).toEqual([...Array(5).fill(EXHAUSTED), 'endpoint.paused']);
     expect(events[0]).toMatchObject({
       type: EXHAUSTED,

@@ -4,7 +4,7 @@ import { RetentionSweeper } from '../../src/dispatch/retention.ts';
 import { newId } from '../../src/ids.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
-import { recordOperationalEvent } from '../../src/store/queries/operational-events.ts';
+import { recordOperationalEvents } from '../../src/store/queries/operational-events.ts';
 import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
 import { deleteEndpoint } from '../../src/store/repos/endpoints.ts';
@@ -94,14 +94,20 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
       limit: 10,
     });
     expect(claimed.deliveries.map((d) => d.messageId)).toEqual([inFlight]);
-    await recordOperationalEvent(t.db, {
-      id: newId('opev', clock.now()),
-      type: 'endpoint.paused',
-      appId: ok.appId,
-      endpointId: ok.endpointId,
-      data: {},
-      createdAt: clock.now(),
-    });
+    await recordOperationalEvents(
+      t.db,
+      [
+        {
+          id: newId('opev', clock.now()),
+          type: 'endpoint.paused',
+          appId: ok.appId,
+          endpointId: ok.endpointId,
+          data: {},
+          createdAt: clock.now(),
+        },
+      ],
+      false,
+    );
 
     clock.advance(RETENTION);
     const recent = await publishTo(ok.appId);

@@ -1,7 +1,10 @@
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorker } from '../../src/cli/commands/worker.ts';
+import { silentLogger } from '../../src/logger.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
-import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
+import { createApp, createEndpoint, locs, startApi, type TestApi, testConfig } from './support.ts';
 
 describe('operational events and endpoints paused by Courier', () => {
   let api: TestApi;
@@ -88,5 +91,45 @@ describe('operational events and endpoints paused by Courier', () => {
     expect(locs(await api.request('GET', '/api/v1/operational-event?iterator=bogus'))).toEqual([
       'query.iterator',
     ]);
+  });
+
+  it('sends message.attempt.exhausted to the operator webhook, signed with the operator endpoint secret', async () => {
+    const operator = await startReceiver((_req, res) => {
+      res.writeHead(204);
+      res.end();
+    });
+    const stop = await startWorker(
+      api.db,
+      testConfig({ COURIER_OPERATOR_WEBHOOK_URL: `${operator.url}/ops` }),
+      silentLogger,
+    );
+    try {
+      status = 400;
+      const appId = await createApp(api);
+      const ep = await createEndpoint(api, appId, {
+        url: `${receiver.url}/refuses`,
+        filterTypes: ['refused'],
+      });
+      const sent = await api.request('POST', `/api/v1/app/${appId}/msg`, {
+        body: { eventType: 'refused', payload: { n: 1 } },
+      });
+      for (let i = 0; i < 500 && operator.requests.length === 0; i++)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(operator.requests).toHaveLength(1);
+
+      const secret = await api.request('GET', '/api/v1/app/courier-operator/endpoint/operator/secret');
+      const request = operator.requests[0]!;
+      const verified = new Webhook(secret.body.key).verify(
+        request.body.toString(),
+        request.headers as Record<string, string>,
+      ) as { type: string; data: Record<string, unknown> };
+      expect(verified).toMatchObject({
+        type: 'message.attempt.exhausted',
+        data: { appId, endpointId: ep.id, msgId: sent.body.id, state: 'failed' },
+      });
+    } finally {
+      await stop();
+      await operator.close();
+    }
   });
 });

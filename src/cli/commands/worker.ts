@@ -1,6 +1,6 @@
 import { systemClock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
-import { ensureOperatorEndpoint, operatorWebhookSink } from '../../dispatch/operator-webhook.ts';
+import { ensureOperatorEndpoint, OperatorRelay } from '../../dispatch/operator-webhook.ts';
 import type { Logger } from '../../logger.ts';
 import { systemRandom } from '../../random.ts';
 import { createWorker, openMigratedDatabase } from '../../runtime.ts';
@@ -13,8 +13,9 @@ export async function startWorker(
   config: Config,
   logger: Logger,
 ): Promise<() => Promise<void>> {
-  const onOperationalEvent = config.operatorWebhookUrl
-    ? operatorWebhookSink(
+  const operatorRelay = config.operatorWebhookUrl
+    ? new OperatorRelay(
+        db,
         await ensureOperatorEndpoint(db, config.operatorWebhookUrl, systemClock),
         systemClock,
         logger,
@@ -26,7 +27,7 @@ export async function startWorker(
     clock: systemClock,
     random: systemRandom,
     logger,
-    onOperationalEvent,
+    operatorRelay,
   });
   await worker.start();
   logger.info({ owner: worker.owner }, 'worker started');

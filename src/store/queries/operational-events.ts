@@ -10,19 +10,17 @@ export interface OperationalEvent {
   createdAt: number;
 }
 
-export async function recordOperationalEvent(db: Queryable, event: OperationalEvent): Promise<void> {
-  await recordOperationalEvents(db, [event]);
-}
-
-/** One statement for any number of events (a completion may dead-letter hundreds at once). */
+/** `relay`: to be sent to the operator webhook by its relay (src/dispatch/operator-webhook.ts). */
 export async function recordOperationalEvents(
   db: Queryable,
   events: readonly OperationalEvent[],
+  relay: boolean,
 ): Promise<void> {
   if (events.length === 0) return;
   await db.query(
-    `insert into courier_operational_events (id, type, app_id, endpoint_id, data, created_at)
-     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[])`,
+    `insert into courier_operational_events (id, type, app_id, endpoint_id, data, created_at, relayed)
+     select u.*, not $7::boolean
+       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[]) as u`,
     [
       events.map((e) => e.id),
       events.map((e) => e.type),
@@ -30,31 +28,52 @@ export async function recordOperationalEvents(
       events.map((e) => e.endpointId),
       events.map((e) => JSON.stringify(e.data)),
       events.map((e) => toDate(e.createdAt)),
+      relay,
     ],
   );
+}
+
+/**
+ * Up to `limit` events still to send to the operator webhook, oldest first, locked until the
+ * transaction ends; ones another relay holds are passed by.
+ */
+export async function lockUnrelayed(tx: Queryable, limit: number): Promise<OperationalEvent[]> {
+  const { rows } = await tx.query<EventRow>(
+    `select * from courier_operational_events where not relayed order by id limit $1 for update skip locked`,
+    [limit],
+  );
+  return rows.map(fromRow);
+}
+
+export async function markRelayed(tx: Queryable, ids: readonly string[]): Promise<void> {
+  await tx.query('update courier_operational_events set relayed = true where id = any($1)', [ids]);
 }
 
 export async function listOperationalEvents(
   db: Queryable,
   opts: { limit: number; after?: string },
 ): Promise<OperationalEvent[]> {
-  const { rows } = await db.query<{
-    id: string;
-    type: string;
-    app_id: string | null;
-    endpoint_id: string | null;
-    data: Record<string, unknown>;
-    created_at: Date;
-  }>('select * from courier_operational_events where ($1::text is null or id > $1) order by id limit $2', [
-    opts.after ?? null,
-    opts.limit,
-  ]);
-  return rows.map((r) => ({
-    id: r.id,
-    type: r.type,
-    appId: r.app_id,
-    endpointId: r.endpoint_id,
-    data: r.data,
-    createdAt: toMs(r.created_at)!,
-  }));
+  const { rows } = await db.query<EventRow>(
+    'select * from courier_operational_events where ($1::text is null or id > $1) order by id limit $2',
+    [opts.after ?? null, opts.limit],
+  );
+  return rows.map(fromRow);
 }
+
+interface EventRow {
+  id: string;
+  type: string;
+  app_id: string | null;
+  endpoint_id: string | null;
+  data: Record<string, unknown>;
+  created_at: Date;
+}
+
+const fromRow = (r: EventRow): OperationalEvent => ({
+  id: r.id,
+  type: r.type,
+  appId: r.app_id,
+  endpointId: r.endpoint_id,
+  data: r.data,
+  createdAt: toMs(r.created_at)!,
+});
