@@ -83,6 +83,9 @@ export class OperatorRelay {
     }
     this.#running = this.#runAll().finally(() => {
       this.#running = null;
+      // Asked again after the last look: events recorded since may be waiting. Those who wait
+      // for this run wait for that one too.
+      if (this.#again) return this.run();
     });
     return this.#running;
   }

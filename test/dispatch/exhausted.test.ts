@@ -38,6 +38,16 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
     return { appId: app.id, endpointId: ep.id, messageId: msg.messageId };
   }
 
+  /** Waits, up to 5 s, for the relay to send every event recorded for it. */
+  async function allRelayed() {
+    for (let i = 0; i < 250; i++) {
+      const { rows } = await t.db.query('select 1 from courier_operational_events where not relayed limit 1');
+      if (rows.length === 0) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error('events left unrelayed');
+  }
+
   /** Runs a worker on virtual time until nothing more is due. */
   async function deliverAll(options: { relay?: OperatorRelay; logger?: Logger; maxAttempts?: number } = {}) {
     const { worker, sender } = virtualWorker(t.db, {
@@ -47,7 +57,7 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
       policy: { giveUp: { maxAttempts: options.maxAttempts ?? 3, windowMs: 86_400_000 } },
     });
     for (let i = 0; i < 20 && (await worker.runOnce()) >= 0; i++) {
-      await options.relay?.run(); // the worker started it; this waits for it
+      if (options.relay) await allRelayed(); // the worker starts the relay as it records events
       clock.advance(3_600_000);
     }
     await sender.close();
@@ -163,7 +173,7 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
     const { worker, sender } = virtualWorker(t.db, { clock, operatorRelay: relay, pauseAfter: 1_000 });
     const sent = await worker.runOnce(200);
     expect(sent).toBe(100); // the endpoint's cap
-    await relay.run();
+    await worker.stop(); // waits for the relay
     await sender.close();
     const all = await events();
     expect(all).toHaveLength(sent);

@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker } from '../../src/cli/commands/worker.ts';
+import { ManualClock } from '../../src/clock.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
@@ -98,6 +99,8 @@ describe('operational events and endpoints paused by Courier', () => {
       res.writeHead(204);
       res.end();
     });
+    // On the worker's time (the system clock), so that the message is not months old to it.
+    const api = await startApi({ clock: new ManualClock(Date.now()) });
     const stop = await startWorker(
       api.db,
       testConfig({ COURIER_OPERATOR_WEBHOOK_URL: `${operator.url}/ops` }),
@@ -130,6 +133,7 @@ describe('operational events and endpoints paused by Courier', () => {
     } finally {
       await stop();
       await operator.close();
+      await api.close();
     }
   });
 });
