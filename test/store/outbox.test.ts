@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PayloadExpirySweeper } from '../../src/dispatch/payload-expiry.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
 import { listenForWork } from '../support/transactions.ts';
@@ -76,5 +77,37 @@ describe.each(BACKENDS)('courier_publish as a transactional outbox on %s', (back
     } finally {
       await workers.stop();
     }
+  });
+
+  it('asks for a payload retention of its own, which the payload expiry then applies', async () => {
+    const app = await makeApp(t.db, now);
+    await makeEndpoint(t.db, app.id, now, { url: 'https://example.com/hook' });
+    const expiresAt = new Date(now + 3_600_000);
+    const { rows } = await t.db.query<{ message_id: string }>(
+      `select * from courier_publish($1, 'invoice.paid', convert_to('{"card":"4242"}', 'UTF8'),
+         p_now => $2, p_payload_expires_at => $3)`,
+      [app.id, new Date(now), expiresAt],
+    );
+    const messageId = rows[0]!.message_id;
+    const expiry = await t.db.query('select message_id, expires_at from courier_payload_expiries');
+    expect(expiry.rows).toEqual([{ message_id: messageId, expires_at: expiresAt }]);
+    expect((await new PayloadExpirySweeper(t.db).sweep(now + 3_599_999)).expunged).toBe(0);
+    expect((await new PayloadExpirySweeper(t.db).sweep(now + 3_600_000)).expunged).toBe(1);
+    const { rows: gone } = await t.db.query<{ payload: Uint8Array; state: string }>(
+      `select m.payload, d.state from courier_messages m join courier_deliveries d on d.message_id = m.id`,
+    );
+    expect(gone.map((r) => [Buffer.from(r.payload).length, r.state])).toEqual([[0, 'failed']]);
+  });
+
+  it('refuses a payload expiry that is not after p_now, and publishes nothing', async () => {
+    const app = await makeApp(t.db, now);
+    await expect(
+      t.db.query(
+        `select * from courier_publish($1, 'invoice.paid', convert_to('{}', 'UTF8'),
+           p_now => $2, p_payload_expires_at => $2)`,
+        [app.id, new Date(now)],
+      ),
+    ).rejects.toThrow(/p_payload_expires_at .* must be later than p_now/);
+    expect(await count('courier_messages')).toBe(0);
   });
 });
