@@ -6,12 +6,11 @@ import { type Logger, silentLogger } from '../logger.ts';
 import type { RetryPolicy } from '../policy/types.ts';
 import type { Database } from '../store/db.ts';
 import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '../store/queries/claim.ts';
-import { type Completion, complete } from '../store/queries/complete.ts';
+import type { Completion } from '../store/queries/complete.ts';
 import { release } from '../store/queries/unclaim.ts';
 import { buildRequest, completionFor } from './attempt.ts';
-import { pauseForStreak } from './auto-pause.ts';
 import { COMPLETION_HURRY_MS, COMPLETION_LINGER_MS, Linger, needsSlotsBack } from './completion-linger.ts';
-import { isDeadLetter, reportDeadLetters } from './exhausted.ts';
+import { CompletionWriter } from './completion-writer.ts';
 import { Housekeeping } from './housekeeping.ts';
 import { SendLag } from './send-lag.ts';
 import { Wakeups } from './wakeups.ts';
@@ -89,8 +88,7 @@ export class Worker {
   private readonly sendLag = new SendLag();
   /** Consecutive failures of this worker itself; it slows its claiming while they last. */
   private ownFailures = 0;
-  /** Operational events written since the relay last ran (it sends them to the operator webhook). */
-  private eventsRecorded = false;
+  private readonly writer: CompletionWriter;
 
   constructor(private readonly options: WorkerOptions) {
     this.db = options.db;
@@ -102,6 +100,14 @@ export class Worker {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pauseAfter = options.pauseAfter ?? 100;
     this.wakeups = new Wakeups(this.db, this.clock, this.log, options.maxIdleMs ?? 30_000);
+    this.writer = new CompletionWriter(
+      this.db,
+      this.owner,
+      this.clock,
+      this.log,
+      this.pauseAfter,
+      options.operatorRelay,
+    );
     this.housekeeping = new Housekeeping(
       this.db,
       this.clock,
@@ -343,22 +349,6 @@ export class Worker {
     }
   }
 
-  /**
-   * One write for the batch. Dead letters are rare: only a batch with some takes a transaction, to
-   * record their message.attempt.exhausted events with them.
-   */
-  private complete(batch: readonly Completion[]) {
-    const now = this.clock.now();
-    const dead = batch.filter(isDeadLetter);
-    if (dead.length === 0) return complete(this.db, this.owner, now, batch, this.pauseAfter);
-    return this.db.transaction(async (tx) => {
-      const relay = this.options.operatorRelay !== undefined;
-      if ((await reportDeadLetters(tx, this.owner, dead, now, relay, this.log)) > 0)
-        this.eventsRecorded = true;
-      return complete(tx, this.owner, now, batch, this.pauseAfter);
-    });
-  }
-
   /** Writes completions and releases in batches; retried until the database takes them. */
   private async flush(): Promise<void> {
     await this.linger.wait(this.options.completionLingerMs ?? COMPLETION_LINGER_MS);
@@ -375,30 +365,16 @@ export class Worker {
         }
         if (batch.length > 0) {
           for (const c of batch) this.completing.add(c.deliveryId);
-          const { alarms, claimable, wakeAt } = await this.complete(batch).finally(() =>
-            this.completing.clear(),
-          );
+          const { alarms, claimable, wakeAt } = await this.writer
+            .write(batch)
+            .finally(() => this.completing.clear());
           this.completions.splice(0, batch.length);
           for (const c of batch) this.letGo(c.deliveryId);
           // Capacity freed for due work, or a retry scheduled that the idle timer does not know of
           // yet: claim again (a claim that finds nothing looks up the next due time).
           if (claimable || batch.some((c) => c.state === 'pending')) this.wakeups.signal();
           if (wakeAt !== null) this.wakeups.signalAt(wakeAt);
-          for (const alarm of alarms) {
-            const paused = await pauseForStreak(
-              this.db,
-              alarm,
-              this.clock,
-              this.options.operatorRelay !== undefined,
-            ).catch((error) =>
-              this.log.error({ err: error, endpointId: alarm.endpointId }, 'auto-pause failed'),
-            );
-            if (paused) this.eventsRecorded = true;
-          }
-          if (this.eventsRecorded) {
-            this.eventsRecorded = false;
-            void this.options.operatorRelay?.run();
-          }
+          await this.writer.settle(alarms);
         }
         failures = 0;
       } catch (error) {

@@ -1,0 +1,56 @@
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../logger.ts';
+import type { Database } from '../store/db.ts';
+import { type Completion, type CompletionOutcome, complete } from '../store/queries/complete.ts';
+import { pauseForStreak } from './auto-pause.ts';
+import { isDeadLetter, reportDeadLetters } from './exhausted.ts';
+import type { OperatorRelay } from './operator-webhook.ts';
+
+/**
+ * Writes a worker's completions, and what follows from them for operators: the dead letters'
+ * message.attempt.exhausted events (in the completions' own transaction), the pauses a streak of
+ * permanent failures calls for, and a nudge to the operator relay once an event was recorded.
+ */
+export class CompletionWriter {
+  /** Operational events written since the relay was last nudged. */
+  #eventsRecorded = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly owner: string,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly pauseAfter: number,
+    private readonly relay: OperatorRelay | undefined,
+  ) {}
+
+  /**
+   * One write for the batch. Dead letters are rare: only a batch with some takes a transaction, to
+   * record their events with them.
+   */
+  write(batch: readonly Completion[]): Promise<CompletionOutcome> {
+    const now = this.clock.now();
+    const dead = batch.filter(isDeadLetter);
+    if (dead.length === 0) return complete(this.db, this.owner, now, batch, this.pauseAfter);
+    return this.db.transaction(async (tx) => {
+      const relay = this.relay !== undefined;
+      if ((await reportDeadLetters(tx, this.owner, dead, now, relay, this.log)) > 0)
+        this.#eventsRecorded = true;
+      return complete(tx, this.owner, now, batch, this.pauseAfter);
+    });
+  }
+
+  /** After a write: pauses the endpoints its alarms name, then nudges the relay if events were recorded. */
+  async settle(alarms: CompletionOutcome['alarms']): Promise<void> {
+    for (const alarm of alarms) {
+      const paused = await pauseForStreak(this.db, alarm, this.clock, this.relay !== undefined).catch(
+        (error) => this.log.error({ err: error, endpointId: alarm.endpointId }, 'auto-pause failed'),
+      );
+      if (paused) this.#eventsRecorded = true;
+    }
+    if (this.#eventsRecorded) {
+      this.#eventsRecorded = false;
+      void this.relay?.run();
+    }
+  }
+}
