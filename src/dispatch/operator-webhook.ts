@@ -81,10 +81,11 @@ export class OperatorRelay {
       this.#again = true;
       return this.#running;
     }
+    this.#again = false;
     this.#running = this.#runAll().finally(() => {
       this.#running = null;
-      // Asked again after the last look: events recorded since may be waiting. Those who wait
-      // for this run wait for that one too.
+      // Asked again during this run: events recorded since may be waiting. Those who wait for
+      // this run wait for that one too.
       if (this.#again) return this.run();
     });
     return this.#running;
@@ -94,10 +95,9 @@ export class OperatorRelay {
     let sent = 0;
     try {
       for (let i = 0; i < RELAY_BATCHES_PER_RUN; i++) {
-        this.#again = false;
         const n = await this.db.transaction((tx) => this.#relayBatch(tx));
         sent += n;
-        if (n < RELAY_BATCH && !this.#again) break;
+        if (n < RELAY_BATCH) break;
       }
     } catch (error) {
       this.log.error(
