@@ -47,7 +47,13 @@ export async function openMigratedDatabase(config: Config, logger: Logger): Prom
   try {
     const applied = await migrate(db);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-    await enableSecretsAtRest(db, config.secretsKey);
+    const { resealed } = await enableSecretsAtRest(db, config.secretsKey);
+    if (resealed > 0) {
+      logger.info(
+        { resealed },
+        'signing secrets sealed again with COURIER_SECRETS_KEY; the generated key is deleted',
+      );
+    }
     return db;
   } catch (error) {
     await db.close().catch(() => {});

@@ -7,7 +7,7 @@ const PREFIX = 'enc:v1:';
  * be able to read them back to sign, so they cannot be hashed like API tokens.
  */
 export class SecretBox {
-  constructor(private readonly key: Buffer) {
+  constructor(readonly key: Buffer) {
     if (key.length !== 32) throw new RangeError('the secrets key must be 32 bytes');
   }
 

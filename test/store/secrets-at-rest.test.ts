@@ -1,8 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { generateSecret, verify } from '../../src/signing/index.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
 import { activeSecrets, rotateSecret } from '../../src/store/repos/endpoints.ts';
-import { enableSecretsAtRest } from '../../src/store/secrets-at-rest.ts';
+import { enableSecretsAtRest, SecretsKeyMismatch } from '../../src/store/secrets-at-rest.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
 import { virtualWorker } from '../support/engine.ts';
@@ -47,6 +48,66 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     for (const key of [rotated, secret]) {
       verify(request!.body, request!.headers as Record<string, string>, key, { now: () => clock.now() });
     }
+  });
+
+  it('moves the secrets from the generated key to COURIER_SECRETS_KEY, then refuses any other key', async () => {
+    const now = Date.now();
+    const app = await makeApp(t.db, now);
+    const secret = generateSecret();
+    const ep = await makeEndpoint(t.db, app.id, now, { url: receiver.url }, secret);
+    const before = await t.db.query<{ key: string }>('select key from courier_endpoint_secrets');
+
+    const key = randomBytes(32).toString('base64');
+    expect(await enableSecretsAtRest(t.db, key)).toEqual({ resealed: 1 });
+    const after = await t.db.query<{ key: string }>('select key from courier_endpoint_secrets');
+    expect(after.rows[0]!.key).toMatch(/^enc:v1:/);
+    expect(after.rows[0]!.key).not.toBe(before.rows[0]!.key);
+    expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+    const generated = await t.db.query(`select 1 from courier_settings where name = 'secrets_key'`);
+    expect(generated.rows).toHaveLength(0);
+
+    // Started again with the same key: nothing to move.
+    expect(await enableSecretsAtRest(t.db, key)).toEqual({ resealed: 0 });
+    await expect(enableSecretsAtRest(t.db, randomBytes(32).toString('base64'))).rejects.toThrow(
+      SecretsKeyMismatch,
+    );
+    await expect(enableSecretsAtRest(t.db)).rejects.toThrow(/sealed with a COURIER_SECRETS_KEY: set it/);
+    // Refused starts change nothing: the right key still opens every secret.
+    await enableSecretsAtRest(t.db, key);
+    expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+  });
+
+  it('refuses another key once one is chosen, even before any endpoint exists', async () => {
+    const key = randomBytes(32).toString('base64');
+    const fresh = await openTestDatabase(backend);
+    try {
+      await enableSecretsAtRest(fresh.db, key);
+      await expect(enableSecretsAtRest(fresh.db, randomBytes(32).toString('base64'))).rejects.toThrow(
+        /cannot open the signing secrets stored in this database/,
+      );
+      await expect(enableSecretsAtRest(fresh.db)).rejects.toThrow(SecretsKeyMismatch);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('checks a key against a stored secret where no key check was kept (an older release)', async () => {
+    const key = randomBytes(32).toString('base64');
+    await enableSecretsAtRest(t.db, key);
+    const now = Date.now();
+    const app = await makeApp(t.db, now);
+    const secret = generateSecret();
+    const ep = await makeEndpoint(t.db, app.id, now, { url: receiver.url }, secret);
+    await t.db.query(`delete from courier_settings where name = 'secrets_key_check'`);
+    await expect(enableSecretsAtRest(t.db, randomBytes(32).toString('base64'))).rejects.toThrow(
+      SecretsKeyMismatch,
+    );
+    await expect(enableSecretsAtRest(t.db)).rejects.toThrow(SecretsKeyMismatch);
+    // The key they were sealed with opens them, and the check is written again.
+    expect(await enableSecretsAtRest(t.db, key)).toEqual({ resealed: 0 });
+    expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+    const check = await t.db.query(`select 1 from courier_settings where name = 'secrets_key_check'`);
+    expect(check.rows).toHaveLength(1);
   });
 
   it.runIf(backend === 'pg')(
