@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { locs, startApi, type TestApi } from './support.ts';
+import { createApp, locs, startApi, type TestApi } from './support.ts';
 
 describe('applications', () => {
   let api: TestApi;
@@ -98,9 +98,44 @@ describe('applications', () => {
     const res = await api.request('PUT', '/api/v1/app/created-by-put', { body: { name: 'Upserted' } });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ uid: 'created-by-put', name: 'Upserted' });
-    const again = await api.request('PUT', '/api/v1/app/created-by-put', { body: { name: 'Renamed' } });
-    expect(again.status).toBe(200);
-    expect(again.body.id).toBe(res.body.id);
+    for (const name of ['Renamed', 'Renamed again']) {
+      // Repeated, the same PUT updates the same application and keeps its uid.
+      const again = await api.request('PUT', '/api/v1/app/created-by-put', { body: { name } });
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ id: res.body.id, uid: 'created-by-put', name });
+    }
+    const unknown = await api.request('PUT', '/api/v1/app/app_01ARZ3NDEKTSV4RRFFQ69G5FAV', {
+      body: { name: 'x' },
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.code).toBe('not_found');
+  });
+
+  it('keeps both of two concurrent PATCHes of one application', async () => {
+    const id = await createApp(api, { name: 'before' });
+    let release!: () => void;
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const holder = api.db.transaction(async (tx) => {
+      await tx.query('select 1 from courier_applications where id = $1 for update', [id]);
+      locked();
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    await isLocked;
+    const name = api.request('PATCH', `/api/v1/app/${id}`, { body: { name: 'after' } });
+    const metadata = api.request('PATCH', `/api/v1/app/${id}`, { body: { metadata: { tier: 'gold' } } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    release();
+    await holder;
+    expect([(await name).status, (await metadata).status]).toEqual([200, 200]);
+    expect((await api.request('GET', `/api/v1/app/${id}`)).body).toMatchObject({
+      name: 'after',
+      metadata: { tier: 'gold' },
+    });
   });
 
   it('validates uids, names and the retry policy', async () => {

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Transaction } from '../../src/store/db.ts';
+import { deleteEndpoint } from '../../src/store/repos/endpoints.ts';
 import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
 
 describe('endpoints', () => {
@@ -181,6 +183,86 @@ describe('endpoints', () => {
     expect(created.body.uid).toBe('by-put');
     const badUrl = await api.request('PATCH', `${base()}/${ep.id}`, { body: { url: 'http://10.0.0.1/' } });
     expect(locs(badUrl)).toEqual(['body.url']);
+  });
+
+  it('PUT repeated on a uid updates the same endpoint; PUT on an id that is not there is a 404', async () => {
+    const first = await api.request('PUT', `${base()}/by-put`, { body: { url: 'https://example.com/p' } });
+    expect(first.status).toBe(201);
+    for (const url of ['https://example.com/q', 'https://example.com/r']) {
+      const again = await api.request('PUT', `${base()}/by-put`, { body: { url } });
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ id: first.body.id, uid: 'by-put', url });
+    }
+    expect((await api.request('GET', base())).body.data).toHaveLength(1);
+    // Named by its id, a PUT without uid clears it, as Svix's does.
+    const byId = await api.request('PUT', `${base()}/${first.body.id}`, {
+      body: { url: 'https://example.com/s' },
+    });
+    expect(byId.body.uid).toBeNull();
+    const unknown = await api.request('PUT', `${base()}/ep_01ARZ3NDEKTSV4RRFFQ69G5FAV`, {
+      body: { url: 'https://example.com/t' },
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.code).toBe('not_found');
+  });
+
+  /** Holds the endpoint's row locked until released, as a concurrent edit in progress would. */
+  async function holdRow(endpointId: string, then?: (tx: Transaction) => Promise<void>) {
+    let locked!: () => void;
+    let release!: () => void;
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const done = api.db.transaction(async (tx) => {
+      await tx.query('select 1 from courier_endpoints where id = $1 for update', [endpointId]);
+      locked();
+      await released;
+      await then?.(tx);
+    });
+    await isLocked;
+    return async () => {
+      // Long enough for the requests to have read the row and to wait for its lock.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      release();
+      await done;
+    };
+  }
+
+  it('keeps both of two concurrent edits: each is computed from the row as the other left it', async () => {
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/c', description: 'before' });
+    const path = `${base()}/${ep.id}`;
+    const finish = await holdRow(ep.id);
+    const headers = api.request('PATCH', `${path}/headers`, { body: { headers: { 'X-Tenant': 't1' } } });
+    const description = api.request('PATCH', path, { body: { description: 'after' } });
+    const moreHeaders = api.request('PATCH', `${path}/headers`, { body: { headers: { 'X-Region': 'eu' } } });
+    await finish();
+    expect([(await headers).status, (await description).status, (await moreHeaders).status]).toEqual([
+      204, 200, 204,
+    ]);
+    expect((await api.request('GET', path)).body.description).toBe('after');
+    expect((await api.request('GET', `${path}/headers`)).body.headers).toEqual({
+      'X-Tenant': 't1',
+      'X-Region': 'eu',
+    });
+  });
+
+  it('answers 404 to an edit of an endpoint deleted while the edit waited', async () => {
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/d', uid: 'racing' });
+    const path = `${base()}/${ep.id}`;
+    const finish = await holdRow(ep.id, (tx) => deleteEndpoint(tx, ep.id, api.clock.now()));
+    const patch = api.request('PATCH', path, { body: { uid: 'racing', description: 'late' } });
+    const headers = api.request('PUT', `${path}/headers`, { body: { headers: { 'X-Late': '1' } } });
+    await finish();
+    expect((await patch).status).toBe(404);
+    expect((await headers).status).toBe(404);
+    const { rows } = await api.db.query<{ uid: string | null; description: string }>(
+      'select uid, description from courier_endpoints where id = $1',
+      [ep.id],
+    );
+    expect(rows[0]).toEqual({ uid: null, description: '' });
   });
 
   it('deletes (204) and then answers 404', async () => {

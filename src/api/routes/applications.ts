@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { isValidUid, newId } from '../../ids.ts';
+import type { Queryable } from '../../store/db.ts';
 import {
   type Application,
   type ApplicationFields,
@@ -7,6 +8,7 @@ import {
   deleteApplication,
   findApplication,
   listApplications,
+  lockLiveApplication,
   updateApplication,
 } from '../../store/repos/applications.ts';
 import { checkPolicy } from '../endpoint-input.ts';
@@ -57,25 +59,26 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
     };
   }
 
-  async function uidFree(uid: string | null | undefined, self?: string): Promise<void> {
+  async function uidFree(q: Queryable, uid: string | null | undefined, self?: string): Promise<void> {
     if (!uid) return;
-    const other = await findApplication(db, uid);
+    const other = await findApplication(q, uid);
     if (other && other.id !== self) throw conflict(`An application with uid ${uid} already exists`);
   }
 
-  async function save(current: Application, fields: ApplicationFields) {
-    await uidFree(fields.uid, current.id);
-    try {
-      return applicationOut(await updateApplication(db, current.id, fields, clock.now()));
-    } catch (error) {
+  /** PUT and PATCH: the fields computed from the row as locked, so a concurrent edit is kept. */
+  async function save(found: Application, body: ApplicationBody, patch: boolean) {
+    return db.transaction(async (tx) => {
+      const current = await lockLiveApplication(tx, found.id);
       // Deleted since it was looked up (a concurrent DELETE): a 404, as if the lookup had missed.
-      if (!(await findApplication(db, current.id))) throw notFound(`Application ${current.id} not found`);
-      throw error;
-    }
+      if (!current) throw notFound(`Application ${found.id} not found`);
+      const fields = fieldsOf(body, current, patch);
+      await uidFree(tx, fields.uid, current.id);
+      return applicationOut(await updateApplication(tx, current.id, fields, clock.now()));
+    });
   }
 
   async function create(fields: ApplicationFields) {
-    await uidFree(fields.uid);
+    await uidFree(db, fields.uid);
     const now = clock.now();
     return applicationOut(await createApplication(db, newId('app', now), fields, now));
   }
@@ -156,9 +159,16 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
     async (request, reply) => {
       const { app_id } = request.params;
       const current = await findApplication(db, app_id);
-      if (current) return save(current, fieldsOf(request.body, current, false));
+      if (current) {
+        // Named by its uid, it keeps it: the same PUT repeated must not clear the uid and then
+        // create another application under it.
+        const keepUid = request.body.uid === undefined && current.uid === app_id;
+        return save(current, keepUid ? { ...request.body, uid: app_id } : request.body, false);
+      }
+      // Only a uid names an application a PUT can create; an id that is not there is a 404.
+      if (!isValidUid(app_id)) throw notFound(`Application ${app_id} not found`);
       const fields = fieldsOf(request.body, null, false);
-      fields.uid ??= isValidUid(app_id) ? app_id : null;
+      fields.uid ??= app_id;
       return reply.code(201).send(await create(fields));
     },
   );
@@ -175,8 +185,7 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
       },
     },
     async (request) => {
-      const current = await requireApp(db, request.params.app_id);
-      return save(current, fieldsOf(request.body, current, true));
+      return save(await requireApp(db, request.params.app_id), request.body, true);
     },
   );
 

@@ -1,4 +1,5 @@
-import { type Endpoint, getEndpointById, updateEndpoint } from '../../store/repos/endpoints.ts';
+import { type Endpoint, lockLiveEndpoint, updateEndpoint } from '../../store/repos/endpoints.ts';
+import { notFound } from '../errors.ts';
 import { checkHeaders, patchHeaders, withoutSensitive } from '../headers.ts';
 import { requireEndpoint } from '../lookup.ts';
 import { NoContent } from '../schemas/common.ts';
@@ -16,13 +17,14 @@ const PATH = '/api/v1/app/:app_id/endpoint/:endpoint_id/headers';
 export function endpointHeaderRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock } = deps;
 
-  /** Writes the headers computed from the current ones (re-read in the transaction that writes). */
+  /** Writes the headers computed from the current ones, as locked by the transaction that writes. */
   async function setHeaders(
     endpoint: Endpoint,
     next: (current: Record<string, string>) => Record<string, string>,
   ) {
     await db.transaction(async (tx) => {
-      const current = (await getEndpointById(tx, endpoint.id))!;
+      const current = await lockLiveEndpoint(tx, endpoint.id);
+      if (!current) throw notFound(`Endpoint ${endpoint.id} not found`);
       await updateEndpoint(tx, endpoint.id, { ...current, headers: next(current.headers) }, clock.now());
     });
   }

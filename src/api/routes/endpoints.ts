@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { isValidUid, newId } from '../../ids.ts';
 import { generateSecret } from '../../signing/index.ts';
-import type { Transaction } from '../../store/db.ts';
+import type { Queryable, Transaction } from '../../store/db.ts';
 import { holdEndpoint } from '../../store/queries/endpoint-status.ts';
 import type { Application } from '../../store/repos/applications.ts';
 import {
@@ -11,12 +11,13 @@ import {
   findEndpoint,
   getEndpointById,
   listEndpoints,
+  lockLiveEndpoint,
   rotateSecret,
   updateEndpoint,
 } from '../../store/repos/endpoints.ts';
 import { type EndpointBody, endpointFields, normalizeSecret } from '../endpoint-input.ts';
 import { applyDisabled, resume } from '../endpoint-status.ts';
-import { conflict } from '../errors.ts';
+import { conflict, notFound } from '../errors.ts';
 import { requireApp, requireEndpoint } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import { IdOrUid, ListResponse, NoContent } from '../schemas/common.ts';
@@ -37,16 +38,16 @@ const BASE = '/api/v1/app/:app_id/endpoint';
 export function endpointRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock, config } = deps;
 
-  async function uidFree(appId: string, uid: string | null | undefined, self?: string): Promise<void> {
+  async function uidFree(q: Queryable, appId: string, uid: string | null | undefined, self?: string) {
     if (!uid) return;
-    const other = await findEndpoint(db, appId, uid);
+    const other = await findEndpoint(q, appId, uid);
     if (other && other.id !== self) throw conflict(`An endpoint with uid ${uid} already exists`);
   }
 
   async function create(application: Application, body: EndpointBody, uid: string | null): Promise<Endpoint> {
     const fields = { ...endpointFields(body, 'replace', null, config, application), uid };
     const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : generateSecret();
-    await uidFree(application.id, uid);
+    await uidFree(db, application.id, uid);
     const now = clock.now();
     return db.transaction((tx) =>
       createEndpoint(tx, {
@@ -60,18 +61,24 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     );
   }
 
-  /** PUT and PATCH: settings, secret (PATCH) and the disabled flag in one transaction. */
+  /**
+   * PUT and PATCH: settings, secret (PATCH) and the disabled flag in one transaction, computed from
+   * the endpoint's row as locked, so that a concurrent edit (its headers, another PATCH) is kept.
+   */
   async function update(
     application: Application,
-    current: Endpoint,
+    found: Endpoint,
     body: EndpointBody,
     mode: 'replace' | 'patch',
   ) {
-    const fields = endpointFields(body, mode, current, config, application);
     const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : null;
-    await uidFree(application.id, fields.uid, current.id);
     const disabled = mode === 'replace' ? (body.disabled ?? false) : body.disabled;
     return db.transaction(async (tx) => {
+      const current = await lockLiveEndpoint(tx, found.id);
+      // Deleted since it was looked up (a concurrent DELETE): a 404, as if the lookup had missed.
+      if (!current) throw notFound(`Endpoint ${found.id} not found`);
+      const fields = endpointFields(body, mode, current, config, application);
+      await uidFree(tx, application.id, fields.uid, current.id);
       const now = clock.now();
       await updateEndpoint(tx, current.id, fields, now);
       if (secret) await rotateSecret(tx, current.id, secret, 0, now);
@@ -147,8 +154,16 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
       const { app_id, endpoint_id } = request.params;
       const application = await requireApp(db, app_id);
       const current = await findEndpoint(db, application.id, endpoint_id);
-      if (current) return endpointOut(await update(application, current, request.body, 'replace'));
-      const uid = request.body.uid ?? (isValidUid(endpoint_id) ? endpoint_id : null);
+      if (current) {
+        // Named by its uid, it keeps it: the same PUT repeated must not clear the uid and then
+        // create another endpoint under it (each message would then go to both).
+        const keepUid = request.body.uid === undefined && current.uid === endpoint_id;
+        const body = keepUid ? { ...request.body, uid: endpoint_id } : request.body;
+        return endpointOut(await update(application, current, body, 'replace'));
+      }
+      // Only a uid names an endpoint a PUT can create; an id that is not there is a 404.
+      if (!isValidUid(endpoint_id)) throw notFound(`Endpoint ${endpoint_id} not found`);
+      const uid = request.body.uid ?? endpoint_id;
       return reply.code(201).send(endpointOut(await create(application, request.body, uid)));
     },
   );

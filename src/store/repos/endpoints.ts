@@ -158,6 +158,15 @@ export async function getEndpointById(db: Queryable, id: string): Promise<Endpoi
   return rows[0] ? fromRow(rows[0]) : null;
 }
 
+/** The endpoint locked for an update, as it now is (a concurrent edit committed first is seen); null once deleted. */
+export async function lockLiveEndpoint(db: Queryable, id: string): Promise<Endpoint | null> {
+  const { rows } = await db.query(
+    'select 1 from courier_endpoints where id = $1 and deleted_at is null for update',
+    [id],
+  );
+  return rows.length > 0 ? getEndpointById(db, id) : null;
+}
+
 export async function listEndpoints(
   db: Queryable,
   appId: string,
