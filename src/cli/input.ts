@@ -1,6 +1,7 @@
 /** Checks of what the operator typed, done before anything is sent (failures exit 2). */
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
+import { parsedJsonProblem } from '../api/json-checks.ts';
 import { usageError } from './errors.ts';
 
 /**
@@ -79,6 +80,9 @@ export async function readPayload(
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
     throw usageError(`the payload in ${source} must be a JSON object ({…})`);
   }
+  // The API refuses what JSON.parse would change (a 64-bit id as a number): it must see it as typed.
+  const problem = parsedJsonProblem(text, payload);
+  if (problem) throw usageError(`${problem.replace(/^Body/, `the payload in ${source}`)}`);
   return payload;
 }
 

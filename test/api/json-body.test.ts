@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inexactNumber } from '../../src/api/json-body.ts';
+import { inexactNumber } from '../../src/api/json-checks.ts';
 
 describe('inexactNumber: a literal a double would change', () => {
   it.each([

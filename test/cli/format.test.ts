@@ -92,6 +92,12 @@ describe('readPayload', () => {
       ['null', /must be a JSON object/],
       ['-', /^the payload in standard input must be a JSON object/],
       [`@${join(dir, 'missing.json')}`, /^cannot read payload file .*missing\.json: ENOENT/],
+      // JSON.parse would round these, and the API would then see an exact number.
+      [
+        '{"id":1234567890123456789}',
+        /^the payload in the payload argument contains the number 1234567890123456789/,
+      ],
+      ['{"v":1e400}', /^the payload in the payload argument contains a number out of range/],
     ] as const) {
       const error = await failure(arg);
       expect(error).toBeInstanceOf(CliError);

@@ -3,7 +3,7 @@
  * itself here. Those marked "was:" are defects the fuzzer found and src/api now handles.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH } from '../../src/api/json-body.ts';
+import { MAX_JSON_DEPTH } from '../../src/api/json-checks.ts';
 import { deleteApplication } from '../../src/store/repos/applications.ts';
 import { createApp, createEndpoint, locs, startApi, type TestApi } from '../e2e/support.ts';
 import { TOKEN } from './arbitraries.ts';
