@@ -310,7 +310,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Reads and validates the configuration; a bad value throws a ConfigError naming its variable. */
 export function loadConfig(env: Source = process.env): Config {
   const filePath = env.COURIER_CONFIG?.trim();
-  const r = new Reader({ ...(filePath ? readFile(filePath) : {}), ...env });
+  // An empty variable (compose passing `X=${UNSET}`) is unset: the file's value stands, not the default.
+  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value?.trim()));
+  const r = new Reader({ ...(filePath ? readFile(filePath) : {}), ...set });
 
   const requestTimeoutMs = r.duration('COURIER_REQUEST_TIMEOUT');
   const leaseMs = r.duration('COURIER_LEASE');
@@ -328,14 +330,20 @@ export function loadConfig(env: Source = process.env): Config {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+  let guard: SsrfGuard;
   try {
-    new SsrfGuard(allowPrivateNetworks);
+    guard = new SsrfGuard(allowPrivateNetworks);
   } catch (error) {
     throw new ConfigError('COURIER_ALLOW_PRIVATE_NETWORKS', (error as Error).message);
   }
   const operatorWebhookUrl = r.optional('COURIER_OPERATOR_WEBHOOK_URL');
-  if (operatorWebhookUrl && !/^https?:\/\//.test(operatorWebhookUrl)) {
-    throw new ConfigError('COURIER_OPERATOR_WEBHOOK_URL', 'must be an http or https URL');
+  // As the API checks an endpoint's URL: refused at delivery, every operational event would dead-letter.
+  const operatorCheck = operatorWebhookUrl ? guard.checkUrl(operatorWebhookUrl) : { ok: true as const };
+  if (!operatorCheck.ok) {
+    throw new ConfigError(
+      'COURIER_OPERATOR_WEBHOOK_URL',
+      `${operatorCheck.reason.replace(/^refused: /, '')} (private addresses need COURIER_ALLOW_PRIVATE_NETWORKS)`,
+    );
   }
   const schema = r.raw('COURIER_SCHEMA');
   if (!/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) {
@@ -348,6 +356,10 @@ export function loadConfig(env: Source = process.env): Config {
   const adminToken = r.optional('COURIER_ADMIN_TOKEN');
   if (adminToken && adminToken.length < 16) {
     throw new ConfigError('COURIER_ADMIN_TOKEN', 'must be at least 16 characters');
+  }
+  // A bearer token is one run of visible characters: one with a space could never be presented.
+  if (adminToken && !/^[\x21-\x7e]+$/.test(adminToken)) {
+    throw new ConfigError('COURIER_ADMIN_TOKEN', 'must be printable ASCII without spaces');
   }
 
   const databaseUrl = r.optional('COURIER_DATABASE_URL');

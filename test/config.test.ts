@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withConfigTable } from '../scripts/readme-config.ts';
 import { ConfigError, loadConfig, OPTIONS } from '../src/config.ts';
@@ -55,7 +57,12 @@ describe('configuration', () => {
     ['COURIER_RATE_LIMIT', '1.5'],
     ['COURIER_ALLOW_PRIVATE_NETWORKS', '10.0.0.0/99'],
     ['COURIER_OPERATOR_WEBHOOK_URL', 'ftp://x'],
+    // Refused at delivery by the SSRF guard, every operational event would be dead-lettered.
+    ['COURIER_OPERATOR_WEBHOOK_URL', 'http://10.0.0.5/hook'],
+    ['COURIER_OPERATOR_WEBHOOK_URL', 'https://user:pw@alerts.example/hook'],
+    ['COURIER_OPERATOR_WEBHOOK_URL', 'http://host:8o80/'],
     ['COURIER_ADMIN_TOKEN', 'short'],
+    ['COURIER_ADMIN_TOKEN', 'correct horse battery staple'],
     ['COURIER_SCHEMA', 'Robert; drop table'],
     ['COURIER_SECRETS_KEY', 'c2hvcnQ='],
     ['COURIER_RETRY_WINDOW', '36600d'],
@@ -79,6 +86,30 @@ describe('configuration', () => {
       /^COURIER_RETENTION: must be off or at least COURIER_RETRY_WINDOW plus a day \(8d\)/,
     );
     expect(() => loadConfig({ COURIER_RETENTION: 'never' })).toThrow(/or off to keep everything/);
+  });
+
+  it('takes an operator URL on a private network once COURIER_ALLOW_PRIVATE_NETWORKS allows it', () => {
+    const env = { COURIER_OPERATOR_WEBHOOK_URL: 'http://127.0.0.1:9000/ops' };
+    expect(() => loadConfig(env)).toThrow(/COURIER_ALLOW_PRIVATE_NETWORKS/);
+    const config = loadConfig({ ...env, COURIER_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' });
+    expect(config.operatorWebhookUrl).toBe('http://127.0.0.1:9000/ops');
+  });
+
+  it("leaves the config file's value where a variable is set empty", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'courier-config-'));
+    try {
+      const file = join(dir, 'courier.json');
+      writeFileSync(
+        file,
+        JSON.stringify({ COURIER_DATABASE_URL: 'postgres://db.internal/courier', COURIER_PORT: 8181 }),
+      );
+      const config = loadConfig({ COURIER_CONFIG: file, COURIER_DATABASE_URL: '', COURIER_PORT: ' ' });
+      expect(config.databaseUrl).toBe('postgres://db.internal/courier');
+      expect(config.port).toBe(8181);
+      expect(loadConfig({ COURIER_CONFIG: file, COURIER_PORT: '9090' }).port).toBe(9090);
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
   });
 
   it('refuses unknown keys in the config file', () => {
