@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { SsrfGuard } from './delivery/ssrf-guard.ts';
-import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY } from './dispatch/worker.ts';
+import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY } from './dispatch/worker-options.ts';
 import { definePolicy, formatDuration, type PolicyOverrides, parseDuration } from './policy/index.ts';
 import type { ClassifierMode, JitterMode } from './policy/types.ts';
 

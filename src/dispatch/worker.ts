@@ -14,8 +14,8 @@ import { CompletionWriter } from './completion-writer.ts';
 import { Housekeeping } from './housekeeping.ts';
 import { SendLag } from './send-lag.ts';
 import { Wakeups } from './wakeups.ts';
-
-import type { WorkerOptions } from './worker-options.ts';
+import { WorkLostAtShutdown } from './work-lost.ts';
+import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, type WorkerOptions } from './worker-options.ts';
 
 export type { WorkerOptions };
 
@@ -25,15 +25,6 @@ interface Ready {
   policy: RetryPolicy;
   request: SendRequest;
 }
-
-/**
- * A claim or completion costs the database about 0.45 ms however few rows it carries, so bigger
- * batches spend less per delivery: in sixteen paired 40,000-delivery drains, 200 / 512 took 43 µs
- * of PostgreSQL CPU per delivery against 50 µs for 100 / 256 (docs/performance-history.md, sixth
- * session). Per-endpoint caps still bound what any one receiver gets.
- */
-export const DEFAULT_BATCH_SIZE = 200;
-export const DEFAULT_CONCURRENCY = 512;
 
 const COMPLETION_BATCH = 500;
 
@@ -69,6 +60,8 @@ export class Worker {
 
   private running = false;
   private stopped = false;
+  /** Completions and give-backs dropped at shutdown, the database refusing them (stop() reports it). */
+  private lostAtShutdown = 0;
   private loopDone: Promise<void> = Promise.resolve();
   private readonly sending = new Set<number>();
   private completions: Completion[] = [];
@@ -145,6 +138,7 @@ export class Worker {
    * Graceful stop: claim nothing more, let requests in flight finish until graceMs, then give the
    * rest back without counting an attempt, and write every completion. A graceMs shorter than the
    * request timeout may give back a request still open at the receiver (sent again at once).
+   * Rejects with WorkLostAtShutdown, once stopped, when outcomes could not be written.
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.running = false;
@@ -169,6 +163,7 @@ export class Worker {
     // What the last completions recorded, before the caller closes the database.
     await this.options.operatorRelay?.run();
     await this.wakeups.stop();
+    if (this.lostAtShutdown > 0) throw new WorkLostAtShutdown(this.lostAtShutdown);
   }
 
   private async loop(): Promise<void> {
@@ -384,6 +379,7 @@ export class Worker {
             { err: error, lost: this.completions.length },
             'giving up writing completions at shutdown',
           );
+          this.lostAtShutdown += this.completions.length + this.releases.length;
           this.completions = [];
           this.releases = [];
           this.held.clear();

@@ -35,7 +35,8 @@ export function acquireLock(path: string): () => void {
       if (owner === 'gone') continue; // released meanwhile: try again
       if (owner !== null) {
         throw new Error(
-          `the data directory is in use by process ${owner} (lock file ${path}); embedded storage serves one process — use COURIER_DATABASE_URL to run several`,
+          `the data directory is in use by process ${owner} (lock file ${path}); embedded storage serves one process — use COURIER_DATABASE_URL to run several. ` +
+            `If no Courier is running on it (process ${owner} being another program since a restart), delete the lock file`,
         );
       }
       takeOverStale(path);

@@ -38,14 +38,31 @@ export function isConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: string }).code;
   if (code && CONNECTION_ERROR_CODES.has(code)) return true;
-  return /Connection terminated|connection.*(closed|ended)|Client has encountered a connection error|not queryable/i.test(
+  return /Connection terminated|connection.*(closed|ended)|Client has encountered a connection error|not queryable|timeout exceeded when trying to connect/i.test(
     error.message,
   );
 }
 
-function wrap(error: unknown): unknown {
+/** Why a connection failed: Node's AggregateError (every address of a host refused) has no message of its own. */
+function reason(error: Error): string {
+  const inner =
+    error instanceof AggregateError ? error.errors.map((e: Error) => e.message).filter(Boolean) : [];
+  return inner.join('; ') || error.message || ((error as { code?: string }).code ?? error.name);
+}
+
+/** host:port/database of a connection string, never its password. */
+function serverOf(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    return `${url.hostname || 'localhost'}:${url.port || 5432}${url.pathname}`;
+  } catch {
+    return 'the database';
+  }
+}
+
+function wrap(error: unknown, server: string): unknown {
   if (isConnectionError(error)) {
-    return new DatabaseUnavailableError(`database unavailable: ${(error as Error).message}`, {
+    return new DatabaseUnavailableError(`database unavailable (${server}): ${reason(error as Error)}`, {
       cause: error,
     });
   }
@@ -75,8 +92,10 @@ export class PgDatabase implements Database {
   readonly kind = 'pg';
   private readonly pool: pg.Pool;
   private listener: PgListener | undefined;
+  private readonly server: string;
 
   constructor(private readonly options: PgOptions) {
+    this.server = serverOf(options.connectionString);
     this.pool = new pg.Pool({
       ...clientConfig(options),
       max: options.poolSize ?? 10,
@@ -92,7 +111,7 @@ export class PgDatabase implements Database {
       const result = await this.pool.query(statement(sql, params));
       return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
     } catch (error) {
-      throw wrap(error);
+      throw wrap(error, this.server);
     }
   }
 
@@ -101,7 +120,7 @@ export class PgDatabase implements Database {
     try {
       client = await this.pool.connect();
     } catch (error) {
-      throw wrap(error);
+      throw wrap(error, this.server);
     }
     const tx: Transaction = {
       [PARENT_DATABASE]: this,
@@ -122,7 +141,7 @@ export class PgDatabase implements Database {
     } catch (error) {
       broken = isConnectionError(error);
       if (!broken) await client.query('ROLLBACK').catch(() => {});
-      throw wrap(error);
+      throw wrap(error, this.server);
     } finally {
       client.release(broken);
     }

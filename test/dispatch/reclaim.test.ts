@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
+import { WorkLostAtShutdown } from '../../src/dispatch/work-lost.ts';
 import type { Worker } from '../../src/dispatch/worker.ts';
 import { type Database, DatabaseUnavailableError, preparedName } from '../../src/store/db.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
@@ -121,6 +122,34 @@ describe.each(BACKENDS)('a worker claiming again, or unable to use, what it clai
     const attempts = await t.db.query<{ n: number }>('select count(*)::int as n from courier_attempts');
     const queue = await t.db.query<{ in_flight: number }>('select in_flight from courier_endpoint_queues');
     expect([attempts.rows[0]!.n, queue.rows[0]!.in_flight]).toEqual([1, 0]);
+  });
+
+  it('says so when it stops without writing what it sent: the database down throughout the shutdown', async () => {
+    let down = false;
+    const db = intercepting(t.db, async (sql, _params, run) => {
+      if (down && preparedName(sql) === 'courier_complete_rows') {
+        throw new DatabaseUnavailableError('database unavailable: Connection terminated unexpectedly');
+      }
+      return run();
+    });
+    // Completions wait (a long linger) so that the database goes down before they are written.
+    const { sender, worker } = runningWorker(db, { completionLingerMs: 60_000 });
+    const app = await makeApp(t.db, Date.now());
+    await makeEndpoint(t.db, app.id, Date.now(), { url: receiver.url });
+    await worker.start();
+    await publishJson(t.db, app.id, Date.now(), { n: 1 });
+    await until(async () => receiver.requests.length === 1);
+    down = true;
+    const stopped = await worker.stop().then(
+      () => null,
+      (error: unknown) => error,
+    );
+    await sender.close();
+    expect(stopped).toBeInstanceOf(WorkLostAtShutdown);
+    expect((stopped as WorkLostAtShutdown).lost).toBe(1);
+    // Left leased: it is sent again once its lease runs out, as the error says.
+    const leased = await t.db.query('select 1 from courier_deliveries where lease_owner is not null');
+    expect(leased.rows).toHaveLength(1);
   });
 
   it('gives back at once, uncounted, what a claim whose endpoints cannot be read returned, not leave it leased with the endpoint at its cap', async () => {

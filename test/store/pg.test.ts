@@ -1,4 +1,7 @@
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { DatabaseUnavailableError } from '../../src/store/db.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
 import { TEST_DATABASE_URL } from '../support/databases.ts';
 
@@ -12,6 +15,30 @@ describe('PgDatabase connections', () => {
       expect(rows).toEqual([{ jit: 'off', path: 'courier_probe' }]);
     } finally {
       await db.close();
+    }
+  });
+
+  it('say which server could not be reached, and why, without the password', async () => {
+    // A closed port on loopback: every address of "localhost" refuses (an AggregateError on Node 20).
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const host of ['127.0.0.1', 'localhost']) {
+      const db = new PgDatabase({
+        connectionString: `postgres://courier:s3cret@${host}:${port}/app`,
+        poolSize: 1,
+      });
+      try {
+        const error = await db.query('select 1').catch((e: unknown) => e as Error);
+        expect(error).toBeInstanceOf(DatabaseUnavailableError);
+        expect((error as Error).message).toMatch(
+          new RegExp(`^database unavailable \\(${host}:${port}/app\\): .*ECONNREFUSED`),
+        );
+        expect((error as Error).message).not.toContain('s3cret');
+      } finally {
+        await db.close();
+      }
     }
   });
 });

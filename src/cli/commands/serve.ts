@@ -11,8 +11,16 @@ export async function serve(): Promise<void> {
   const config = configOrExit();
   const logger = loggerFor(config);
   const db = await openMigratedDatabase(config, logger);
-  const server = await buildServer({ db, config, clock: systemClock, logger, random: systemRandom });
-  const address = await server.listen({ port: config.port, host: config.host });
+  let address: string;
+  let server: Awaited<ReturnType<typeof buildServer>>;
+  try {
+    server = await buildServer({ db, config, clock: systemClock, logger, random: systemRandom });
+    address = await server.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // Its port taken, say: the embedded database is shut down cleanly and its lock file removed.
+    await db.close();
+    throw error;
+  }
   // Made once the server listens, and shown at once: made before, a start that failed (its port
   // taken) stored a token nobody saw, and no later start would show one.
   const { created } = await ensureAdminToken(db, config, systemClock);
@@ -28,8 +36,11 @@ export async function serve(): Promise<void> {
   process.stdout.write(`Courier is running at ${address} (storage: ${storage})\n`);
   process.stdout.write(`API: ${address}/api/v1   reference: ${address}/docs\n`);
   onShutdown(logger, async () => {
-    await server.close();
-    await stopWorker();
-    await db.close();
+    try {
+      await server.close();
+      await stopWorker();
+    } finally {
+      await db.close();
+    }
   });
 }

@@ -34,8 +34,11 @@ export async function startWorker(
   return async () => {
     // Longer than a request can take (its deadline plus the abandoned-request grace), so nothing
     // still on the wire is given back and sent again while the first request is open.
-    await worker.stop(config.requestTimeoutMs + 1_000);
-    await sender.close();
+    try {
+      await worker.stop(config.requestTimeoutMs + 1_000);
+    } finally {
+      await sender.close();
+    }
   };
 }
 
@@ -46,7 +49,10 @@ export async function worker(): Promise<void> {
   const db = await openMigratedDatabase(config, logger);
   const stop = await startWorker(db, config, logger);
   onShutdown(logger, async () => {
-    await stop();
-    await db.close();
+    try {
+      await stop();
+    } finally {
+      await db.close();
+    }
   });
 }
