@@ -24,7 +24,12 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     // The schema must exist before connections that put it on their search_path can use it.
     const bootstrap = new PgDatabase({ connectionString: config.databaseUrl, poolSize: 1 });
     try {
-      await bootstrap.query(`create schema if not exists ${config.schema}`);
+      // Looked up first: a role granted only the schema a DBA made may not create one, and
+      // PostgreSQL checks that right before it sees "if not exists".
+      const { rows } = await bootstrap.query('select 1 from pg_namespace where nspname = $1', [
+        config.schema,
+      ]);
+      if (rows.length === 0) await bootstrap.query(`create schema if not exists ${config.schema}`);
     } catch (error) {
       // Processes starting together race "if not exists": the loser's insert of the schema's
       // catalog row fails as a duplicate, though the schema is there, which is all we need.

@@ -33,6 +33,28 @@ describe('migrations', () => {
     }
   });
 
+  it('start in a schema a DBA made for a role that may not create schemas', async () => {
+    const role = `t_courier_role_${randomBytes(3).toString('hex')}`;
+    const own = `t_mig_${randomBytes(4).toString('hex')}`;
+    await admin(`create role ${role} login`);
+    try {
+      await admin(`create schema ${own} authorization ${role}`);
+      const url = new URL(TEST_DATABASE_URL);
+      url.username = role;
+      url.password = '';
+      const config = loadConfig({ COURIER_DATABASE_URL: url.toString(), COURIER_SCHEMA: own });
+      const db = await openDatabase(config, silentLogger);
+      try {
+        expect((await migrate(db)).length).toBeGreaterThan(0);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await admin(`drop schema if exists ${own} cascade`);
+      await admin(`drop role ${role}`);
+    }
+  });
+
   it('are numbered files applied once, even by several processes starting together', async () => {
     const names = loadMigrations().map((m) => m.name);
     expect(names[0]).toBe('0001_schema');
