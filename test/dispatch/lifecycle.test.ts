@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EXHAUSTED } from '../../src/dispatch/exhausted.ts';
 import type { Database } from '../../src/store/db.ts';
 import { listDeadLetters, replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
-import { heldCount, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
+import { heldCount, holdEndpoint, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { listOperationalEvents } from '../../src/store/queries/operational-events.ts';
 import { getEndpointById } from '../../src/store/repos/endpoints.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
@@ -134,6 +134,39 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     await sender.close();
     expect(await states(t.db)).toEqual({ failed: 5, delivered: 8 });
     expect(await getEndpointById(t.db, ep.id)).toMatchObject({ status: 'enabled', failureStreak: 0 });
+  });
+
+  it('gives a held delivery back the time it waited held: resumed past its window, it is retried, not expired', async () => {
+    const { clock, worker, sender } = virtualWorker(t.db, {
+      policy: { backoff: { baseMs: 60_000, jitter: 'none' }, giveUp: { windowMs: 3_600_000 } },
+    });
+    const app = await makeApp(t.db, clock.now());
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    status = 503;
+    expect(await worker.runOnce()).toBe(1);
+    const giveUpAt = async () =>
+      (
+        await t.db.query<{ at: Date }>('select give_up_at as at from courier_deliveries')
+      ).rows[0]!.at.getTime();
+    const window = await giveUpAt();
+    expect(window).toBe(clock.now() + 3_600_000);
+
+    // Paused (by its owner, say) ten minutes into its one-hour window, resumed ten days later.
+    clock.advance(600_000);
+    await t.db.transaction((tx) => holdEndpoint(tx, ep.id, 'disabled', null, clock.now()));
+    clock.advance(10 * 86_400_000);
+    await t.db.transaction((tx) => resumeEndpoint(tx, ep.id, clock.now(), 0, 1));
+    expect(await giveUpAt()).toBe(window + 10 * 86_400_000);
+
+    // The receiver still warming up: the 503 is retried within the fifty minutes left.
+    expect(await worker.runOnce()).toBe(1);
+    expect(await states(t.db)).toEqual({ pending: 1 });
+    status = 200;
+    clock.advance(120_000);
+    expect(await worker.runOnce()).toBe(1);
+    await sender.close();
+    expect(await states(t.db)).toEqual({ delivered: 1 });
   });
 
   it('a 404 counts toward the streak but is retried; a success resets the streak', async () => {

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db.ts';
-import { toDate } from '../rows.ts';
+import { toDate, toMs } from '../rows.ts';
 import { notifyWorkers } from './notify-workers.ts';
 
 /**
@@ -36,7 +36,7 @@ export async function holdEndpoint(
 ): Promise<boolean> {
   await lockEndpoint(db, endpointId);
   const { rowCount } = await db.query(
-    `update courier_endpoints set status = $2, status_reason = $3, updated_at = $4
+    `update courier_endpoints set status = $2, status_reason = $3, updated_at = $4, held_since = $4
       where id = $1 and status = 'enabled'`,
     [endpointId, status, reason, toDate(now)],
   );
@@ -65,19 +65,25 @@ export async function resumeEndpoint(
   seed: number,
 ): Promise<number | null> {
   await lockEndpoint(db, endpointId);
-  const { rowCount } = await db.query(
-    `update courier_endpoints set status = 'enabled', status_reason = null, updated_at = $2
-      where id = $1 and status <> 'enabled' and deleted_at is null`,
+  const { rows } = await db.query<{ held_since: Date | null }>(
+    `with before as (select held_since from courier_endpoints where id = $1)
+     update courier_endpoints set status = 'enabled', status_reason = null, updated_at = $2, held_since = null
+      where id = $1 and status <> 'enabled' and deleted_at is null
+     returning (select held_since from before)`,
     [endpointId, toDate(now)],
   );
-  if (rowCount === 0) return null;
+  if (rows.length === 0) return null;
+  // The time held does not count against a delivery's retry window (give_up_at): resumed, it has
+  // what it had left when it was held.
+  const heldMs = Math.max(0, now - (toMs(rows[0]!.held_since) ?? now));
   const released = await db.query(
     `update courier_deliveries
         set state = 'pending', updated_at = $2,
             next_attempt_at = greatest(next_attempt_at, $2::timestamptz + make_interval(
-              secs => (abs(hashtext(id::text || ':' || $4::text)) % 1000000) / 1000000.0 * $3 / 1000.0))
+              secs => (abs(hashtext(id::text || ':' || $4::text)) % 1000000) / 1000000.0 * $3 / 1000.0)),
+            give_up_at = give_up_at + make_interval(secs => $5 / 1000.0)
       where endpoint_id = $1 and state = 'held'`,
-    [endpointId, toDate(now), spreadMs, seed],
+    [endpointId, toDate(now), spreadMs, seed, heldMs],
   );
   await db.query(
     `update courier_endpoint_queues
