@@ -79,6 +79,15 @@ function classifyValidStatus(status: number, lenient: boolean): Classification {
       true,
     );
   }
+  if (status === 301 || status === 308) {
+    // Moved for good: the same URL will keep answering so until the endpoint's URL is changed.
+    return verdict(
+      'retry',
+      `${name}: the endpoint has moved for good and redirects are never followed; the endpoint's ` +
+        `URL needs changing: retried conservatively, counts toward the endpoint's failure streak`,
+      true,
+    );
+  }
   return verdict('retry', `${name}: ${retryExplanation(status)}`, false);
 }
 

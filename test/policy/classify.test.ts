@@ -19,7 +19,9 @@ function expected(status: number, mode: ClassifierMode): Expected {
   if (PERMANENT_CLASS.includes(status)) {
     return { verdict: mode === 'strict' ? 'permanent' : 'retry', countsTowardStreak: true };
   }
-  if (status === 404) return { verdict: 'retry', countsTowardStreak: true };
+  // Retried, but each one escalates: a URL that may be fixed (404) or must be (moved for good).
+  if (status === 404 || status === 301 || status === 308)
+    return { verdict: 'retry', countsTowardStreak: true };
   return { verdict: 'retry', countsTowardStreak: false };
 }
 
@@ -64,7 +66,11 @@ describe('classify: every status 100–599', () => {
 
   it('treats every 3xx as a failed attempt because redirects are never followed', () => {
     for (let status = 300; status <= 399; status++) {
-      expect(classify(response(status), STRICT).reason).toMatch(/redirects are never followed/);
+      const got = classify(response(status), STRICT);
+      expect(got.verdict).toBe('retry');
+      expect(got.reason).toMatch(/redirects are never followed/);
+      // Moved for good (301, 308): the URL needs changing, so the streak escalates it, as for a 404.
+      expect(got.countsTowardStreak).toBe(status === 301 || status === 308);
     }
   });
 });
