@@ -81,7 +81,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_SECRETS_KEY',
     default: '',
     description:
-      'Base64 of 32 random bytes that encrypts signing secrets at rest (AES-256-GCM). Absent: a key generated on first start and kept in the database. Set where the generated key is in use, it takes over at start (the secrets are sealed again with it and the generated key deleted; set it on every process at once). A key that cannot open the secrets stored is refused at start.',
+      'Base64 of 32 random bytes that encrypts signing secrets at rest (AES-256-GCM). Absent: a key generated on first start and kept in the database. A key that cannot open the secrets stored is refused at start; set where the generated key is in use, it takes over (see Running it for real).',
   },
   { name: 'COURIER_RETRY_BASE', default: '1m', description: 'First retry delay; doubles each retry.' },
   { name: 'COURIER_RETRY_CAP', default: '1h', description: 'Longest delay between two attempts.' },
@@ -151,7 +151,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_OPERATOR_WEBHOOK_URL',
     default: '',
     description:
-      'Where operational events (endpoint.paused, message.attempt.exhausted) are sent, signed like any webhook.',
+      'Where operational events (endpoint.paused, message.attempt.exhausted) are sent, signed like any webhook. Checked like an endpoint URL: a private address, literal or resolved, needs COURIER_ALLOW_PRIVATE_NETWORKS (a literal one is refused at start, a host name at delivery).',
   },
   {
     name: 'COURIER_ALLOW_PRIVATE_NETWORKS',

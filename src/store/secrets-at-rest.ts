@@ -2,12 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../signing/secret-box.ts';
 import { type Database, PARENT_DATABASE, type Queryable, type Transaction } from './db.ts';
 
-const boxes = new WeakMap<object, SecretBox>();
+/** The key that seals, and the generated key it took over from, which still opens what it sealed. */
+interface Keys {
+  box: SecretBox;
+  retired: SecretBox | null;
+}
 
-/** A repository may be given the database or one of its transactions: both find the box. */
-function boxOf(db: Queryable): SecretBox | undefined {
+const keys = new WeakMap<object, Keys>();
+
+/** A repository may be given the database or one of its transactions: both find the keys. */
+function keysOf(db: Queryable): Keys | undefined {
   const parent = (db as { [PARENT_DATABASE]?: Database })[PARENT_DATABASE] ?? db;
-  return boxes.get(parent);
+  return keys.get(parent);
 }
 
 /** The key given cannot open the signing secrets stored: starting would stop every delivery. */
@@ -22,7 +28,7 @@ export class SecretsKeyMismatch extends Error {
 const CHECK_TEXT = 'courier signing secrets key';
 
 export interface SecretsAtRest {
-  /** Secrets sealed again with COURIER_SECRETS_KEY, moved from the key kept in the database. */
+  /** Secrets sealed again with COURIER_SECRETS_KEY, taken over from the generated key. */
   resealed: number;
 }
 
@@ -32,54 +38,71 @@ export interface SecretsAtRest {
  * process and kept in courier_settings, so every process of the installation shares it.
  *
  * Refuses (SecretsKeyMismatch) a key that cannot open the secrets already stored: a worker with
- * the wrong key would fail every claim it makes. Given COURIER_SECRETS_KEY where the secrets are
- * sealed with the generated key, it seals them again with the one given and deletes the generated
- * key, in one transaction.
+ * the wrong key would fail every claim it makes. Given COURIER_SECRETS_KEY where the generated key
+ * is in use, it takes over: the secrets the generated key sealed are sealed again with it, at this
+ * start and at every later one, since processes still running with the generated key go on sealing
+ * with it. The generated key stays in the database, retired (it still opens what it sealed), until
+ * the operator deletes it once every process has COURIER_SECRETS_KEY.
  */
 export async function enableSecretsAtRest(
   db: Database,
   configuredKey?: string | null,
 ): Promise<SecretsAtRest> {
   const configured = configuredKey ? new SecretBox(Buffer.from(configuredKey, 'base64')) : null;
-  const { box, resealed } = await db.transaction(async (tx) => {
+  const { chosen, resealed } = await db.transaction(async (tx) => {
     // One process at a time: two starting with no key must share the one the first generates.
     await tx.query(`select pg_advisory_xact_lock(hashtext('courier_secrets_key'))`);
     const settings = await readSettings(tx);
-    const generated = settings.get('secrets_key');
-    const stored = generated ? new SecretBox(Buffer.from(generated)) : null;
-    const sample = settings.get('secrets_key_check')?.toString('utf8') ?? (await sealedSecret(tx));
-    const sealedWith = sample === null ? null : [configured, stored].find((b) => b && opens(b, sample));
-    if (sealedWith === undefined) {
-      throw new SecretsKeyMismatch(
-        configured
-          ? 'COURIER_SECRETS_KEY cannot open the signing secrets stored in this database: they were sealed with another key. Set the key they were sealed with.'
-          : 'the signing secrets stored in this database were sealed with a COURIER_SECRETS_KEY: set it.',
-      );
+    const generatedKey = settings.get('secrets_key');
+    let generated = generatedKey ? new SecretBox(Buffer.from(generatedKey)) : null;
+    if (!configured && !generated) {
+      generated = new SecretBox(randomBytes(32));
+      await writeSetting(tx, 'secrets_key', generated.key);
     }
-    const box = configured ?? stored ?? new SecretBox(randomBytes(32));
-    if (!configured && !stored) await writeSetting(tx, 'secrets_key', box.key);
+    const chosen: Keys = { box: configured ?? generated!, retired: configured ? generated : null };
+    const check = settings.get('secrets_key_check')?.toString('utf8');
+    if (
+      check !== undefined &&
+      !opens(chosen.box, check) &&
+      !(chosen.retired && opens(chosen.retired, check))
+    ) {
+      throw mismatch(configured !== null, 'were sealed with another key');
+    }
+    // Without a check (an older release) every secret is tried; with one, only a takeover needs to.
     let resealed = 0;
-    if (sealedWith && sealedWith !== box) {
-      resealed = await reseal(tx, sealedWith, box);
-      await tx.query(`delete from courier_settings where name = 'secrets_key'`);
+    if (check === undefined || chosen.retired) {
+      const { moved, unreadable } = await reseal(tx, chosen);
+      if (unreadable > 0)
+        throw mismatch(configured !== null, `include ${unreadable} sealed with another key`);
+      resealed = moved;
     }
-    if (sealedWith !== box || !settings.has('secrets_key_check')) {
-      await writeSetting(tx, 'secrets_key_check', Buffer.from(box.seal(CHECK_TEXT)));
+    if (check === undefined || !opens(chosen.box, check)) {
+      await writeSetting(tx, 'secrets_key_check', Buffer.from(chosen.box.seal(CHECK_TEXT)));
     }
-    return { box, resealed };
+    return { chosen, resealed };
   });
-  boxes.set(db, box);
+  keys.set(db, chosen);
   return { resealed };
 }
 
-function opens(box: SecretBox, sealed: string): boolean {
+function mismatch(configured: boolean, what: string): SecretsKeyMismatch {
+  return new SecretsKeyMismatch(
+    configured
+      ? `COURIER_SECRETS_KEY cannot open the signing secrets stored in this database: they ${what}. Set the key they were sealed with.`
+      : `the signing secrets stored in this database ${what} (a COURIER_SECRETS_KEY): set it.`,
+  );
+}
+
+/** The secret, or null when the key is not the one that sealed it (AES-GCM's tag tells). */
+function openWith(box: SecretBox | null, sealed: string): string | null {
   try {
-    box.open(sealed);
-    return true;
+    return box ? box.open(sealed) : null;
   } catch {
-    return false;
+    return null;
   }
 }
+
+const opens = (box: SecretBox, sealed: string): boolean => openWith(box, sealed) !== null;
 
 async function readSettings(tx: Transaction): Promise<Map<string, Buffer>> {
   const { rows } = await tx.query<{ name: string; value: Uint8Array }>(
@@ -96,35 +119,48 @@ async function writeSetting(tx: Transaction, name: string, value: Buffer): Promi
   );
 }
 
-/** Any one sealed secret, for an installation whose key check predates this release. */
-async function sealedSecret(tx: Transaction): Promise<string | null> {
-  const { rows } = await tx.query<{ key: string }>(
-    `select key from courier_endpoint_secrets where key like 'enc:v1:%' limit 1`,
-  );
-  return rows[0]?.key ?? null;
-}
-
-async function reseal(tx: Transaction, from: SecretBox, to: SecretBox): Promise<number> {
+/**
+ * Seals with the chosen key each stored secret that only the retired key opens; counts those
+ * neither opens. Rows being written meanwhile are sealed at the next start.
+ */
+async function reseal(tx: Transaction, chosen: Keys): Promise<{ moved: number; unreadable: number }> {
   const { rows } = await tx.query<{ id: string; key: string }>(
-    `select id::text, key from courier_endpoint_secrets where key like 'enc:v1:%' for update`,
+    `select id::text, key from courier_endpoint_secrets where key like 'enc:v1:%'`,
   );
+  let moved = 0;
+  let unreadable = 0;
   for (const row of rows) {
+    if (opens(chosen.box, row.key)) continue;
+    const plain = openWith(chosen.retired, row.key);
+    if (plain === null) {
+      unreadable++;
+      continue;
+    }
     await tx.query('update courier_endpoint_secrets set key = $2 where id = $1', [
       row.id,
-      to.seal(from.open(row.key)),
+      chosen.box.seal(plain),
     ]);
+    moved++;
   }
-  return rows.length;
+  return { moved, unreadable };
 }
 
 /** How a secret is stored: sealed when encryption at rest is on for this database. */
 export function sealSecret(db: Queryable, secret: string): string {
-  return boxOf(db)?.seal(secret) ?? secret;
+  return keysOf(db)?.box.seal(secret) ?? secret;
 }
 
 export function openSecret(db: Queryable, stored: string): string {
-  const box = boxOf(db);
-  if (box) return box.open(stored);
-  if (SecretBox.isSealed(stored)) throw new Error('signing secrets are encrypted but no key was loaded');
-  return stored;
+  const k = keysOf(db);
+  if (!k) {
+    if (SecretBox.isSealed(stored)) throw new Error('signing secrets are encrypted but no key was loaded');
+    return stored;
+  }
+  try {
+    return k.box.open(stored);
+  } catch (error) {
+    // Sealed by a process still running with the retired key: AES-GCM tells a wrong key apart.
+    if (!k.retired) throw error;
+    return k.retired.open(stored);
+  }
 }

@@ -267,21 +267,20 @@ describe('nasty inputs', () => {
   it('PATCH/PUT of an application deleted after its lookup is a 404 (was: 500 "application … not found")', async () => {
     const id = await createApp(api, { name: 'doomed' });
     const db = api.db;
-    const query = db.query.bind(db);
-    // The DELETE lands between the route's lookup and its UPDATE, as a concurrent request would.
-    db.query = (async (sql: string, params?: readonly unknown[]) => {
-      if (sql.startsWith('update courier_applications set uid')) {
-        db.query = query;
-        await db.transaction((tx) => deleteApplication(tx, id, api.clock.now()));
-      }
-      return query(sql, params);
-    }) as typeof db.query;
+    const transaction = db.transaction.bind(db);
+    // The DELETE lands between the route's lookup and its writing transaction, as a concurrent
+    // request would.
+    db.transaction = (async (fn: Parameters<typeof transaction>[0]) => {
+      db.transaction = transaction;
+      await transaction((tx) => deleteApplication(tx, id, api.clock.now()));
+      return transaction(fn);
+    }) as typeof db.transaction;
     try {
       const res = await api.request('PATCH', `/api/v1/app/${id}`, { body: { name: 'renamed' } });
       expect(res.status).toBe(404);
       expect(res.body.code).toBe('not_found');
     } finally {
-      db.query = query;
+      db.transaction = transaction;
     }
   });
 

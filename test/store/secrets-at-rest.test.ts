@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { generateSecret, verify } from '../../src/signing/index.ts';
+import { SecretBox } from '../../src/signing/secret-box.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
 import { activeSecrets, rotateSecret } from '../../src/store/repos/endpoints.ts';
 import { enableSecretsAtRest, SecretsKeyMismatch } from '../../src/store/secrets-at-rest.ts';
@@ -63,15 +64,16 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     expect(after.rows[0]!.key).toMatch(/^enc:v1:/);
     expect(after.rows[0]!.key).not.toBe(before.rows[0]!.key);
     expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+    // Retired, not deleted: processes still running with it go on sealing with it.
     const generated = await t.db.query(`select 1 from courier_settings where name = 'secrets_key'`);
-    expect(generated.rows).toHaveLength(0);
+    expect(generated.rows).toHaveLength(1);
 
     // Started again with the same key: nothing to move.
     expect(await enableSecretsAtRest(t.db, key)).toEqual({ resealed: 0 });
     await expect(enableSecretsAtRest(t.db, randomBytes(32).toString('base64'))).rejects.toThrow(
       SecretsKeyMismatch,
     );
-    await expect(enableSecretsAtRest(t.db)).rejects.toThrow(/sealed with a COURIER_SECRETS_KEY: set it/);
+    await expect(enableSecretsAtRest(t.db)).rejects.toThrow(/another key \(a COURIER_SECRETS_KEY\): set it/);
     // Refused starts change nothing: the right key still opens every secret.
     await enableSecretsAtRest(t.db, key);
     expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
@@ -108,6 +110,55 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
     const check = await t.db.query(`select 1 from courier_settings where name = 'secrets_key_check'`);
     expect(check.rows).toHaveLength(1);
+  });
+
+  it.runIf(backend === 'pg')(
+    'loses no secret a process still on the generated key seals after the takeover',
+    async () => {
+      const now = Date.now();
+      const app = await makeApp(t.db, now);
+      // Running since before the takeover, with the generated key.
+      const old = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: t.schema });
+      try {
+        await enableSecretsAtRest(old);
+        const key = randomBytes(32).toString('base64');
+        await enableSecretsAtRest(t.db, key);
+        const late = generateSecret();
+        const ep = await makeEndpoint(old, app.id, now, { url: receiver.url }, late);
+        // The new process opens it with the retired key, and its next start seals it again.
+        expect(await activeSecrets(t.db, ep.id, now)).toEqual([late]);
+        expect(await enableSecretsAtRest(t.db, key)).toEqual({ resealed: 1 });
+        const { rows } = await t.db.query(
+          `delete from courier_settings where name = 'secrets_key' returning 1`,
+        );
+        expect(rows).toHaveLength(1);
+        // With the generated key deleted, the configured one alone opens every secret.
+        await enableSecretsAtRest(t.db, key);
+        expect(await activeSecrets(t.db, ep.id, now)).toEqual([late]);
+      } finally {
+        await old.close();
+      }
+    },
+  );
+
+  it('takes over secrets sealed with both keys, where no key check was kept', async () => {
+    const key = randomBytes(32).toString('base64');
+    const now = Date.now();
+    const app = await makeApp(t.db, now);
+    const [first, second] = [generateSecret(), generateSecret()];
+    const ep1 = await makeEndpoint(t.db, app.id, now, { url: receiver.url }, first);
+    const ep2 = await makeEndpoint(t.db, app.id, now, { url: receiver.url }, second);
+    // As an older release could leave it: the second sealed with the configured key (its process
+    // had it), the first with the generated one (a worker started without it), and no check.
+    await t.db.query('update courier_endpoint_secrets set key = $1 where endpoint_id = $2', [
+      new SecretBox(Buffer.from(key, 'base64')).seal(second),
+      ep2.id,
+    ]);
+    await t.db.query(`delete from courier_settings where name = 'secrets_key_check'`);
+    await expect(enableSecretsAtRest(t.db)).rejects.toThrow(/include 1 sealed with another key/);
+    expect(await enableSecretsAtRest(t.db, key)).toEqual({ resealed: 1 });
+    expect(await activeSecrets(t.db, ep1.id, now)).toEqual([first]);
+    expect(await activeSecrets(t.db, ep2.id, now)).toEqual([second]);
   });
 
   it.runIf(backend === 'pg')(

@@ -11,26 +11,29 @@ export async function serve(): Promise<void> {
   const config = configOrExit();
   const logger = loggerFor(config);
   const db = await openMigratedDatabase(config, logger);
+  let server: Awaited<ReturnType<typeof buildServer>> | undefined;
   let address: string;
-  let server: Awaited<ReturnType<typeof buildServer>>;
+  let stopWorker: () => Promise<void>;
   try {
     server = await buildServer({ db, config, clock: systemClock, logger, random: systemRandom });
     address = await server.listen({ port: config.port, host: config.host });
+    // Made once the server listens, and shown at once: made before, a start that failed (its port
+    // taken) stored a token nobody saw, and no later start would show one.
+    const { created } = await ensureAdminToken(db, config, systemClock);
+    if (created) {
+      process.stdout.write(
+        `\nAdmin API token (shown once; store it now):\n\n    ${created}\n\n` +
+          'Set COURIER_ADMIN_TOKEN to choose your own instead.\n\n',
+      );
+    }
+    stopWorker = await startWorker(db, config, logger);
   } catch (error) {
-    // Its port taken, say: the embedded database is shut down cleanly and its lock file removed.
+    // Its port taken, say: nothing is left listening, and the embedded database is shut down
+    // cleanly, its lock file removed.
+    await server?.close();
     await db.close();
     throw error;
   }
-  // Made once the server listens, and shown at once: made before, a start that failed (its port
-  // taken) stored a token nobody saw, and no later start would show one.
-  const { created } = await ensureAdminToken(db, config, systemClock);
-  if (created) {
-    process.stdout.write(
-      `\nAdmin API token (shown once; store it now):\n\n    ${created}\n\n` +
-        'Set COURIER_ADMIN_TOKEN to choose your own instead.\n\n',
-    );
-  }
-  const stopWorker = await startWorker(db, config, logger);
 
   const storage = config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`;
   process.stdout.write(`Courier is running at ${address} (storage: ${storage})\n`);

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db.ts';
-import { toDate, toMs } from '../rows.ts';
+import { toDate } from '../rows.ts';
 import { notifyWorkers } from './notify-workers.ts';
 
 /**
@@ -74,16 +74,17 @@ export async function resumeEndpoint(
   );
   if (rows.length === 0) return null;
   // The time held does not count against a delivery's retry window (give_up_at): resumed, it has
-  // what it had left when it was held.
-  const heldMs = Math.max(0, now - (toMs(rows[0]!.held_since) ?? now));
+  // what it had left when it was held. Held since the later of the endpoint's hold and its own last
+  // change: a retry held after the pause was held then; one given back held keeps an older
+  // updated_at; and a hold by the previous release (which set no held_since) stamped the deliveries.
   const released = await db.query(
     `update courier_deliveries
         set state = 'pending', updated_at = $2,
             next_attempt_at = greatest(next_attempt_at, $2::timestamptz + make_interval(
               secs => (abs(hashtext(id::text || ':' || $4::text)) % 1000000) / 1000000.0 * $3 / 1000.0)),
-            give_up_at = give_up_at + make_interval(secs => $5 / 1000.0)
+            give_up_at = give_up_at + greatest(interval '0', $2::timestamptz - greatest($5::timestamptz, updated_at))
       where endpoint_id = $1 and state = 'held'`,
-    [endpointId, toDate(now), spreadMs, seed, heldMs],
+    [endpointId, toDate(now), spreadMs, seed, rows[0]!.held_since],
   );
   await db.query(
     `update courier_endpoint_queues

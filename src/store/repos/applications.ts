@@ -82,10 +82,13 @@ export async function findApplication(db: Queryable, idOrUid: string): Promise<A
   return rows[0] ? fromRow(rows[0]) : null;
 }
 
-/** The application locked for an update, as it now is (a concurrent edit committed first is seen); null once deleted. */
+/**
+ * The application locked for an update, as it now is (a concurrent edit committed first is seen);
+ * null once deleted. No key update: publishes (their messages' foreign key) go on meanwhile.
+ */
 export async function lockLiveApplication(db: Queryable, id: string): Promise<Application | null> {
   const { rows } = await db.query<AppRow>(
-    'select * from courier_applications where id = $1 and deleted_at is null for update',
+    'select * from courier_applications where id = $1 and deleted_at is null for no key update',
     [id],
   );
   return rows[0] ? fromRow(rows[0]) : null;

@@ -161,7 +161,7 @@ export async function getEndpointById(db: Queryable, id: string): Promise<Endpoi
 /** The endpoint locked for an update, as it now is (a concurrent edit committed first is seen); null once deleted. */
 export async function lockLiveEndpoint(db: Queryable, id: string): Promise<Endpoint | null> {
   const { rows } = await db.query(
-    'select 1 from courier_endpoints where id = $1 and deleted_at is null for update',
+    'select 1 from courier_endpoints where id = $1 and deleted_at is null for no key update',
     [id],
   );
   return rows.length > 0 ? getEndpointById(db, id) : null;
