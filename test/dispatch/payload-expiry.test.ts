@@ -4,6 +4,8 @@ import { PayloadExpirySweeper } from '../../src/dispatch/payload-expiry.ts';
 import { newId } from '../../src/ids.ts';
 import { publish } from '../../src/store/publisher.ts';
 import { claim } from '../../src/store/queries/claim.ts';
+import { replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
+import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { release } from '../../src/store/queries/unclaim.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
@@ -98,6 +100,37 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     await release(t.db, 'w1', [claimed.deliveries[0]!.id]);
     expect(await sweeper.sweep(clock.now() + HOUR)).toEqual({ expunged: 1, inFlight: 0 });
     expect(await deliveries(id)).toEqual([expired, expired]);
+    await t.db.query('delete from courier_deliveries');
+  });
+
+  it('replays and resends nothing of a payload past its expiry, swept or not, even while an attempt holds its bytes', async () => {
+    clock.advance(HOUR);
+    const id = await publishKept(HOUR);
+    const endpoints = (
+      await t.db.query<{ endpoint_id: string }>(
+        'select endpoint_id from courier_deliveries where message_id = $1 order by endpoint_id',
+        [id],
+      )
+    ).rows.map((r) => r.endpoint_id);
+    const due = clock.now() + HOUR;
+    // Due, not yet swept: as good as expunged.
+    const resend = (endpointId: string) =>
+      t.db.transaction((tx) => resendDelivery(tx, { messageId: id, endpointId, now: due }));
+    expect(await resend(endpoints[0]!)).toBe('expunged');
+
+    const claimed = await claim(t.db, { owner: 'w1', now: clock.now(), leaseMs: 60_000, limit: 1 });
+    const sweeper = new PayloadExpirySweeper(t.db);
+    expect(await sweeper.sweep(due)).toEqual({ expunged: 0, inFlight: 1 });
+    // The attempt under way keeps the bytes; the other endpoint's dead letter stays dead.
+    const other = endpoints.find((e) => e !== claimed.deliveries[0]!.endpointId)!;
+    expect(await replayDeadLetters(t.db, { endpointId: other }, due)).toMatchObject({
+      replayed: 0,
+      scanned: 1,
+    });
+    expect(await resend(other)).toBe('expunged');
+    expect((await deliveries(id)).filter((d) => !d.leased)).toEqual([expired]);
+    await release(t.db, 'w1', [claimed.deliveries[0]!.id]);
+    expect(await sweeper.sweep(due)).toEqual({ expunged: 1, inFlight: 0 });
     await t.db.query('delete from courier_deliveries');
   });
 

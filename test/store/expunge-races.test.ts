@@ -73,6 +73,33 @@ describe('expunge under concurrency (pg)', () => {
     expect(await deliveryOf(m2)).toMatchObject({ state: 'failed' });
   });
 
+  it('a replay batch pages on to the dead letters after one whose message is busy', async () => {
+    const [m1, m2, m3] = [await publishOne(), await publishOne(), await publishOne()];
+    await t.db.query(`update courier_deliveries set state = 'failed'`);
+    // Retention or an expunge holding the first message: the batch passes it by.
+    const busy = await holdOpen(t.db, (tx) =>
+      tx.query('select 1 from courier_messages where id = $1 for update', [m1]),
+    );
+    const first = await replayDeadLetters(t.db, { endpointId, limit: 2 }, clock.now());
+    expect(first).toEqual({ replayed: 1, scanned: 2, lastId: (await deliveryOf(m2)).id });
+    const second = await replayDeadLetters(
+      t.db,
+      { endpointId, limit: 2, afterId: first.lastId! },
+      clock.now(),
+    );
+    expect(second).toMatchObject({ replayed: 1, scanned: 1 });
+    await busy.commit();
+    expect([(await deliveryOf(m1)).state, (await deliveryOf(m3)).state]).toEqual(['failed', 'pending']);
+  });
+
+  it('a resend racing the deletion of its endpoint makes nothing (endpoint_gone)', async () => {
+    const m1 = await publishOne();
+    await t.db.query(`update courier_endpoints set deleted_at = $2 where id = $1`, [endpointId, new Date()]);
+    expect(
+      await t.db.transaction((tx) => resendDelivery(tx, { messageId: m1, endpointId, now: clock.now() })),
+    ).toBe('endpoint_gone');
+  });
+
   it('a resend waiting on an expunge sees it (409)', async () => {
     const m = await publishOne();
     await t.db.query(`update courier_deliveries set state = 'failed'`);

@@ -181,8 +181,11 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
         resendDelivery(tx, { messageId: message.id, endpointId: endpoint.id, now: clock.now() }),
       );
       if (outcome === 'message_gone') throw notFound(`Message ${request.params.msg_id} not found`);
+      if (outcome === 'endpoint_gone') throw notFound(`Endpoint ${request.params.endpoint_id} not found`);
       if (outcome === 'expunged') {
-        throw payloadExpunged(`Message ${request.params.msg_id} cannot be resent: its payload was deleted`);
+        throw payloadExpunged(
+          `Message ${request.params.msg_id} cannot be resent: its payload was deleted or has expired`,
+        );
       }
       return reply.code(202).send({});
     },

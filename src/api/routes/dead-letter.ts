@@ -74,7 +74,8 @@ export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
         clock.now(),
       );
       total += batch.replayed;
-      if (batch.replayed < REPLAY_BATCH || batch.lastId === null) return total;
+      // Paged by what was looked at, not by what was replayed: a busy row must not end the run.
+      if (batch.scanned < REPLAY_BATCH || batch.lastId === null) return total;
       afterId = batch.lastId;
     }
   }

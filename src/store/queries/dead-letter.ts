@@ -61,7 +61,12 @@ export async function listDeadLetters(
 
 export interface ReplayResult {
   replayed: number;
-  /** The highest delivery id replayed: the next batch starts after it (afterId). */
+  /**
+   * Dead letters the batch looked at: fewer replayed when some were busy (their message being
+   * expunged or deleted by retention) or their payload expired.
+   */
+  scanned: number;
+  /** The highest delivery id looked at: the next batch starts after it (afterId). */
   lastId: number | null;
 }
 
@@ -78,7 +83,7 @@ export async function replayDeadLetters(
 ): Promise<ReplayResult> {
   return db.transaction(async (tx) => {
     await shareLockEndpoint(tx, filter.endpointId);
-    const { rows } = await tx.query<{ n: number; last_id: number | null }>(
+    const { rows } = await tx.query<{ n: number; scanned: number; last_scanned: number | null }>(
       `with target as (
          select d.id, d.message_id from courier_deliveries d
           where d.endpoint_id = $1 and d.state in ('failed', 'expired')
@@ -91,8 +96,11 @@ export async function replayDeadLetters(
          -- The message's row, locked too: an expunge that committed after this statement's
          -- snapshot was taken made a newer version of it, which the lock rechecks (EvalPlanQual);
          -- the condition above, read in the snapshot, misses it. One being made now is passed by.
+         -- A payload past its expiry is as good as expunged: its sweep may not have emptied it yet
+         -- (held back by an attempt under way, or not yet run).
          select target.id from target join courier_messages m on m.id = target.message_id
           where m.expunged_at is null
+            and not exists (select 1 from courier_payload_expiries x where x.message_id = m.id and x.expires_at <= $5)
           for share of m skip locked
        ), upd as (
          update courier_deliveries d
@@ -106,7 +114,8 @@ export async function replayDeadLetters(
           where q.endpoint_id = $1 and q.active and (q.next_due_at is null or q.next_due_at > $5)
             and exists (select 1 from upd where upd.state = 'pending')
        )
-       select count(*)::int as n, max(upd.id) as last_id from upd`,
+       select (select count(*)::int from upd) as n, (select count(*)::int from target) as scanned,
+              (select max(id) from target) as last_scanned`,
       [
         filter.endpointId,
         filter.since === undefined ? null : toDate(filter.since),
@@ -117,8 +126,8 @@ export async function replayDeadLetters(
         filter.afterId ?? null,
       ],
     );
-    const { n, last_id } = rows[0]!;
+    const { n, scanned, last_scanned } = rows[0]!;
     if (n > 0) await notifyWorkers(tx);
-    return { replayed: n, lastId: last_id === null ? null : Number(last_id) };
+    return { replayed: n, scanned, lastId: last_scanned === null ? null : Number(last_scanned) };
   });
 }

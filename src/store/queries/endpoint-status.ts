@@ -15,10 +15,15 @@ export async function lockEndpoint(db: Queryable, endpointId: string): Promise<v
  * Waits for a pause or resume of the endpoint in progress (lockEndpoint) and keeps the next one
  * out until this transaction ends: a statement after it reads whether the endpoint is active as it
  * now is. For whatever makes a delivery pending or held; read without it, a resume committing
- * meanwhile left that delivery held on an enabled endpoint, for good.
+ * meanwhile left that delivery held on an enabled endpoint, for good. Says whether the endpoint is
+ * still there (not deleted).
  */
-export async function shareLockEndpoint(tx: Queryable, endpointId: string): Promise<void> {
-  await tx.query('select 1 from courier_endpoints where id = $1 for share', [endpointId]);
+export async function shareLockEndpoint(tx: Queryable, endpointId: string): Promise<boolean> {
+  const { rows } = await tx.query<{ live: boolean }>(
+    'select deleted_at is null as live from courier_endpoints where id = $1 for share',
+    [endpointId],
+  );
+  return rows[0]?.live ?? false;
 }
 
 /**

@@ -56,6 +56,10 @@ export async function expungePayload(
   tx: Queryable,
   input: { messageId: string; now: number },
 ): Promise<ExpungeOutcome> {
+  // The expiry row first, as a sweep takes it (then the message): the other order could deadlock.
+  await tx.query('select 1 from courier_payload_expiries where message_id = $1 for update', [
+    input.messageId,
+  ]);
   const { leased } = await lockMessage(tx, input.messageId);
   if (leased) return 'in_flight';
   const now = toDate(input.now);

@@ -9,10 +9,16 @@ const LOCK_DELIVERY = `select id, state, lease_owner is not null as leased from 
 
 /**
  * What a resend did: scheduled now, parked until the endpoint is resumed, left to the attempt under
- * way, or nothing because the message is gone (deleted by retention since it was looked up) or its
- * payload was expunged.
+ * way, or nothing because the message or the endpoint is gone (deleted since it was looked up) or
+ * its payload was expunged or has expired.
  */
-export type ResendOutcome = 'scheduled' | 'held' | 'in_flight' | 'message_gone' | 'expunged';
+export type ResendOutcome =
+  | 'scheduled'
+  | 'held'
+  | 'in_flight'
+  | 'message_gone'
+  | 'endpoint_gone'
+  | 'expunged';
 
 /**
  * Makes the (message, endpoint) delivery due now as a manual attempt. Call inside a transaction.
@@ -31,10 +37,14 @@ export async function resendDelivery(
 ): Promise<ResendOutcome> {
   const now = toDate(input.now);
   const params = [input.messageId, input.endpointId, now];
-  await shareLockEndpoint(tx, input.endpointId);
+  // Deleted since it was looked up: nothing would ever send what a resend made for it.
+  if (!(await shareLockEndpoint(tx, input.endpointId))) return 'endpoint_gone';
+  // A payload past its expiry is as good as expunged, whether or not its sweep has emptied it.
   const { rows: message } = await tx.query<{ expunged: boolean }>(
-    'select expunged_at is not null as expunged from courier_messages where id = $1 for key share',
-    [input.messageId],
+    `select m.expunged_at is not null or exists (
+              select 1 from courier_payload_expiries x where x.message_id = m.id and x.expires_at <= $2) as expunged
+       from courier_messages m where m.id = $1 for key share of m`,
+    [input.messageId, now],
   );
   if (message.length === 0) return 'message_gone';
   if (message[0]!.expunged) return 'expunged';
