@@ -88,9 +88,16 @@ describe('attempts, attempted destinations and resend', () => {
     expect(await attemptsOf('msg', msgId, '?status_code_class=0')).toEqual([]);
     expect(await attemptsOf('msg', msgId, `?endpoint_id=${bad.id}`)).toEqual([failure]);
     expect(await attemptsOf('endpoint', ok.id, '?event_types=other')).toEqual([]);
+    const withMsg = await attemptsOf(
+      'endpoint',
+      ok.id,
+      '?event_types=e&with_msg=true&expanded_statuses=true',
+    );
+    expect(withMsg).toEqual([{ ...success, msg: expect.objectContaining({ id: msgId, eventType: 'e' }) }]);
     expect(
-      await attemptsOf('endpoint', ok.id, '?event_types=e&with_msg=true&expanded_statuses=true'),
-    ).toHaveLength(1);
+      (await attemptsOf('msg', msgId, '?with_msg=true')).map((a) => (a.msg as { id: string }).id),
+    ).toEqual([msgId, msgId]);
+    expect((await attemptsOf('msg', msgId))[0]).not.toHaveProperty('msg');
 
     const one = await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}/attempt/${success!.id}`);
     expect(one.body).toEqual(success);

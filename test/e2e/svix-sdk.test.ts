@@ -3,7 +3,7 @@
  * check that Courier speaks Svix's API. Deliveries are verified with the standardwebhooks package.
  */
 import { Webhook } from 'standardwebhooks';
-import { ApiException, MessageAttemptTriggerType, MessageStatus, Svix } from 'svix';
+import { ApiException, MessageAttemptTriggerType, MessageStatus, messageInRaw, Svix } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
@@ -226,6 +226,40 @@ describe('the official Svix SDK against Courier', () => {
     await svix.eventType.delete('order.shipped');
     expect((await svix.eventType.get('order.shipped')).archived).toBe(true);
     expect((await svix.eventType.list()).data.map((e) => e.name)).not.toContain('order.shipped');
+  });
+
+  it('makes the application a message names when it is missing, and refuses a raw payload it cannot send', async () => {
+    const first = await svix.message.create('made-by-message', {
+      eventType: 'user.created',
+      payload: { n: 1 },
+      application: { name: 'Made by a message', metadata: { via: 'message' } },
+    });
+    const made = await svix.application.get('made-by-message');
+    expect(made).toMatchObject({
+      uid: 'made-by-message',
+      name: 'Made by a message',
+      metadata: { via: 'message' },
+    });
+    // There now: the field is ignored, the same application used.
+    const second = await svix.message.create('made-by-message', {
+      eventType: 'user.created',
+      payload: { n: 2 },
+      application: { name: 'Another name' },
+    });
+    expect((await svix.application.get('made-by-message')).name).toBe('Made by a message');
+    const listed = await svix.message.list('made-by-message');
+    expect(listed.data.map((m) => m.id).sort()).toEqual([first.id, second.id].sort());
+    // Without the field, a missing application is a 404, as before.
+    expect((await apiError(svix.message.create('nowhere', { eventType: 'e', payload: {} }))).code).toBe(404);
+
+    const raw = await apiError(
+      svix.message.create(
+        'made-by-message',
+        messageInRaw('user.created', '<user id="1"/>', 'application/xml'),
+      ),
+    );
+    expect(raw.code).toBe(422);
+    expect(JSON.stringify(raw.body)).toMatch(/raw \(non-JSON\) payloads are not supported/);
   });
 
   it('surfaces errors as ApiException with JSON bodies', async () => {

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import type { Config } from '../../config.ts';
 import { isValidUid, newId } from '../../ids.ts';
 import type { Queryable } from '../../store/db.ts';
 import {
@@ -41,23 +42,35 @@ const UNSUPPORTED_FILTERS = {
   ),
 };
 
+/**
+ * An application's fields from a request body: POST/PUT replace (absent → default), PATCH keeps what
+ * is absent; null is the default either way. loc names the body in validation errors.
+ */
+export function applicationFields(
+  config: Config,
+  body: ApplicationBody,
+  current: Application | null,
+  patch: boolean,
+  loc: string[] = ['body'],
+): ApplicationFields {
+  const pick = <T>(value: T | null | undefined, kept: T, fallback: T): T =>
+    value === undefined ? (patch ? kept : fallback) : value === null ? fallback : value;
+  if (body.retryPolicy) checkPolicy(config, [body.retryPolicy], [...loc, 'retryPolicy']);
+  const rate = body.rateLimit !== undefined ? body.rateLimit : body.throttleRate;
+  return {
+    name: body.name ?? current!.name,
+    uid: pick(body.uid, current?.uid ?? null, null),
+    rateLimit: pick(rate, current?.rateLimit ?? null, null),
+    retryPolicy: pick<unknown>(body.retryPolicy, current?.retryPolicy ?? null, null),
+    metadata: pick(body.metadata, current?.metadata ?? {}, {}),
+  };
+}
+
 export function applicationRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock, config } = deps;
 
-  /** POST/PUT replace (absent → default), PATCH keeps what is absent; null is the default either way. */
-  function fieldsOf(body: ApplicationBody, current: Application | null, patch: boolean): ApplicationFields {
-    const pick = <T>(value: T | null | undefined, kept: T, fallback: T): T =>
-      value === undefined ? (patch ? kept : fallback) : value === null ? fallback : value;
-    if (body.retryPolicy) checkPolicy(config, [body.retryPolicy], ['body', 'retryPolicy']);
-    const rate = body.rateLimit !== undefined ? body.rateLimit : body.throttleRate;
-    return {
-      name: body.name ?? current!.name,
-      uid: pick(body.uid, current?.uid ?? null, null),
-      rateLimit: pick(rate, current?.rateLimit ?? null, null),
-      retryPolicy: pick<unknown>(body.retryPolicy, current?.retryPolicy ?? null, null),
-      metadata: pick(body.metadata, current?.metadata ?? {}, {}),
-    };
-  }
+  const fieldsOf = (body: ApplicationBody, current: Application | null, patch: boolean) =>
+    applicationFields(config, body, current, patch);
 
   async function uidFree(q: Queryable, uid: string | null | undefined, self?: string): Promise<void> {
     if (!uid) return;

@@ -2,12 +2,14 @@ import { Type } from 'typebox';
 import { resendDelivery } from '../../store/queries/resend.ts';
 import { type AttemptFilter, findAttempt, listAttempts } from '../../store/repos/attempts.ts';
 import { listDestinations } from '../../store/repos/destinations.ts';
+import { findMessages, type Message } from '../../store/repos/messages.ts';
 import { notFound, payloadExpunged } from '../errors.ts';
 import { requireApp, requireEndpoint, requireEndpointOf, requireMessage } from '../lookup.ts';
 import { idIterator, type ListParams, listQuery, paginate } from '../pagination.ts';
 import { attemptOut, MessageAttemptOut } from '../schemas/attempts.ts';
 import { Empty, IdOrUid, idPattern, ListResponse, msOf } from '../schemas/common.ts';
 import { destinationOut, MessageEndpointOut } from '../schemas/destinations.ts';
+import { messageOut } from '../schemas/messages.ts';
 import type { Api, ApiDeps } from '../types.ts';
 import { eventTypesOf, messageFilters } from './messages.ts';
 
@@ -20,6 +22,9 @@ const List = ListResponse(MessageAttemptOut, 'ListResponse_MessageAttemptOut_');
 const attemptQuery = {
   ...listQuery(idIterator('atmpt'), 'descending'),
   ...messageFilters,
+  with_msg: Type.Optional(
+    Type.Boolean({ default: false, description: 'Each attempt with its message (msg), as Svix.' }),
+  ),
   status: Type.Optional(
     Type.Integer({
       enum: [0, 1, 2, 3, 4],
@@ -35,6 +40,7 @@ const attemptQuery = {
 };
 
 interface AttemptQuery extends ListParams {
+  with_msg?: boolean;
   status?: number;
   status_code_class?: number;
   before?: string;
@@ -47,7 +53,7 @@ interface AttemptQuery extends ListParams {
 export function attemptRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock } = deps;
 
-  function list(query: AttemptQuery, scope: Pick<AttemptFilter, 'endpointId' | 'messageId'>) {
+  function list(query: AttemptQuery, appId: string, scope: Pick<AttemptFilter, 'endpointId' | 'messageId'>) {
     if (query.status === 1 || query.status === 3 || query.status === 4) {
       return { data: [], iterator: null, prevIterator: null, done: true };
     }
@@ -61,12 +67,24 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
       tag: query.tag,
       eventTypes: eventTypesOf(query.event_types),
     };
+    // with_msg: each attempt with its message, read for the page in one query.
+    const messages = new Map<string, Message>();
     return paginate(
       query,
       'descending',
-      (w) => listAttempts(db, filter, w),
+      async (w) => {
+        const page = await listAttempts(db, filter, w);
+        if (query.with_msg && page.data.length > 0) {
+          const ids = [...new Set(page.data.map((a) => a.messageId))];
+          for (const m of await findMessages(db, appId, ids)) messages.set(m.id, m);
+        }
+        return page;
+      },
       (a) => a.id,
-      attemptOut,
+      (a) => {
+        const msg = messages.get(a.messageId);
+        return msg ? { ...attemptOut(a), msg: messageOut(msg) } : attemptOut(a);
+      },
     );
   }
 
@@ -82,8 +100,12 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
       },
     },
     async (request) => {
-      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
-      return list(request.query, { endpointId: endpoint.id });
+      const { app: application, endpoint } = await requireEndpoint(
+        db,
+        request.params.app_id,
+        request.params.endpoint_id,
+      );
+      return list(request.query, application.id, { endpointId: endpoint.id });
     },
   );
 
@@ -104,7 +126,7 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
       const endpointId = request.query.endpoint_id
         ? (await requireEndpointOf(db, application, request.query.endpoint_id)).id
         : undefined;
-      return list(request.query, { messageId: message.id, endpointId });
+      return list(request.query, application.id, { messageId: message.id, endpointId });
     },
   );
 

@@ -1,14 +1,17 @@
 import { Type } from 'typebox';
-import { newId } from '../../ids.ts';
+import { isValidUid, newId } from '../../ids.ts';
 import { publish } from '../../store/publisher.ts';
 import { expungePayload } from '../../store/queries/expunge.ts';
+import { type Application, createApplication, findApplication } from '../../store/repos/applications.ts';
 import { listMessages } from '../../store/repos/messages.ts';
-import { attemptUnderWay, conflict, fieldError } from '../errors.ts';
+import { attemptUnderWay, conflict, fieldError, isUniqueViolation } from '../errors.ts';
 import { requireApp, requireMessage } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
+import type { ApplicationBody } from '../schemas/applications.ts';
 import { Channel, IdOrUid, iso, ListResponse, msOf, NoContent, Tag } from '../schemas/common.ts';
 import { MessageIn, MessageOut, MessageParams, messageOut } from '../schemas/messages.ts';
 import type { Api, ApiDeps } from '../types.ts';
+import { applicationFields } from './applications.ts';
 
 const tags = ['Message'];
 const AppParams = Type.Object({ app_id: IdOrUid('The application id (app_…) or uid.') });
@@ -56,7 +59,28 @@ function payloadRetentionMs(body: {
 }
 
 export function messageRoutes(app: Api, deps: ApiDeps): void {
-  const { db, clock } = deps;
+  const { db, clock, config } = deps;
+
+  /**
+   * The path's application; with Svix's `application` field, one that is missing is made under the
+   * path's uid (an existing one is used as it is, the field ignored).
+   */
+  async function appForMessage(appId: string, wanted: ApplicationBody | undefined): Promise<Application> {
+    const found = await findApplication(db, appId);
+    if (found || !wanted || !isValidUid(appId)) return found ?? requireApp(db, appId);
+    if (wanted.uid != null && wanted.uid !== appId) {
+      throw fieldError(['body', 'application', 'uid'], `must be ${appId}, the uid in the path, or absent`);
+    }
+    const fields = { ...applicationFields(config, wanted, null, false, ['body', 'application']), uid: appId };
+    const now = clock.now();
+    try {
+      return await createApplication(db, newId('app', now), fields, now);
+    } catch (error) {
+      // Made meanwhile under the same uid (another such message, a POST /app): that one.
+      if (isUniqueViolation(error)) return requireApp(db, appId);
+      throw error;
+    }
+  }
 
   app.post(
     '/api/v1/app/:app_id/msg',
@@ -81,7 +105,16 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
           'scheduled delivery is not supported: Courier delivers a message as soon as it is published',
         );
       }
-      const application = await requireApp(db, request.params.app_id);
+      const raw = (request.body as { transformationsParams?: { rawPayload?: unknown } | null })
+        .transformationsParams?.rawPayload;
+      if (raw != null) {
+        // Sent as a JSON {} with the real bytes aside: accepted, receivers would get {}.
+        throw fieldError(
+          ['body', 'transformationsParams', 'rawPayload'],
+          'raw (non-JSON) payloads are not supported: send the payload as a JSON object',
+        );
+      }
+      const application = await appForMessage(request.params.app_id, request.body.application);
       const { eventType, payload, eventId, channels, tags: messageTags } = request.body;
       const now = clock.now();
       const keepPayloadMs = payloadRetentionMs(request.body);

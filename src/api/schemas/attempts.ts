@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Attempt } from '../../store/repos/attempts.ts';
 import { iso, Nullable, Timestamp } from './common.ts';
+import { MessageOut } from './messages.ts';
 
 const ext = (description: string) => `Courier extension: ${description}`;
 
@@ -43,6 +44,9 @@ export const MessageAttemptOut = Type.Object(
             '(attempts logged by earlier versions may show a 2xx answer’s headers too).',
         ),
       }),
+    ),
+    msg: Type.Optional(
+      Type.Object(MessageOut.properties, { description: 'The message, with with_msg=true (as Svix).' }),
     ),
   },
   { title: 'MessageAttemptOut' },

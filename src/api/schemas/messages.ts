@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { Message } from '../../store/repos/messages.ts';
+import { ApplicationIn } from './applications.ts';
 import { AnyObject, Channel, EventTypeName, IdOrUid, iso, Nullable, Tag, Timestamp } from './common.ts';
 
 export const MessageParams = Type.Object({
@@ -42,6 +43,13 @@ export const MessageIn = Type.Object(
         }),
       ),
     ),
+    application: Type.Optional(
+      Type.Object(ApplicationIn.properties, {
+        description:
+          "Makes the path's application if it does not exist yet, under the uid in the path (this body's uid, " +
+          'if given, must be the same); ignored when it exists.',
+      }),
+    ),
     deliverAt: Type.Optional(
       Nullable(
         Type.String({
@@ -56,7 +64,8 @@ export const MessageIn = Type.Object(
   {
     title: 'MessageIn',
     description:
-      'Other Svix fields (application, transformationsParams, …) are accepted and ignored. Every message and its ' +
+      'Other Svix fields are accepted and ignored, but a raw payload (transformationsParams.rawPayload) is refused ' +
+      '(422): receivers would get {}. Every message and its ' +
       "attempts are kept for the installation's retention period (COURIER_RETENTION, 90 days by default) after it " +
       'was published, and longer while one of its deliveries is in flight or retrying; its payload as long, or ' +
       'for payloadRetentionPeriod or payloadRetentionHours if given.',

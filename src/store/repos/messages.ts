@@ -58,6 +58,20 @@ export async function findMessage(
   return rows[0] ? fromRow(rows[0]) : null;
 }
 
+/** The application's messages of these ids (those still kept), in no particular order. */
+export async function findMessages(
+  db: Queryable,
+  appId: string,
+  ids: readonly string[],
+  withPayload = true,
+): Promise<Message[]> {
+  const { rows } = await db.query<Row>(
+    `select ${columns(withPayload)} from courier_messages where app_id = $1 and id = any($2)`,
+    [appId, ids],
+  );
+  return rows.map(fromRow);
+}
+
 export interface MessageFilter {
   createdBefore?: number;
   createdAfter?: number;
