@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { newId } from '../ids.ts';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -20,6 +21,8 @@ import { createError, fieldError } from './errors.ts';
 import type { Api, ApiDeps } from './types.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/** The route whose work is a publish (messages.ts). */
+export const PUBLISH_ROUTE = '/api/v1/app/:app_id/msg';
 /** A handler holding a key longer than this is presumed dead; a repeat may take the key over. */
 const LOCK_MS = 60_000;
 const WAIT_STEP_MS = 50;
@@ -78,9 +81,17 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
       path: request.url.split('?')[0]!,
     };
     const print = fingerprint(request);
+    // A publish names its message before it runs: a repeat after an unknown outcome looks for it.
+    const publishes = request.routeOptions.url === PUBLISH_ROUTE;
     for (let step = 0; step < MAX_WAIT_STEPS; step++) {
-      if (await claimIdempotencyKey(db, key, print, clock.now(), LOCK_MS, IDEMPOTENCY_TTL_MS)) {
+      const now = clock.now();
+      const fresh = publishes ? newId('msg', now) : null;
+      const claimed = await claimIdempotencyKey(db, key, print, now, LOCK_MS, IDEMPOTENCY_TTL_MS, fresh);
+      if (claimed) {
         request.idempotencyKey = key;
+        if (claimed.messageId) {
+          request.messageIdToPublish = { id: claimed.messageId, retried: claimed.messageId !== fresh };
+        }
         if (++claims % PURGE_EVERY === 0) {
           purgeExpiredIdempotencyKeys(db, clock.now(), 1000).catch((err) =>
             logger.warn({ err }, 'purging expired idempotency keys failed'),
@@ -101,7 +112,8 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
     throw stillRunning();
   });
 
-  // The response is stored as it is sent; a 5xx gives the key back so a retry redoes the work.
+  // The response is stored as it is sent; a 5xx gives the key back so a retry redoes the work
+  // (a publish: under the same message id).
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const key = request.idempotencyKey;
     if (!key) return payload;
@@ -109,7 +121,7 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
     const contentType = reply.getHeader('content-type');
     const store =
       reply.statusCode >= 500
-        ? () => releaseIdempotencyKey(db, key)
+        ? () => releaseIdempotencyKey(db, key, clock.now())
         : () =>
             completeIdempotencyKey(db, key, {
               status: reply.statusCode,
@@ -137,6 +149,6 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
     const key = request.idempotencyKey;
     if (!key) return;
     request.idempotencyKey = undefined;
-    await releaseIdempotencyKey(db, key).catch(() => {});
+    await releaseIdempotencyKey(db, key, clock.now()).catch(() => {});
   });
 }

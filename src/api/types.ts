@@ -51,5 +51,10 @@ declare module 'fastify' {
     idempotencyKey?: IdempotencyKey;
     /** The message this request published: its stored idempotent response names it. */
     publishedMessageId?: string;
+    /**
+     * The id its idempotency key gave a publish: a new one, or (retried) that of an earlier try of
+     * the same request whose outcome is unknown, whose message may exist.
+     */
+    messageIdToPublish?: { id: string; retried: boolean };
   }
 }

@@ -2,8 +2,9 @@ import { Type } from 'typebox';
 import { isValidUid, newId } from '../../ids.ts';
 import { publish } from '../../store/publisher.ts';
 import { expungePayload } from '../../store/queries/expunge.ts';
+import { flushBarrier } from '../../store/queries/publish.ts';
 import { type Application, createApplication, findApplication } from '../../store/repos/applications.ts';
-import { listMessages } from '../../store/repos/messages.ts';
+import { findMessage, listMessages } from '../../store/repos/messages.ts';
 import { attemptUnderWay, conflict, fieldError, isUniqueViolation } from '../errors.ts';
 import { requireApp, requireMessage } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
@@ -118,9 +119,20 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       const { eventType, payload, eventId, channels, tags: messageTags } = request.body;
       const now = clock.now();
       const keepPayloadMs = payloadRetentionMs(request.body);
+      const intended = request.messageIdToPublish;
+      if (intended?.retried) {
+        // An earlier try of this same request (its answer lost, or a 5xx after its commit) may
+        // have published: then its message, once on disk, is the answer, not a second message.
+        const earlier = await findMessage(db, application.id, intended.id);
+        if (earlier?.id === intended.id) {
+          await flushBarrier(db);
+          request.publishedMessageId = earlier.id;
+          return reply.code(202).send(messageOut(earlier, request.query.with_content !== false));
+        }
+      }
       const result = await publish(db, {
         appId: application.id,
-        messageId: newId('msg', now),
+        messageId: intended?.id ?? newId('msg', now),
         eventType,
         payload: Buffer.from(JSON.stringify(payload)),
         eventId: eventId ?? null,

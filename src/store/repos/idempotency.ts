@@ -33,6 +33,9 @@ const keyParams = (k: IdempotencyKey) => [k.scope, k.key, k.method, k.path];
  * Takes the key for a new request: true when this request is the first (or the previous use
  * expired, or its handler died holding the lock past lockedUntil with the same request).
  * The primary key makes concurrent repeats race for one row: exactly one of them gets true.
+ * messageId is the id a publish under this key is to take; a repeat taking over the key of a
+ * request whose outcome is unknown gets that request's id instead (claimed.messageId), so that its
+ * message is found, or published under the same id, rather than published twice.
  */
 export async function claimIdempotencyKey(
   db: Queryable,
@@ -41,19 +44,22 @@ export async function claimIdempotencyKey(
   now: number,
   lockMs: number,
   ttlMs: number,
-): Promise<boolean> {
-  const { rows } = await db.query(
-    `insert into courier_idempotency_keys as i (scope, key, method, path, fingerprint, locked_until, expires_at)
-     values ($1, $2, $3, $4, $5, $6, $7)
+  messageId: string | null = null,
+): Promise<{ messageId: string | null } | null> {
+  const { rows } = await db.query<{ message_id: string | null }>(
+    `insert into courier_idempotency_keys as i (scope, key, method, path, fingerprint, locked_until, expires_at, message_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $9)
      on conflict (scope, key, method, path) do update
        set fingerprint = excluded.fingerprint, status = null, content_type = null, body = null,
-           locked_until = excluded.locked_until, expires_at = excluded.expires_at
+           locked_until = excluded.locked_until, expires_at = excluded.expires_at,
+           message_id = case when i.expires_at <= $8 then excluded.message_id
+                             else coalesce(i.message_id, excluded.message_id) end
        where i.expires_at <= $8
           or (i.status is null and i.locked_until <= $8 and i.fingerprint = excluded.fingerprint)
-     returning 1`,
-    [...keyParams(k), fingerprint, toDate(now + lockMs), toDate(now + ttlMs), toDate(now)],
+     returning message_id`,
+    [...keyParams(k), fingerprint, toDate(now + lockMs), toDate(now + ttlMs), toDate(now), messageId],
   );
-  return rows.length > 0;
+  return rows[0] ? { messageId: rows[0].message_id } : null;
 }
 
 export async function findIdempotencyKey(db: Queryable, k: IdempotencyKey): Promise<StoredResponse | null> {
@@ -90,9 +96,17 @@ export async function completeIdempotencyKey(
   );
 }
 
-/** Gives the key back (the request failed in a way worth retrying): the next repeat redoes the work. */
-export async function releaseIdempotencyKey(db: Queryable, k: IdempotencyKey): Promise<void> {
-  await db.query(`delete from courier_idempotency_keys where ${KEY_WHERE} and status is null`, keyParams(k));
+/**
+ * Gives the key back (the request failed in a way worth retrying, or its client left): the next
+ * repeat of the same request takes it over at once and redoes the work, under the message id this
+ * one was to publish (its publish may have committed). Another request under the key is still a
+ * mismatch until the key expires.
+ */
+export async function releaseIdempotencyKey(db: Queryable, k: IdempotencyKey, now: number): Promise<void> {
+  await db.query(
+    `update courier_idempotency_keys set locked_until = $5 where ${KEY_WHERE} and status is null`,
+    [...keyParams(k), toDate(now)],
+  );
 }
 
 /** Deletes up to `limit` expired keys; returns how many. */
