@@ -257,6 +257,8 @@ describe('message lists', () => {
     expect(idsOf(await list('?tag=last'))).toEqual([ids[5]]);
     // Messages were published at 12:00:01 … 12:00:06.
     expect(idsOf(await list('?before=2026-01-01T12:00:03.000Z'))).toEqual([ids[1], ids[0]]);
+    expect(idsOf(await list('?before=2026-01-01T12:00:03.000Z&order=ascending&limit=1'))).toEqual([ids[0]]);
+    expect(idsOf(await list('?before=1969-07-20T20:17:00.000Z'))).toEqual([]);
     expect(idsOf(await list('?after=2026-01-01T12:00:04.000Z'))).toEqual([ids[5], ids[4]]);
     expect((await list('?with_content=false')).data[0]!.payload).toEqual({});
     const bad = await api.request('GET', `/api/v1/app/${appId}/msg?before=yesterday`);
