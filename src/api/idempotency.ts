@@ -89,6 +89,7 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
       const claimed = await claimIdempotencyKey(db, key, print, now, LOCK_MS, IDEMPOTENCY_TTL_MS, fresh);
       if (claimed) {
         request.idempotencyKey = key;
+        request.idempotencyToken = claimed.token;
         if (claimed.messageId) {
           request.messageIdToPublish = { id: claimed.messageId, retried: claimed.messageId !== fresh };
         }
@@ -119,16 +120,22 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
     if (!key) return payload;
     request.idempotencyKey = undefined;
     const contentType = reply.getHeader('content-type');
+    const token = request.idempotencyToken ?? null;
     const store =
       reply.statusCode >= 500
-        ? () => releaseIdempotencyKey(db, key, clock.now())
+        ? () => releaseIdempotencyKey(db, key, request.publishAttempted === true, token)
         : () =>
-            completeIdempotencyKey(db, key, {
-              status: reply.statusCode,
-              contentType: typeof contentType === 'string' ? contentType : null,
-              body: typeof payload === 'string' ? payload : '',
-              messageId: request.publishedMessageId,
-            });
+            completeIdempotencyKey(
+              db,
+              key,
+              {
+                status: reply.statusCode,
+                contentType: typeof contentType === 'string' ? contentType : null,
+                body: typeof payload === 'string' ? payload : '',
+                messageId: request.publishedMessageId,
+              },
+              token,
+            );
     for (let attempt = 1; ; attempt++) {
       try {
         await store();
@@ -149,6 +156,8 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
     const key = request.idempotencyKey;
     if (!key) return;
     request.idempotencyKey = undefined;
-    await releaseIdempotencyKey(db, key, clock.now()).catch(() => {});
+    await releaseIdempotencyKey(db, key, request.publishAttempted === true, request.idempotencyToken).catch(
+      () => {},
+    );
   });
 }

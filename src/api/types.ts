@@ -56,5 +56,9 @@ declare module 'fastify' {
      * the same request whose outcome is unknown, whose message may exist.
      */
     messageIdToPublish?: { id: string; retried: boolean };
+    /** It called publish: failing with a 5xx, its outcome is unknown and the id stays with the key. */
+    publishAttempted?: boolean;
+    /** The claim's lock: only the request that holds it may store or release the key. */
+    idempotencyToken?: number;
   }
 }

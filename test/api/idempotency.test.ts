@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../../src/store/db.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  findIdempotencyKey,
+  releaseIdempotencyKey,
+} from '../../src/store/repos/idempotency.ts';
 import { createApp, startApi, type TestApi } from '../e2e/support.ts';
 import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { intercepting } from '../support/intercepting.ts';
@@ -11,6 +17,8 @@ describe('idempotency keys when the database falters', () => {
   let failingStores = 0;
   /** The next publish's connection is lost: before its statement ran, or after it committed. */
   let losePublish: 'before' | 'after' | null = null;
+  /** The next lookup of a message by id misses, as if the earlier try were still committing. */
+  let missLookup = false;
 
   beforeAll(async () => {
     t = await openTestDatabase('pg');
@@ -27,6 +35,10 @@ describe('idempotency keys when the database falters', () => {
         // Committed, but whether it is on disk is unknown: the publish answers 503.
         losePublish = null;
         return Promise.reject(new DatabaseUnavailableError('database unavailable: Connection terminated'));
+      }
+      if (missLookup && sql.includes('from courier_messages') && sql.includes('order by id = $2 desc')) {
+        missLookup = false;
+        return Promise.resolve({ rows: [], rowCount: 0 });
       }
       return run();
     });
@@ -61,18 +73,24 @@ describe('idempotency keys when the database falters', () => {
     expect(rows[0]!.n).toBe(1);
   });
 
-  it.each(['before', 'after'] as const)(
-    'publishes once when the SDK repeats a publish whose connection was lost %s its commit',
-    async (when) => {
+  it.each([
+    ['before', false],
+    ['after', false],
+    ['after', true],
+  ] as const)(
+    'publishes once when the SDK repeats a publish whose connection was lost %s its commit (the repeat racing it: %s)',
+    async (when, racing) => {
       const appId = await createApp(api);
       const post = () =>
         api.request<{ id: string }>('POST', `/api/v1/app/${appId}/msg`, {
           body: { eventType: 'a', payload: { n: 1 } },
-          headers: { 'idempotency-key': `lost-${when}` },
+          headers: { 'idempotency-key': `lost-${when}-${racing}` },
         });
       losePublish = when;
       const first = await post();
       expect(first.status).toBe(503);
+      // Racing: the repeat's lookup misses the earlier try's message, whose id its publish then meets.
+      missLookup = racing;
       const again = await post();
       expect(again.status).toBe(202);
       const { rows } = await t.db.query<{ id: string }>('select id from courier_messages where app_id = $1', [
@@ -84,4 +102,18 @@ describe('idempotency keys when the database falters', () => {
       expect([third.body.id, third.headers.get('idempotent-replayed')]).toEqual([again.body.id, 'true']);
     },
   );
+
+  it('lets only the request holding a key store or release it', async () => {
+    const key = { scope: 'test', key: 'held', method: 'POST', path: '/api/v1/app/x/msg' };
+    const now = api.clock.now();
+    const first = await claimIdempotencyKey(t.db, key, 'print', now, 60_000, 86_400_000, null);
+    // Its lock ran out, and a repeat took the key over.
+    const second = await claimIdempotencyKey(t.db, key, 'print', now + 61_000, 60_000, 86_400_000, null);
+    expect([first, second].map((c) => c !== null)).toEqual([true, true]);
+    await releaseIdempotencyKey(t.db, key, false, first!.token);
+    await completeIdempotencyKey(t.db, key, { status: 400, contentType: null, body: 'late' }, first!.token);
+    expect(await findIdempotencyKey(t.db, key)).toMatchObject({ status: null, lockedUntil: now + 121_000 });
+    await completeIdempotencyKey(t.db, key, { status: 202, contentType: null, body: 'ok' }, second!.token);
+    expect(await findIdempotencyKey(t.db, key)).toMatchObject({ status: 202, body: 'ok' });
+  });
 });

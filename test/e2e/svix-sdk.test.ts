@@ -249,6 +249,18 @@ describe('the official Svix SDK against Courier', () => {
     expect((await svix.application.get('made-by-message')).name).toBe('Made by a message');
     const listed = await svix.message.list('made-by-message');
     expect(listed.data.map((m) => m.id).sort()).toEqual([first.id, second.id].sort());
+    // A body refused otherwise makes no application.
+    const refused = await apiError(
+      svix.message.create('not-made', {
+        eventType: 'e',
+        payload: {},
+        payloadRetentionPeriod: 5,
+        payloadRetentionHours: 5,
+        application: { name: 'Not made' },
+      }),
+    );
+    expect(refused.code).toBe(422);
+    expect((await apiError(svix.application.get('not-made'))).code).toBe(404);
     // Without the field, a missing application is a 404, as before.
     expect((await apiError(svix.message.create('nowhere', { eventType: 'e', payload: {} }))).code).toBe(404);
 

@@ -5,7 +5,7 @@ import { expungePayload } from '../../store/queries/expunge.ts';
 import { flushBarrier } from '../../store/queries/publish.ts';
 import { type Application, createApplication, findApplication } from '../../store/repos/applications.ts';
 import { findMessage, listMessages } from '../../store/repos/messages.ts';
-import { attemptUnderWay, conflict, fieldError, isUniqueViolation } from '../errors.ts';
+import { attemptUnderWay, conflict, databaseUnavailable, fieldError, isUniqueViolation } from '../errors.ts';
 import { requireApp, requireMessage } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import type { ApplicationBody } from '../schemas/applications.ts';
@@ -115,32 +115,44 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
           'raw (non-JSON) payloads are not supported: send the payload as a JSON object',
         );
       }
+      const keepPayloadMs = payloadRetentionMs(request.body);
       const application = await appForMessage(request.params.app_id, request.body.application);
       const { eventType, payload, eventId, channels, tags: messageTags } = request.body;
       const now = clock.now();
-      const keepPayloadMs = payloadRetentionMs(request.body);
       const intended = request.messageIdToPublish;
+      /** The message an earlier try of this same request published (its answer lost), on disk. */
+      const earlier = async () => {
+        const found = intended && (await findMessage(db, application.id, intended.id));
+        if (found?.id !== intended?.id || !found) return null;
+        await flushBarrier(db);
+        request.publishedMessageId = found.id;
+        return reply.code(202).send(messageOut(found, request.query.with_content !== false));
+      };
       if (intended?.retried) {
-        // An earlier try of this same request (its answer lost, or a 5xx after its commit) may
-        // have published: then its message, once on disk, is the answer, not a second message.
-        const earlier = await findMessage(db, application.id, intended.id);
-        if (earlier?.id === intended.id) {
-          await flushBarrier(db);
-          request.publishedMessageId = earlier.id;
-          return reply.code(202).send(messageOut(earlier, request.query.with_content !== false));
-        }
+        const answered = await earlier();
+        if (answered) return answered;
       }
-      const result = await publish(db, {
-        appId: application.id,
-        messageId: intended?.id ?? newId('msg', now),
-        eventType,
-        payload: Buffer.from(JSON.stringify(payload)),
-        eventId: eventId ?? null,
-        channels: channels?.length ? channels : null,
-        tags: messageTags?.length ? messageTags : null,
-        now,
-        payloadExpiresAt: keepPayloadMs === null ? null : now + keepPayloadMs,
-      });
+      request.publishAttempted = true;
+      let result: Awaited<ReturnType<typeof publish>>;
+      try {
+        result = await publish(db, {
+          appId: application.id,
+          messageId: intended?.id ?? newId('msg', now),
+          eventType,
+          payload: Buffer.from(JSON.stringify(payload)),
+          eventId: eventId ?? null,
+          channels: channels?.length ? channels : null,
+          tags: messageTags?.length ? messageTags : null,
+          now,
+          payloadExpiresAt: keepPayloadMs === null ? null : now + keepPayloadMs,
+        });
+      } catch (error) {
+        // Its id taken: the earlier try, still committing when this one looked, published it.
+        if (!intended || !isUniqueViolation(error)) throw error;
+        const answered = await earlier();
+        if (answered) return answered;
+        throw databaseUnavailable('The outcome of an earlier try of this request is not known yet; retry');
+      }
       if (!result.created)
         throw conflict(`A message with eventId ${eventId} already exists (${result.messageId})`);
       request.publishedMessageId = result.messageId;

@@ -45,7 +45,7 @@ export async function claimIdempotencyKey(
   lockMs: number,
   ttlMs: number,
   messageId: string | null = null,
-): Promise<{ messageId: string | null } | null> {
+): Promise<{ messageId: string | null; token: number } | null> {
   const { rows } = await db.query<{ message_id: string | null }>(
     `insert into courier_idempotency_keys as i (scope, key, method, path, fingerprint, locked_until, expires_at, message_id)
      values ($1, $2, $3, $4, $5, $6, $7, $9)
@@ -59,7 +59,7 @@ export async function claimIdempotencyKey(
      returning message_id`,
     [...keyParams(k), fingerprint, toDate(now + lockMs), toDate(now + ttlMs), toDate(now), messageId],
   );
-  return rows[0] ? { messageId: rows[0].message_id } : null;
+  return rows[0] ? { messageId: rows[0].message_id, token: now + lockMs } : null;
 }
 
 export async function findIdempotencyKey(db: Queryable, k: IdempotencyKey): Promise<StoredResponse | null> {
@@ -86,26 +86,42 @@ export async function completeIdempotencyKey(
   db: Queryable,
   k: IdempotencyKey,
   response: { status: number; contentType: string | null; body: string; messageId?: string },
+  /** The claim's lockedUntil: a try whose key a repeat took over stores nothing. */
+  token: number | null = null,
 ): Promise<void> {
   await db.query(
     `update courier_idempotency_keys set status = $5, content_type = $6, message_id = $8,
             body = case when exists (select 1 from courier_messages m where m.id = $8 and m.expunged_at is not null)
                         then courier_blank_payload($7) else $7 end
-      where ${KEY_WHERE} and status is null`,
-    [...keyParams(k), response.status, response.contentType, response.body, response.messageId ?? null],
+      where ${KEY_WHERE} and status is null and ($9::timestamptz is null or locked_until = $9)`,
+    [
+      ...keyParams(k),
+      response.status,
+      response.contentType,
+      response.body,
+      response.messageId ?? null,
+      token === null ? null : toDate(token),
+    ],
   );
 }
 
 /**
  * Gives the key back (the request failed in a way worth retrying, or its client left): the next
- * repeat of the same request takes it over at once and redoes the work, under the message id this
- * one was to publish (its publish may have committed). Another request under the key is still a
- * mismatch until the key expires.
+ * repeat of the same request takes it over at once and redoes the work. One whose publish may have
+ * committed (keepMessageId) leaves its message id to that repeat, which looks for the message
+ * first. Another request under the key is still a mismatch until the key expires.
  */
-export async function releaseIdempotencyKey(db: Queryable, k: IdempotencyKey, now: number): Promise<void> {
+export async function releaseIdempotencyKey(
+  db: Queryable,
+  k: IdempotencyKey,
+  keepMessageId: boolean,
+  token: number | null = null,
+): Promise<void> {
   await db.query(
-    `update courier_idempotency_keys set locked_until = $5 where ${KEY_WHERE} and status is null`,
-    [...keyParams(k), toDate(now)],
+    `update courier_idempotency_keys
+        set locked_until = '-infinity', message_id = case when $5 then message_id end
+      where ${KEY_WHERE} and status is null and ($6::timestamptz is null or locked_until = $6)`,
+    [...keyParams(k), keepMessageId, token === null ? null : toDate(token)],
   );
 }
 
