@@ -340,10 +340,8 @@ export function loadConfig(env: Source = process.env): Config {
   // As the API checks an endpoint's URL: refused at delivery, every operational event would dead-letter.
   const operatorCheck = operatorWebhookUrl ? guard.checkUrl(operatorWebhookUrl) : { ok: true as const };
   if (!operatorCheck.ok) {
-    throw new ConfigError(
-      'COURIER_OPERATOR_WEBHOOK_URL',
-      `${operatorCheck.reason.replace(/^refused: /, '')} (private addresses need COURIER_ALLOW_PRIVATE_NETWORKS)`,
-    );
+    const reason = operatorCheck.reason.replace(/^refused: /, '');
+    throw new ConfigError('COURIER_OPERATOR_WEBHOOK_URL', `${reason} (see COURIER_ALLOW_PRIVATE_NETWORKS)`);
   }
   const schema = r.raw('COURIER_SCHEMA');
   if (!/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) {
@@ -354,12 +352,9 @@ export function loadConfig(env: Source = process.env): Config {
     throw new ConfigError('COURIER_SECRETS_KEY', 'must be base64 of 32 bytes (openssl rand -base64 32)');
   }
   const adminToken = r.optional('COURIER_ADMIN_TOKEN');
-  if (adminToken && adminToken.length < 16) {
-    throw new ConfigError('COURIER_ADMIN_TOKEN', 'must be at least 16 characters');
-  }
   // A bearer token is one run of visible characters: one with a space could never be presented.
-  if (adminToken && !/^[\x21-\x7e]+$/.test(adminToken)) {
-    throw new ConfigError('COURIER_ADMIN_TOKEN', 'must be printable ASCII without spaces');
+  if (adminToken && !/^[\x21-\x7e]{16,}$/.test(adminToken)) {
+    throw new ConfigError('COURIER_ADMIN_TOKEN', 'must be at least 16 printable ASCII characters, no spaces');
   }
 
   const databaseUrl = r.optional('COURIER_DATABASE_URL');
