@@ -122,8 +122,9 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       const intended = request.messageIdToPublish;
       /** The message an earlier try of this same request published (its answer lost), on disk. */
       const earlier = async () => {
-        const found = intended && (await findMessage(db, application.id, intended.id));
-        if (found?.id !== intended?.id || !found) return null;
+        const found = intended ? await findMessage(db, application.id, intended.id) : null;
+        // By id only: findMessage also matches an eventId.
+        if (!found || found.id !== intended?.id) return null;
         await flushBarrier(db);
         request.publishedMessageId = found.id;
         return reply.code(202).send(messageOut(found, request.query.with_content !== false));
