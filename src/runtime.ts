@@ -56,7 +56,7 @@ export async function openMigratedDatabase(config: Config, logger: Logger): Prom
     if (resealed > 0) {
       logger.info(
         { resealed },
-        'signing secrets sealed again with COURIER_SECRETS_KEY; the generated key is deleted',
+        'signing secrets sealed with the key in use (taken over from the generated key, or never sealed before)',
       );
     }
     return db;

@@ -37,6 +37,7 @@ export const conflict = createError('conflict', 'Entity already exists', 409);
 export const attemptUnderWay = createError('attempt_in_progress', 'An attempt is under way', 409);
 export const payloadExpunged = createError('payload_expunged', 'The message payload was deleted', 409);
 export const unauthorized = createError('authentication_failed', 'Invalid or missing token', 401);
+export const limitReached = createError('limit_reached', 'A limit was reached', 400);
 export const databaseUnavailable = createError('database_unavailable', 'The database is unavailable', 503);
 
 export function validationFailed(items: ValidationItem[]): ApiError {

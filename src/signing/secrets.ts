@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
 
-/** Endpoint signing secrets: `whsec_` + base64 of 24–64 random bytes (Standard Webhooks, Svix). */
+/** Endpoint signing secrets: `whsec_` + base64 of 24–75 random bytes (Standard Webhooks, Svix). */
 export const SECRET_PREFIX = 'whsec_';
 export const MIN_SECRET_BYTES = 24;
-export const MAX_SECRET_BYTES = 64;
+export const MAX_SECRET_BYTES = 75;
 const GENERATED_SECRET_BYTES = 32;
 
-// One alphabet per string: standard base64, or base64url as some tools emit it.
-const BASE64_BODY = /^(?:[A-Za-z0-9+/]*|[A-Za-z0-9\-_]*)$/;
+// Standard base64 with its padding, as Svix takes it and receivers' verifiers decode it: a secret
+// in base64url, or unpadded, would be signed with here and fail to decode (or decode to other
+// bytes) in the receiver's library.
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** A secret that cannot be used. The message never contains the secret itself. */
 export class SecretFormatError extends Error {
@@ -24,21 +26,19 @@ export function formatSecret(bytes: Uint8Array): string {
   return SECRET_PREFIX + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 
-/** Decodes a secret given with or without the `whsec_` prefix, in base64 or base64url. */
+/** Decodes a secret given with or without the `whsec_` prefix, in standard, padded base64. */
 export function parseSecret(secret: string): Buffer {
   if (secret.startsWith('whsk_') || secret.startsWith('whpk_')) {
     throw new SecretFormatError('asymmetric (v1a) keys are not supported; expected a whsec_ secret');
   }
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
-  const body = encoded.replace(/={1,2}$/, '');
-  const padding = encoded.length - body.length;
   // Buffer.from(…, 'base64') silently skips bad characters and truncates, so validate the shape first.
-  const wellFormed =
-    BASE64_BODY.test(body) && body.length % 4 !== 1 && (padding === 0 || (body.length + padding) % 4 === 0);
-  if (body.length === 0 || !wellFormed) {
-    throw new SecretFormatError('secret is not valid base64 (expected whsec_ followed by base64)');
+  if (encoded.length === 0 || !BASE64.test(encoded)) {
+    throw new SecretFormatError(
+      'secret is not valid base64 (expected whsec_ followed by standard base64 with its = padding)',
+    );
   }
-  const bytes = Buffer.from(body, 'base64');
+  const bytes = Buffer.from(encoded, 'base64');
   checkLength(bytes.length);
   return bytes;
 }

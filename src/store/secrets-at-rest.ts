@@ -28,7 +28,7 @@ export class SecretsKeyMismatch extends Error {
 const CHECK_TEXT = 'courier signing secrets key';
 
 export interface SecretsAtRest {
-  /** Secrets sealed again with COURIER_SECRETS_KEY, taken over from the generated key. */
+  /** Secrets sealed with the key in use at this start: taken over from the generated key, or never sealed before. */
   resealed: number;
 }
 
@@ -120,18 +120,20 @@ async function writeSetting(tx: Transaction, name: string, value: Buffer): Promi
 }
 
 /**
- * Seals with the chosen key each stored secret that only the retired key opens; counts those
- * neither opens. Rows being written meanwhile are sealed at the next start.
+ * Seals with the chosen key each stored secret that only the retired key opens, or that was never
+ * sealed; counts those neither key opens. Rows being written meanwhile are sealed at the next start.
  */
 async function reseal(tx: Transaction, chosen: Keys): Promise<{ moved: number; unreadable: number }> {
   const { rows } = await tx.query<{ id: string; key: string }>(
-    `select id::text, key from courier_endpoint_secrets where key like 'enc:v1:%'`,
+    'select id::text, key from courier_endpoint_secrets',
   );
   let moved = 0;
   let unreadable = 0;
   for (const row of rows) {
-    if (opens(chosen.box, row.key)) continue;
-    const plain = openWith(chosen.retired, row.key);
+    // One stored before encryption at rest existed is sealed now; one the key opens stays.
+    const sealed = SecretBox.isSealed(row.key);
+    if (sealed && opens(chosen.box, row.key)) continue;
+    const plain = sealed ? openWith(chosen.retired, row.key) : row.key;
     if (plain === null) {
       unreadable++;
       continue;

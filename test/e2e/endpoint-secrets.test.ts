@@ -31,18 +31,40 @@ describe('endpoint secrets', () => {
     });
     expect(given.status).toBe(204);
     expect((await api.request('GET', base)).body.key).toBe(chosen);
-    expect(await activeSecrets(api.db, ep.id, api.clock.now() + 61_000)).toEqual([chosen]);
+    // The replaced one signs for its 60 s; the first keeps the 24 h its own rotation gave it.
+    expect(await activeSecrets(api.db, ep.id, api.clock.now() + 61_000)).toEqual([chosen, first]);
+    expect(await activeSecrets(api.db, ep.id, api.clock.now() + 24 * 3600_000 + 1)).toEqual([chosen]);
 
     // No body at all is fine too (the SDK may send none).
     expect((await api.request('POST', `${base}/rotate`)).status).toBe(204);
+    const third = (await api.request('GET', base)).body.key;
 
-    // PATCH with a secret replaces it at once (no grace period).
+    // PATCH with a secret replaces the current one at once (no grace period); the same secret again
+    // changes nothing.
     const replaced = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
-    const patch = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${ep.id}`, {
-      body: { secret: replaced },
-    });
-    expect(patch.status).toBe(200);
-    expect(await activeSecrets(api.db, ep.id, api.clock.now())).toEqual([replaced]);
+    for (let i = 0; i < 2; i++) {
+      const patch = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${ep.id}`, {
+        body: { secret: replaced },
+      });
+      expect(patch.status).toBe(200);
+    }
+    const signing = await activeSecrets(api.db, ep.id, api.clock.now());
+    expect(signing[0]).toBe(replaced);
+    expect(signing).not.toContain(third);
+    expect(await activeSecrets(api.db, ep.id, api.clock.now() + 24 * 3600_000 + 1)).toEqual([replaced]);
+  });
+
+  it('keeps at most five earlier secrets signing beside the current one', async () => {
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/x' });
+    const base = `/api/v1/app/${appId}/endpoint/${ep.id}/secret`;
+    for (let i = 0; i < 5; i++) expect((await api.request('POST', `${base}/rotate`)).status).toBe(204);
+    const sixth = await api.request('POST', `${base}/rotate`);
+    expect(sixth.status).toBe(400);
+    expect(sixth.body.code).toBe('limit_reached');
+    expect(await activeSecrets(api.db, ep.id, api.clock.now())).toHaveLength(6);
+    // Without a grace period the replaced one stops at once: no earlier secret is added.
+    const now = await api.request('POST', `${base}/rotate`, { body: { gracePeriodSeconds: 0 } });
+    expect(now.status).toBe(204);
   });
 
   it('refuses malformed keys and grace periods', async () => {

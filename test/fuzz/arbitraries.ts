@@ -247,13 +247,13 @@ const url = fc.oneof(
 
 const b64 = (n: number, fill = 7) => Buffer.alloc(n, fill).toString('base64');
 const secret = fc.oneof(
-  w(2, fc.constantFrom(`whsec_${b64(24)}`, `whsec_${b64(32)}`, `whsec_${b64(64)}`)),
+  w(2, fc.constantFrom(`whsec_${b64(24)}`, `whsec_${b64(32)}`, `whsec_${b64(75)}`)),
   w(
     4,
     fc.constantFrom(
       'whsec_',
       `whsec_${b64(23)}`,
-      `whsec_${b64(65)}`,
+      `whsec_${b64(76)}`,
       `whsec_${b64(8)}`,
       'whsec_!!!!not-base64!!!!',
       `whsec_${b64(32).replace(/=+$/, '')}`,

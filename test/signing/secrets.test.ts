@@ -47,21 +47,22 @@ describe('parseSecret / formatSecret', () => {
     expect(parseSecret('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')).toHaveLength(24);
   });
 
-  it('tolerates base64url and missing padding', () => {
+  it("refuses base64url and missing padding, which receivers' verifiers would not decode alike", () => {
     const raw = Buffer.from(Array.from({ length: 32 }, (_, i) => 250 - i)); // encodes with + and /
     const standard = raw.toString('base64');
     expect(standard).toMatch(/[+/]/);
-    expect(parseSecret(raw.toString('base64url'))).toEqual(raw);
-    expect(parseSecret(standard.replace(/=+$/, ''))).toEqual(raw);
+    expect(parseSecret(standard)).toEqual(raw);
+    expect(secretError(() => parseSecret(raw.toString('base64url'))).message).toMatch(/standard base64/);
+    expect(secretError(() => parseSecret(standard.replace(/=+$/, ''))).message).toMatch(/= padding/);
   });
 
-  it('accepts 24 to 64 bytes and rejects 23 and 65', () => {
+  it('accepts 24 to 75 bytes (as Svix) and rejects 23 and 76', () => {
     expect(parseSecret(base64(24))).toHaveLength(24);
-    expect(parseSecret(base64(64))).toHaveLength(64);
-    expect(secretError(() => parseSecret(base64(23))).message).toMatch(/24–64 bytes.*got 23/);
-    expect(secretError(() => parseSecret(base64(65))).message).toMatch(/got 65/);
+    expect(parseSecret(base64(75))).toHaveLength(75);
+    expect(secretError(() => parseSecret(base64(23))).message).toMatch(/24–75 bytes.*got 23/);
+    expect(secretError(() => parseSecret(base64(76))).message).toMatch(/got 76/);
     expect(() => formatSecret(bytes(23))).toThrow(SecretFormatError);
-    expect(() => formatSecret(bytes(65))).toThrow(SecretFormatError);
+    expect(() => formatSecret(bytes(76))).toThrow(SecretFormatError);
   });
 
   it.each([

@@ -161,6 +161,20 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     expect(await activeSecrets(t.db, ep2.id, now)).toEqual([second]);
   });
 
+  it('seals at start a secret stored before encryption at rest existed', async () => {
+    const now = Date.now();
+    const app = await makeApp(t.db, now);
+    const secret = generateSecret();
+    const ep = await makeEndpoint(t.db, app.id, now, { url: receiver.url }, secret);
+    // As a release without encryption at rest stored it, with no key check yet.
+    await t.db.query('update courier_endpoint_secrets set key = $1 where endpoint_id = $2', [secret, ep.id]);
+    await t.db.query(`delete from courier_settings where name = 'secrets_key_check'`);
+    expect(await enableSecretsAtRest(t.db)).toEqual({ resealed: 1 });
+    const { rows } = await t.db.query<{ key: string }>('select key from courier_endpoint_secrets');
+    expect(rows[0]!.key).toMatch(/^enc:v1:/);
+    expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+  });
+
   it.runIf(backend === 'pg')(
     'shares one generated key between the processes of an installation',
     async () => {

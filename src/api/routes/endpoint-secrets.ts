@@ -1,6 +1,7 @@
 import { generateSecret } from '../../signing/index.ts';
-import { activeSecrets, rotateSecret } from '../../store/repos/endpoints.ts';
+import { activeSecrets, MAX_PREVIOUS_SECRETS, rotateSecret } from '../../store/repos/endpoints.ts';
 import { normalizeSecret } from '../endpoint-input.ts';
+import { limitReached } from '../errors.ts';
 import { requireEndpoint } from '../lookup.ts';
 import { NoContent } from '../schemas/common.ts';
 import { EndpointParams, EndpointSecretOut, EndpointSecretRotateIn } from '../schemas/endpoints.ts';
@@ -49,7 +50,12 @@ export function endpointSecretRoutes(app: Api, deps: ApiDeps): void {
       const body = request.body ?? {};
       const key = body.key ? normalizeSecret(body.key, ['body', 'key']) : generateSecret();
       const graceMs = (body.gracePeriodSeconds ?? DEFAULT_GRACE_S) * 1000;
-      await db.transaction((tx) => rotateSecret(tx, endpoint.id, key, graceMs, clock.now()));
+      const outcome = await db.transaction((tx) => rotateSecret(tx, endpoint.id, key, graceMs, clock.now()));
+      if (outcome === 'limit_reached') {
+        throw limitReached(
+          `At most ${MAX_PREVIOUS_SECRETS} earlier secrets sign beside the current one; rotate again once one's grace period is over, or with gracePeriodSeconds 0`,
+        );
+      }
       return reply.code(204).send();
     },
   );

@@ -78,7 +78,7 @@ const Secret = Type.Optional(
     Type.String({
       minLength: 1,
       maxLength: 256,
-      description: 'whsec_ + base64 of 24-64 bytes; generated when absent.',
+      description: 'whsec_ + standard base64 (padded) of 24-75 bytes; generated when absent.',
     }),
   ),
 );

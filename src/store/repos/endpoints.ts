@@ -245,19 +245,37 @@ export async function activeSecrets(db: Queryable, endpointId: string, now: numb
   return rows.map((r) => openSecret(db, r.key));
 }
 
-/** The current secret signs from now on; the previous one keeps signing for graceMs. */
+/** At most this many earlier secrets sign beside the current one (as Svix allows): each adds a signature to every request. */
+export const MAX_PREVIOUS_SECRETS = 5;
+
+/**
+ * The current secret signs from now on; the one it replaces keeps signing for graceMs. Earlier
+ * secrets keep the grace their own rotation gave them. The same secret again changes nothing.
+ * Refused (limit_reached) when the replaced one would be one earlier secret too many.
+ */
 export async function rotateSecret(
   db: Queryable,
   endpointId: string,
   newKey: string,
   graceMs: number,
   now: number,
-): Promise<void> {
+): Promise<'rotated' | 'unchanged' | 'limit_reached'> {
   // One rotation at a time per endpoint: each sees the secret the previous one made current.
-  await db.query('select 1 from courier_endpoints where id = $1 for update', [endpointId]);
-  await db.query(
-    `update courier_endpoint_secrets set expires_at = $2
+  const { rows: live } = await db.query(
+    'select 1 from courier_endpoints where id = $1 and deleted_at is null for update',
+    [endpointId],
+  );
+  if (live.length === 0) throw new StoreNotFoundError(`endpoint ${endpointId} not found`);
+  const { rows } = await db.query<{ key: string; current: boolean }>(
+    `select key, expires_at is null as current from courier_endpoint_secrets
       where endpoint_id = $1 and (expires_at is null or expires_at > $2)`,
+    [endpointId, toDate(now)],
+  );
+  const current = rows.find((r) => r.current);
+  if (current && openSecret(db, current.key) === newKey) return 'unchanged';
+  if (graceMs > 0 && rows.length > MAX_PREVIOUS_SECRETS) return 'limit_reached';
+  await db.query(
+    'update courier_endpoint_secrets set expires_at = $2 where endpoint_id = $1 and expires_at is null',
     [endpointId, toDate(now + graceMs)],
   );
   await db.query('insert into courier_endpoint_secrets (endpoint_id, key, created_at) values ($1, $2, $3)', [
@@ -265,4 +283,5 @@ export async function rotateSecret(
     sealSecret(db, newKey),
     toDate(now),
   ]);
+  return 'rotated';
 }
