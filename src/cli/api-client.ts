@@ -22,9 +22,15 @@ export interface ListPage<T> {
   done: boolean;
 }
 
-/** `/api/v1/` + the segments, each percent-encoded (uids may hold dots and dashes, never slashes). */
-export const apiPath = (...segments: string[]): string =>
-  `/api/v1/${segments.map(encodeURIComponent).join('/')}`;
+/**
+ * `/api/v1/` + the segments, each percent-encoded (uids may hold dots and dashes, never slashes).
+ * `.` and `..` are refused: URL parsing would resolve them, even encoded, to another route.
+ */
+export const apiPath = (...segments: string[]): string => {
+  const dotted = segments.find((s) => s === '.' || s === '..');
+  if (dotted !== undefined) throw usageError(`"${dotted}" cannot name an application, endpoint or message`);
+  return `/api/v1/${segments.map(encodeURIComponent).join('/')}`;
+};
 
 export class ApiClient {
   readonly url: string;
@@ -38,13 +44,21 @@ export class ApiClient {
 
   /** The flags first, then COURIER_URL / COURIER_TOKEN / COURIER_ADMIN_TOKEN, then the default URL. */
   static connect(options: ConnectionOptions, env: NodeJS.ProcessEnv = process.env): ApiClient {
-    const url = options.url ?? env.COURIER_URL ?? DEFAULT_URL;
+    // An empty COURIER_URL counts as unset, as the token's variables do.
+    const source = options.url !== undefined ? '--url' : env.COURIER_URL ? 'COURIER_URL' : null;
+    // The address `courier serve` prints for the API ends in /api/v1: the paths add their own.
+    const url = (options.url ?? (env.COURIER_URL || DEFAULT_URL)).replace(/\/api\/v1\/*$/, '');
     let parsed: URL | undefined;
     try {
       parsed = new URL(url);
     } catch {}
     if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-      throw usageError(`invalid --url ${JSON.stringify(url)}: expected http(s)://host:port`);
+      throw usageError(`invalid ${source ?? 'URL'} ${JSON.stringify(url)}: expected http(s)://host:port`);
+    }
+    if (parsed.username || parsed.password) {
+      throw usageError(
+        `invalid ${source ?? 'URL'}: credentials in the URL are not used; pass the token with --token`,
+      );
     }
     // Empty variables count as unset: `COURIER_TOKEN= courier …` should not send "Bearer ".
     const token = options.token || env.COURIER_TOKEN || env.COURIER_ADMIN_TOKEN;

@@ -39,9 +39,25 @@ export function table<T>(columns: readonly Column<T>[], rows: readonly T[]): str
   return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n') + '\n';
 }
 
+/**
+ * An operator command's result on stdout. A reader that left early (`| head`) ends the output, not
+ * the command with an error: the rest is not wanted.
+ */
+let pipeGuarded = false;
+function print(text: string): void {
+  if (!pipeGuarded) {
+    pipeGuarded = true;
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(0);
+    });
+  }
+  process.stdout.write(text);
+}
+
 /** `--json` output: the API's own objects, indented, and nothing else on stdout. */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  print(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** Writes the JSON for `--json`, else the table (or `empty` when there are no rows). */
@@ -53,7 +69,7 @@ export function output<T>(
   empty: string,
 ): void {
   if (json) printJson(value);
-  else process.stdout.write(rows.length === 0 ? `${empty}\n` : table(columns, rows));
+  else print(rows.length === 0 ? `${empty}\n` : table(columns, rows));
 }
 
 /** 850 ms, 1.5 s, 2m 30s, 1h 5m, 3d 2h. */

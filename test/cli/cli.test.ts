@@ -128,7 +128,7 @@ describe('courier operator commands', () => {
     const lines = table.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^ENDPOINT +UID +URL +STATUS +ATTEMPTS +NEXT ATTEMPT$/);
     expect(lines).toHaveLength(2);
-    expect(lines[1]).toMatch(new RegExp(`^${endpointId} +main +${receiver.url}/ok +success +1 +-$`));
+    expect(lines[1]).toMatch(new RegExp(`^${endpointId} +main +${receiver.url}/ok +delivered +1 +-$`));
     expect(JSON.parse(json.stdout)).toEqual([
       expect.objectContaining({ id: endpointId, statusText: 'success', nextAttempt: null }),
     ]);

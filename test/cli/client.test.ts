@@ -38,10 +38,17 @@ describe('ApiClient', () => {
     expect(ApiClient.connect({ url: 'https://flag:2/' }, env).url).toBe('https://flag:2');
     expect(ApiClient.connect({}, env).url).toBe('http://env:1');
     expect(ApiClient.connect({}, { COURIER_ADMIN_TOKEN: 'admin' }).url).toBe('http://127.0.0.1:8080');
+    // An empty COURIER_URL is unset; the API address `courier serve` prints works as it is.
+    expect(ApiClient.connect({}, { COURIER_URL: '', COURIER_TOKEN: 't' }).url).toBe('http://127.0.0.1:8080');
+    expect(ApiClient.connect({}, { COURIER_URL: 'http://h:8080/api/v1', COURIER_TOKEN: 't' }).url).toBe(
+      'http://h:8080',
+    );
     for (const [options, environment, message] of [
       [{}, {}, /^no API token/],
       [{}, { COURIER_TOKEN: '' }, /^no API token/],
       [{ url: 'localhost:8080', token: 't' }, {}, /^invalid --url "localhost:8080"/],
+      [{ token: 't' }, { COURIER_URL: 'ftp://h' }, /^invalid COURIER_URL "ftp:\/\/h"/],
+      [{ url: 'http://user:pw@h:8080', token: 't' }, {}, /^invalid --url: credentials in the URL/],
     ] as const) {
       const error = (() => {
         try {
@@ -53,6 +60,13 @@ describe('ApiClient', () => {
       expect(error).toBeInstanceOf(CliError);
       expect(error).toMatchObject({ exitCode: 2, message: expect.stringMatching(message) });
     }
+  });
+
+  it('refuses . and .. as names: URL parsing would turn them into another route', () => {
+    for (const name of ['.', '..']) {
+      expect(() => apiPath('app', 'acme', 'msg', name, 'endpoint')).toThrow(CliError);
+    }
+    expect(apiPath('app', 'a.b', 'msg', '...')).toBe('/api/v1/app/a.b/msg/...');
   });
 
   it('walks every page of a list', async () => {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,6 +64,29 @@ describe('values', () => {
     expect(collect('a, b,,c')).toEqual(['a', 'b', 'c']);
     // No name at all would have meant no channel: the message would go to unfiltered endpoints.
     for (const empty of [',', '', ' , ']) expect(() => collect(empty)).toThrow('expected a name');
+  });
+});
+
+describe('output into a pipe its reader closed', () => {
+  it('ends quietly (exit 0), as `| head` expects', async () => {
+    const format = new URL('../../src/cli/format.ts', import.meta.url).href;
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `(await import(${JSON.stringify(format)})).printJson('x'.repeat(1 << 22))`,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    // The reader takes the first chunk and leaves, as head does.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   });
 });
 

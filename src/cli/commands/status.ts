@@ -11,6 +11,20 @@ interface DestinationOut {
   attempts?: number;
 }
 
+/** Svix's words for a destination, in the ones the README and the API's description use. */
+function standing(d: DestinationOut): string {
+  switch (d.statusText) {
+    case 'success':
+      return 'delivered';
+    case 'fail':
+      return 'failed';
+    case 'pending':
+      return (d.attempts ?? 0) > 0 ? 'retrying' : 'pending';
+    default:
+      return d.statusText;
+  }
+}
+
 /** `courier status`: where one message stands at each endpoint it was sent to. */
 export async function status(app: string, message: string, options: OperatorOptions) {
   const client = ApiClient.connect(options);
@@ -24,7 +38,7 @@ export async function status(app: string, message: string, options: OperatorOpti
       { header: 'ENDPOINT', value: (d: DestinationOut) => d.id },
       { header: 'UID', value: (d) => d.uid ?? '-' },
       { header: 'URL', value: (d) => d.url, max: 60 },
-      { header: 'STATUS', value: (d) => d.statusText },
+      { header: 'STATUS', value: standing },
       { header: 'ATTEMPTS', value: (d) => orDash(d.attempts), align: 'right' },
       { header: 'NEXT ATTEMPT', value: (d) => (d.nextAttempt ? timestamp(d.nextAttempt) : '-') },
     ],
