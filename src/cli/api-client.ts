@@ -68,6 +68,10 @@ export class ApiClient {
           '`courier serve` prints the admin token on its first start',
       );
     }
+    // fetch refuses such a header before sending anything, which read as "cannot reach Courier".
+    if (!/^[\x21-\x7e]+$/.test(token)) {
+      throw usageError('the API token must be printable ASCII without spaces (a pasted character?)');
+    }
     return new ApiClient(url, token);
   }
 

@@ -49,6 +49,7 @@ describe('ApiClient', () => {
       [{ url: 'localhost:8080', token: 't' }, {}, /^invalid --url "localhost:8080"/],
       [{ token: 't' }, { COURIER_URL: 'ftp://h' }, /^invalid COURIER_URL "ftp:\/\/h"/],
       [{ url: 'http://user:pw@h:8080', token: 't' }, {}, /^invalid --url: credentials in the URL/],
+      [{ token: 'tok\u2026en' }, {}, /^the API token must be printable ASCII/],
     ] as const) {
       const error = (() => {
         try {
@@ -160,5 +161,40 @@ describe('dlq replay', () => {
       [ep.id],
     );
     expect(rows).toEqual([{ state: 'pending', n: 150 }]);
+  });
+
+  it('says how many a replay had replayed when a later chunk fails', async () => {
+    const appId = await createApp(api);
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/hook` });
+    for (let i = 0; i < 150; i++) {
+      await api.request('POST', `/api/v1/app/${appId}/msg`, { body: { eventType: 'e', payload: { i } } });
+    }
+    gone = true;
+    const engine = virtualWorker(api.db, { clock: api.clock, pauseAfter: 1000 });
+    for (let round = 0; round < 20; round++) {
+      api.clock.advance(1000);
+      if ((await engine.worker.runOnce()) === 0) break;
+    }
+    await engine.sender.close();
+    gone = false;
+    // The second replay chunk never reaches Courier.
+    const realFetch = globalThis.fetch;
+    let replays = 0;
+    const fetch = vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => {
+      if (String(input).endsWith('/dead-letter/replay') && ++replays === 2) {
+        return Promise.reject(new TypeError('fetch failed'));
+      }
+      return realFetch(input, init);
+    });
+    try {
+      const error = await dlqReplay(appId, ep.id, { url: api.url, token: TOKEN }).catch((e: CliError) => e);
+      expect(error).toBeInstanceOf(CliError);
+      expect(error).toMatchObject({
+        exitCode: 1,
+        message: expect.stringMatching(/; 100 deliveries replayed before that$/),
+      });
+    } finally {
+      fetch.mockRestore();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { usageError } from '../errors.ts';
+import { CliError, usageError } from '../errors.ts';
 import { orDash, output, printJson, timestamp } from '../format.ts';
 import { progressBar } from '../progress.ts';
 
@@ -90,6 +90,10 @@ export async function dlqReplay(app: string, endpoint: string, options: ReplayOp
       replayed += answer.replayed;
       bar.update(replayed);
     }
+  } catch (error) {
+    // What the earlier chunks replayed is done: say so, or the operator cannot tell what to redo.
+    if (!(error instanceof CliError) || replayed === 0) throw error;
+    throw new CliError(`${error.message}; ${deliveries(replayed)} replayed before that`, error.exitCode);
   } finally {
     bar.finish();
   }
