@@ -67,6 +67,9 @@ function fingerprint(request: FastifyRequest): string {
 export function registerIdempotency(app: Api, deps: ApiDeps): void {
   const { db, clock, logger } = deps;
   let claims = 0;
+  /** Gives the key back for a repeat; a publish that ran leaves it its message id (its outcome is unknown). */
+  const release = (request: FastifyRequest, key: IdempotencyKey) =>
+    releaseIdempotencyKey(db, key, request.publishAttempted === true, request.idempotencyToken ?? null);
 
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key'];
@@ -123,7 +126,7 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
     const token = request.idempotencyToken ?? null;
     const store =
       reply.statusCode >= 500
-        ? () => releaseIdempotencyKey(db, key, request.publishAttempted === true, token)
+        ? () => release(request, key)
         : () =>
             completeIdempotencyKey(
               db,
@@ -156,8 +159,6 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
     const key = request.idempotencyKey;
     if (!key) return;
     request.idempotencyKey = undefined;
-    await releaseIdempotencyKey(db, key, request.publishAttempted === true, request.idempotencyToken).catch(
-      () => {},
-    );
+    await release(request, key).catch(() => {});
   });
 }

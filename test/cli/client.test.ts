@@ -115,12 +115,14 @@ describe('dlq replay', () => {
     await api.close();
   });
 
-  it('replays in chunks, advancing a progress bar on a terminal', async () => {
+  /** An endpoint with 150 dead letters (410s), its receiver answering 200 again afterwards. */
+  async function deadLetters150() {
     const appId = await createApp(api);
     const ep = await createEndpoint(api, appId, { url: `${receiver.url}/hook` });
     for (let i = 0; i < 150; i++) {
       await api.request('POST', `/api/v1/app/${appId}/msg`, { body: { eventType: 'e', payload: { i } } });
     }
+    gone = true;
     // 150 permanent failures in a row would pause the endpoint at the default 100.
     const engine = virtualWorker(api.db, { clock: api.clock, pauseAfter: 1000 });
     for (let round = 0; round < 20; round++) {
@@ -129,6 +131,11 @@ describe('dlq replay', () => {
     }
     await engine.sender.close();
     gone = false;
+    return { appId, ep };
+  }
+
+  it('replays in chunks, advancing a progress bar on a terminal', async () => {
+    const { appId, ep } = await deadLetters150();
 
     const out: string[] = [];
     const err: string[] = [];
@@ -164,19 +171,7 @@ describe('dlq replay', () => {
   });
 
   it('says how many a replay had replayed when a later chunk fails', async () => {
-    const appId = await createApp(api);
-    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/hook` });
-    for (let i = 0; i < 150; i++) {
-      await api.request('POST', `/api/v1/app/${appId}/msg`, { body: { eventType: 'e', payload: { i } } });
-    }
-    gone = true;
-    const engine = virtualWorker(api.db, { clock: api.clock, pauseAfter: 1000 });
-    for (let round = 0; round < 20; round++) {
-      api.clock.advance(1000);
-      if ((await engine.worker.runOnce()) === 0) break;
-    }
-    await engine.sender.close();
-    gone = false;
+    const { appId, ep } = await deadLetters150();
     // The second replay chunk never reaches Courier.
     const realFetch = globalThis.fetch;
     let replays = 0;

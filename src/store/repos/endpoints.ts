@@ -158,13 +158,18 @@ export async function getEndpointById(db: Queryable, id: string): Promise<Endpoi
   return rows[0] ? fromRow(rows[0]) : null;
 }
 
-/** The endpoint locked for an update, as it now is (a concurrent edit committed first is seen); null once deleted. */
-export async function lockLiveEndpoint(db: Queryable, id: string): Promise<Endpoint | null> {
+/** Locks the endpoint's row for a change of it; false once it is deleted. */
+async function lockLiveRow(db: Queryable, id: string): Promise<boolean> {
   const { rows } = await db.query(
     'select 1 from courier_endpoints where id = $1 and deleted_at is null for no key update',
     [id],
   );
-  return rows.length > 0 ? getEndpointById(db, id) : null;
+  return rows.length > 0;
+}
+
+/** The endpoint locked for an update, as it now is (a concurrent edit committed first is seen); null once deleted. */
+export async function lockLiveEndpoint(db: Queryable, id: string): Promise<Endpoint | null> {
+  return (await lockLiveRow(db, id)) ? getEndpointById(db, id) : null;
 }
 
 export async function listEndpoints(
@@ -261,11 +266,7 @@ export async function rotateSecret(
   now: number,
 ): Promise<'rotated' | 'unchanged' | 'limit_reached'> {
   // One rotation at a time per endpoint: each sees the secret the previous one made current.
-  const { rows: live } = await db.query(
-    'select 1 from courier_endpoints where id = $1 and deleted_at is null for update',
-    [endpointId],
-  );
-  if (live.length === 0) throw new StoreNotFoundError(`endpoint ${endpointId} not found`);
+  if (!(await lockLiveRow(db, endpointId))) throw new StoreNotFoundError(`endpoint ${endpointId} not found`);
   const { rows } = await db.query<{ key: string; current: boolean }>(
     `select key, expires_at is null as current from courier_endpoint_secrets
       where endpoint_id = $1 and (expires_at is null or expires_at > $2)`,

@@ -30,9 +30,10 @@ const KEY_WHERE = 'scope = $1 and key = $2 and method = $3 and path = $4';
 const keyParams = (k: IdempotencyKey) => [k.scope, k.key, k.method, k.path];
 
 /**
- * Takes the key for a new request: true when this request is the first (or the previous use
- * expired, or its handler died holding the lock past lockedUntil with the same request).
- * The primary key makes concurrent repeats race for one row: exactly one of them gets true.
+ * Takes the key for a new request: non-null when this request is the first (or the previous use
+ * expired, or its handler died holding the lock past lockedUntil with the same request, or gave
+ * the key back). The primary key makes concurrent repeats race for one row: exactly one wins.
+ * token (the lock's end) is what completeIdempotencyKey and releaseIdempotencyKey check.
  * messageId is the id a publish under this key is to take; a repeat taking over the key of a
  * request whose outcome is unknown gets that request's id instead (claimed.messageId), so that its
  * message is found, or published under the same id, rather than published twice.
