@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Random } from '../random.ts';
@@ -14,6 +16,11 @@ import type { PolicyResolver } from './policy-resolver.ts';
  */
 export const DEFAULT_BATCH_SIZE = 200;
 export const DEFAULT_CONCURRENCY = 512;
+
+/** The default owner of a worker's leases: unique per process. */
+export function workerOwnerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+}
 
 /** What a Worker is given: its ports (database, sender, clock, randomness) and its settings. */
 export interface WorkerOptions {

@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Clock } from '../clock.ts';
 import type { SendRequest } from '../delivery/sender.ts';
 import { type Logger, silentLogger } from '../logger.ts';
@@ -7,15 +5,21 @@ import type { RetryPolicy } from '../policy/types.ts';
 import type { Database } from '../store/db.ts';
 import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '../store/queries/claim.ts';
 import type { Completion } from '../store/queries/complete.ts';
-import { release } from '../store/queries/unclaim.ts';
+import { type Lease, release } from '../store/queries/unclaim.ts';
 import { buildRequest, completionFor } from './attempt.ts';
 import { COMPLETION_HURRY_MS, COMPLETION_LINGER_MS, Linger, needsSlotsBack } from './completion-linger.ts';
 import { CompletionWriter } from './completion-writer.ts';
+import { HeldSlots } from './held-slots.ts';
 import { Housekeeping } from './housekeeping.ts';
 import { SendLag } from './send-lag.ts';
 import { Wakeups } from './wakeups.ts';
 import { WorkLostAtShutdown } from './work-lost.ts';
-import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, type WorkerOptions } from './worker-options.ts';
+import {
+  DEFAULT_BATCH_SIZE,
+  DEFAULT_CONCURRENCY,
+  type WorkerOptions,
+  workerOwnerId,
+} from './worker-options.ts';
 
 export type { WorkerOptions };
 
@@ -31,15 +35,14 @@ const COMPLETION_BATCH = 500;
 /** How soon to look again at work that is due but was locked when the claim passed it. */
 const LOCKED_RETRY_MS = 10;
 
+/** Outcomes not yet written beyond which the loop claims nothing more (their writes failing). */
+const UNWRITTEN_LIMIT = 4 * COMPLETION_BATCH;
+
 /**
  * After we abandon a request at its deadline the receiver may still be busy with it, so its
  * in-flight slot stays taken a little longer before the next request may go to that endpoint.
  */
 const ABANDONED_REQUEST_GRACE_MS = 250;
-
-export function workerOwnerId(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-}
 
 /**
  * Claims due deliveries, sends them, and records what the policy decided. No retry logic lives
@@ -63,15 +66,14 @@ export class Worker {
   /** Completions and give-backs dropped at shutdown, the database refusing them (stop() reports it). */
   private lostAtShutdown = 0;
   private loopDone: Promise<void> = Promise.resolve();
-  private readonly sending = new Set<number>();
+  /** Deliveries being sent, with their claims' leases. */
+  private readonly sending = new Map<number, number>();
   private completions: Completion[] = [];
-  private releases: number[] = [];
+  private releases: Lease[] = [];
   private flushing: Promise<void> | null = null;
   /** The wait of the first completion after a quiet spell for others to share its write. */
   private readonly linger = new Linger();
-  /** Slots this worker holds per endpoint: deliveries sending, or sent and not yet written. */
-  private readonly held = new Map<string, number>();
-  private readonly heldBy = new Map<number, string>();
+  private readonly held = new HeldSlots();
   /** Deliveries whose completion is being written now (see dispatch). */
   private readonly completing = new Set<number>();
   /** The loop waits for requests to finish before it claims again (this process's concurrency). */
@@ -155,7 +157,7 @@ export class Worker {
         { deliveries: this.sending.size },
         'shutdown deadline reached; releasing unfinished deliveries',
       );
-      this.giveBack(...this.sending);
+      this.giveBack(...Array.from(this.sending, ([id, leaseUntil]) => ({ id, leaseUntil })));
       this.sending.clear();
     }
     this.stopped = true;
@@ -170,7 +172,9 @@ export class Worker {
     let claimFailures = 0;
     while (this.running) {
       const room = this.concurrency - this.sending.size;
-      if (room < Math.min(this.batchSize, Math.ceil(this.concurrency / 4))) {
+      // Unwritten outcomes hold back claims too: while their writes fail, sending on piles them up.
+      const unwritten = this.completions.length + this.releases.length;
+      if (room < Math.min(this.batchSize, Math.ceil(this.concurrency / 4)) || unwritten > UNWRITTEN_LIMIT) {
         this.waitingForRoom = true;
         await this.wakeups.wait();
         this.waitingForRoom = false;
@@ -217,7 +221,7 @@ export class Worker {
     } catch (error) {
       if (error instanceof UnusableClaim) {
         // As dispatch() would: one still ours from before keeps its open request and its lease.
-        this.giveBack(...error.deliveryIds.filter((id) => !this.heldBy.has(id) || this.beingLetGo(id)));
+        this.giveBack(...error.leases.filter((l) => !this.held.has(l.id) || this.beingLetGo(l.id)));
       }
       throw error;
     }
@@ -246,30 +250,29 @@ export class Worker {
    * after its last check passed, and signing alone never holds back a claim's first delivery.
    */
   private prepare(delivery: ClaimedDelivery): Ready | null {
-    if (this.heldBy.has(delivery.id)) {
+    if (this.held.has(delivery.id)) {
       // Claimed again while still ours. Let go in the database (given back, or completed as due
       // at once) with this claim's answer read first (two connections, either order): give it
       // back again, or it waits out this lease unsent. Else its lease ran out in a database outage:
       // its request is open or its outcome unwritten, and will be written under this lease; sending
       // it again would duplicate the request and the attempt row, and free its slot twice.
-      if (this.beingLetGo(delivery.id)) this.giveBack(delivery.id);
+      if (this.beingLetGo(delivery.id)) this.giveBack(delivery);
       return null;
     }
-    this.sending.add(delivery.id);
-    this.heldBy.set(delivery.id, delivery.endpointId);
-    this.held.set(delivery.endpointId, (this.held.get(delivery.endpointId) ?? 0) + 1);
+    this.sending.set(delivery.id, delivery.leaseUntil);
+    this.held.take(delivery.id, delivery.endpointId);
     try {
       const now = this.clock.now();
       if (this.sendLag.tooLate(now - delivery.claimedAt)) {
         this.lateReleases++;
-        this.giveBack(delivery.id);
+        this.giveBack(delivery);
         this.done(delivery.id);
         return null;
       }
       const policy = this.options.policies.resolve(delivery.appPolicy, delivery.endpointPolicy);
       return { delivery, policy, request: buildRequest(delivery, now) };
     } catch (error) {
-      this.failedOn(delivery.id, error);
+      this.failedOn(delivery, error);
       this.done(delivery.id);
       return null;
     }
@@ -284,22 +287,22 @@ export class Worker {
       if (!this.sending.has(delivery.id)) return; // released at shutdown: no longer ours to record
       this.completions.push(completionFor(delivery, result, policy, this.clock, this.options.random));
       this.flushSoon();
-      if (needsSlotsBack(this.held.get(delivery.endpointId) ?? 0, delivery.maxInFlight)) {
+      if (needsSlotsBack(this.held.count(delivery.endpointId), delivery.maxInFlight)) {
         this.linger.hurry(COMPLETION_HURRY_MS);
       }
       this.ownFailures = 0;
     } catch (error) {
-      this.failedOn(delivery.id, error);
+      this.failedOn(delivery, error);
     } finally {
       this.done(delivery.id);
     }
   }
 
   /** The worker's own failure, not the receiver's: no attempt counted, the delivery given back. */
-  private failedOn(deliveryId: number, error: unknown): void {
+  private failedOn(lease: Lease, error: unknown): void {
     this.ownFailures++;
-    this.log.error({ err: error, deliveryId }, 'worker failed on a delivery; giving it back');
-    this.giveBack(deliveryId);
+    this.log.error({ err: error, deliveryId: lease.id }, 'worker failed on a delivery; giving it back');
+    this.giveBack(lease);
   }
 
   /** No longer sending: room for the loop to claim more. */
@@ -310,24 +313,14 @@ export class Worker {
 
   /** Its release is queued or being written, or its completion being written: maybe let go already. */
   private beingLetGo(deliveryId: number): boolean {
-    return this.releases.includes(deliveryId) || this.completing.has(deliveryId);
+    return this.releases.some((l) => l.id === deliveryId) || this.completing.has(deliveryId);
   }
 
   /** Deliveries due again at once, untouched: written without the linger's full wait. */
-  private giveBack(...ids: number[]): void {
-    this.releases.push(...ids);
+  private giveBack(...leases: Lease[]): void {
+    this.releases.push(...leases.map(({ id, leaseUntil }) => ({ id, leaseUntil })));
     this.flushSoon();
     this.linger.hurry(COMPLETION_HURRY_MS);
-  }
-
-  /** Its completion or release is written: the delivery's slot is free again. */
-  private letGo(deliveryId: number): void {
-    const endpointId = this.heldBy.get(deliveryId);
-    if (endpointId === undefined) return;
-    this.heldBy.delete(deliveryId);
-    const n = (this.held.get(endpointId) ?? 1) - 1;
-    if (n > 0) this.held.set(endpointId, n);
-    else this.held.delete(endpointId);
   }
 
   private flushSoon(): void {
@@ -344,32 +337,42 @@ export class Worker {
     }
   }
 
-  /** Writes completions and releases in batches; retried until the database takes them. */
+  /**
+   * Writes completions, then give-backs, in batches; retried until the database takes them. A
+   * completion whose write failed is written under a later claim of its delivery when its lease
+   * ran out meanwhile: a give-back of that claim waits for it, or it would be written to nothing.
+   */
   private async flush(): Promise<void> {
     await this.linger.wait(this.options.completionLingerMs ?? COMPLETION_LINGER_MS);
     let failures = 0;
     while (this.completions.length > 0 || this.releases.length > 0) {
       const batch = this.completions.slice(0, COMPLETION_BATCH);
-      const releasing = this.releases.slice();
       try {
-        if (releasing.length > 0) {
-          await release(this.db, this.owner, releasing);
-          this.releases.splice(0, releasing.length);
-          for (const id of releasing) this.letGo(id);
-          this.wakeups.signal(); // given back: due again at once
-        }
         if (batch.length > 0) {
           for (const c of batch) this.completing.add(c.deliveryId);
           const { alarms, claimable, wakeAt } = await this.writer
             .write(batch)
             .finally(() => this.completing.clear());
           this.completions.splice(0, batch.length);
-          for (const c of batch) this.letGo(c.deliveryId);
+          for (const c of batch) this.held.letGo(c.deliveryId);
           // Capacity freed for due work, or a retry scheduled that the idle timer does not know of
           // yet: claim again (a claim that finds nothing looks up the next due time).
-          if (claimable || batch.some((c) => c.state === 'pending')) this.wakeups.signal();
+          if (claimable || this.waitingForRoom || batch.some((c) => c.state === 'pending')) {
+            this.wakeups.signal();
+          }
           if (wakeAt !== null) this.wakeups.signalAt(wakeAt);
           await this.writer.settle(alarms);
+        }
+        const queued = new Set(this.completions.map((c) => c.deliveryId));
+        const releasing = this.releases.filter((l) => !queued.has(l.id));
+        if (releasing.length > 0) {
+          const { busy } = await release(this.db, this.owner, releasing);
+          // One whose row another transaction held for a moment (a resend, an expunge) stays queued.
+          const done = releasing.filter((l) => !busy.includes(l.id));
+          this.releases = this.releases.filter((l) => !done.includes(l));
+          for (const l of done) this.held.letGo(l.id);
+          this.wakeups.signal(); // given back: due again at once
+          if (busy.length > 0) await new Promise((resolve) => setTimeout(resolve, LOCKED_RETRY_MS));
         }
         failures = 0;
       } catch (error) {
@@ -383,7 +386,6 @@ export class Worker {
           this.completions = [];
           this.releases = [];
           this.held.clear();
-          this.heldBy.clear();
           return;
         }
         if ((failures & (failures - 1)) === 0) {

@@ -10,6 +10,7 @@ const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
 const delivery: ClaimedDelivery = {
   id: 1,
   claimedAt: clock.now(),
+  leaseUntil: clock.now() + 60_000,
   messageId: 'msg_1',
   endpointId: 'ep_1',
   attempts: 0,

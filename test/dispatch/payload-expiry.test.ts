@@ -97,7 +97,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     expect((await stored(id)).bytes).toBe(15);
     // The other endpoint's delivery is not sent with the expired bytes.
     expect((await deliveries(id)).filter((d) => !d.leased)).toEqual([expired]);
-    await release(t.db, 'w1', [claimed.deliveries[0]!.id]);
+    await release(t.db, 'w1', [claimed.deliveries[0]!]);
     expect(await sweeper.sweep(clock.now() + HOUR)).toEqual({ expunged: 1, inFlight: 0 });
     expect(await deliveries(id)).toEqual([expired, expired]);
     await t.db.query('delete from courier_deliveries');
@@ -129,7 +129,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     });
     expect(await resend(other)).toBe('expunged');
     expect((await deliveries(id)).filter((d) => !d.leased)).toEqual([expired]);
-    await release(t.db, 'w1', [claimed.deliveries[0]!.id]);
+    await release(t.db, 'w1', [claimed.deliveries[0]!]);
     expect(await sweeper.sweep(due)).toEqual({ expunged: 1, inFlight: 0 });
     await t.db.query('delete from courier_deliveries');
   });

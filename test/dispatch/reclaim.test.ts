@@ -3,6 +3,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { WorkLostAtShutdown } from '../../src/dispatch/work-lost.ts';
 import type { Worker } from '../../src/dispatch/worker.ts';
 import { type Database, DatabaseUnavailableError, preparedName } from '../../src/store/db.ts';
+import { reapExpiredLeases } from '../../src/store/queries/unclaim.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { runningWorker, virtualWorker } from '../support/engine.ts';
@@ -18,31 +19,33 @@ async function until(done: () => Promise<boolean>): Promise<void> {
 /**
  * `db` with the answer to the first statement `lettingGo` matches held back until the worker's next
  * round has claimed and handled its claim's answer: answers on two connections can be read in
- * either order. `second` holds that round's count once it has begun.
+ * either order. `second` holds that round's count once it has begun. With `fails`, that statement
+ * is not run and its answer is a lost connection.
  */
 function answeredAfterNextClaim(
   db: Database,
   lettingGo: (sql: string) => boolean,
-  hooks: { onClaim?: () => void; beforeRound?: () => void } = {},
+  hooks: { onClaim?: () => void; beforeRound?: () => unknown; fails?: boolean } = {},
 ) {
   const round: { worker?: Worker; second?: Promise<number> } = {};
   let claimed: (() => void) | null = null;
   let armed = true;
   const held = intercepting(db, async (sql, _params, run) => {
-    const result = await run();
+    const result = hooks.fails && armed && lettingGo(sql) ? null : await run();
     if (preparedName(sql) === 'courier_claim_batch') {
       hooks.onClaim?.();
       claimed?.();
     }
     if (armed && round.worker && lettingGo(sql)) {
       armed = false;
-      hooks.beforeRound?.();
+      await hooks.beforeRound?.();
       const claimReturned = new Promise<void>((resolve) => {
         claimed = resolve;
       });
       round.second = round.worker.runOnce();
       await claimReturned;
       await new Promise((resolve) => setImmediate(resolve)); // the claim's answer is handled first
+      if (result === null) throw new DatabaseUnavailableError('database unavailable: Connection terminated');
     }
     return result;
   });
@@ -184,7 +187,7 @@ describe.each(BACKENDS)('a worker claiming again, or unable to use, what it clai
   it('sends a delivery given back and claimed again before its release was heard, not leave it leased until its lease runs out', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
     let stall = 600; // the first claim is late: its delivery is given back
-    const { db, round } = answeredAfterNextClaim(t.db, (sql) => sql.includes('courier_unclaim($1'), {
+    const { db, round } = answeredAfterNextClaim(t.db, (sql) => sql.includes('courier_release('), {
       onClaim: () => {
         clock.advance(stall);
         stall = 0;
@@ -205,6 +208,30 @@ describe.each(BACKENDS)('a worker claiming again, or unable to use, what it clai
       'select count(*)::int as n from courier_deliveries where lease_owner is not null',
     );
     expect(rows[0]!.n).toBe(0);
+  });
+
+  it('writes an outcome whose write failed under the claim that took its delivery back, before giving that claim back', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    // The write fails once its delivery's lease has run out and the worker has claimed it again.
+    const { db, round } = answeredAfterNextClaim(t.db, (sql) => sql.includes('courier_complete_rows'), {
+      fails: true,
+      beforeRound: () => reapExpiredLeases(t.db, clock.now() + 61_000),
+    });
+    const { worker, sender } = virtualWorker(db, { clock });
+    round.worker = worker;
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    expect(await worker.runOnce()).toBe(1);
+    expect(await round.second).toBe(1); // the same delivery, claimed again and not sent
+    while ((await worker.runOnce()) > 0) {}
+    await sender.close();
+    expect(receiver.requests).toHaveLength(1);
+    const { rows } = await t.db.query<{ attempts: number; deliveries: number }>(
+      `select (select count(*)::int from courier_attempts) as attempts,
+              (select count(*)::int from courier_deliveries) as deliveries`,
+    );
+    expect(rows[0]).toEqual({ attempts: 1, deliveries: 0 });
   });
 
   it('sends a delivery completed as due at once and claimed again before its completion was heard', async () => {

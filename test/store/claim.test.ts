@@ -297,10 +297,70 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     await publishJson(t.db, appId, clock.now(), { i: 1 });
     const [d] = await claimAs('w');
     const before = await t.db.query('select attempts, next_attempt_at from courier_deliveries');
-    expect(await release(t.db, 'w', [d!.id])).toBe(1);
+    expect(await release(t.db, 'w', [d!])).toEqual({ released: 1, busy: [] });
     const after = await t.db.query('select attempts, next_attempt_at, state from courier_deliveries');
     expect(after.rows[0]).toMatchObject({ ...before.rows[0], state: 'pending' });
     expect(await claimAs('other')).toHaveLength(1);
+  });
+
+  it('gives back only the lease named, and names one it passed by as busy', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    const [first] = await claimAs('w');
+    expect(await reapExpiredLeases(t.db, clock.now() + 61_000)).toBe(1);
+    clock.advance(1);
+    const [again] = await claimAs('w');
+    // A give-back queued for the first claim does not end the second.
+    expect(await release(t.db, 'w', [first!])).toEqual({ released: 0, busy: [] });
+    expect(await claimAs('other')).toHaveLength(0);
+    expect(await release(t.db, 'w', [again!])).toEqual({ released: 1, busy: [] });
+    expect(await claimAs('other')).toHaveLength(1);
+  });
+
+  it.skipIf(backend === 'pglite')(
+    'names a lease it passed by, its row held by another transaction, as busy',
+    async () => {
+      await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+      await publishJson(t.db, appId, clock.now(), { i: 1 });
+      const [d] = await claimAs('w');
+      // A resend or an expunge holds it for a moment: still leased to w, to be given back again.
+      const locked = await holdOpen(t.db, (tx) =>
+        tx.query('select 1 from courier_deliveries where id = $1 for update', [d!.id]),
+      );
+      try {
+        expect(await release(t.db, 'w', [d!])).toEqual({ released: 0, busy: [d!.id] });
+      } finally {
+        await locked.commit();
+      }
+      expect(await release(t.db, 'w', [d!])).toEqual({ released: 1, busy: [] });
+    },
+  );
+
+  it('takes a completion written again after its commit went unheard, its delivery claimed again, once', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    const [d] = await claimAs('w');
+    const notFound = delivered(d!.id, 1, clock.now());
+    const retry = {
+      ...notFound,
+      state: 'pending' as const,
+      nextAttemptAt: clock.now() + 1_000,
+      streak: 'increment' as const,
+      attempt: { ...notFound.attempt, statusCode: 404, decision: 'retry' as const, delayMs: 1_000 },
+    };
+    await complete(t.db, 'w', clock.now(), [retry], 100);
+    clock.advance(1_000);
+    expect((await claimAs('w')).map((c) => c.id)).toEqual([d!.id]);
+    // The same completion again: it ends the new lease, with one attempt and one step of the streak.
+    await complete(t.db, 'w', clock.now(), [retry], 100);
+    const { rows } = await t.db.query(
+      `select (select count(*)::int from courier_attempts) as attempts, d.state, d.lease_owner, q.in_flight,
+              q.failure_streak
+         from courier_deliveries d join courier_endpoint_queues q using (endpoint_id)`,
+    );
+    expect(rows).toEqual([
+      { attempts: 1, state: 'pending', lease_owner: null, in_flight: 0, failure_streak: 1 },
+    ]);
   });
 
   it('takes over deliveries of a worker whose lease expired, and ignores its late completion', async () => {

@@ -45,7 +45,7 @@ describe('a delivery in flight when its endpoint is paused', () => {
     const id = Number(rows[0]!.id);
     await lease(id, now);
     await api.db.query('update courier_endpoint_queues set in_flight = 1 where endpoint_id = $1', [ep.id]);
-    return { endpointId: ep.id, id, now };
+    return { endpointId: ep.id, id, now, leased: [{ id, leaseUntil: now + 60_000 }] };
   }
 
   const pause = (endpointId: string) => holdEndpoint(api.db, endpointId, 'disabled', null, api.clock.now());
@@ -99,10 +99,10 @@ describe('a delivery in flight when its endpoint is paused', () => {
   }
 
   it('given back by its worker after the pause: held', async () => {
-    const { endpointId, id } = await inFlight('release-after-pause');
+    const { endpointId, id, leased } = await inFlight('release-after-pause');
     await pause(endpointId);
     const before = await queueOf(endpointId);
-    expect(await release(api.db, OWNER, [id])).toBe(1);
+    expect(await release(api.db, OWNER, leased)).toEqual({ released: 1, busy: [] });
     expect(await stateOf(id)).toEqual({ state: 'held', lease_owner: null });
     expect(await heldCount(api.db, endpointId)).toBe(2);
     // Its slot is free again, and it does not make the paused queue look due.
@@ -110,8 +110,11 @@ describe('a delivery in flight when its endpoint is paused', () => {
   });
 
   it('given back while the pause commits: held', async () => {
-    const { endpointId, id } = await inFlight('release-during-pause');
-    expect(await duringPause(endpointId, () => release(api.db, OWNER, [id]))).toBe(1);
+    const { endpointId, id, leased } = await inFlight('release-during-pause');
+    expect(await duringPause(endpointId, () => release(api.db, OWNER, leased))).toEqual({
+      released: 1,
+      busy: [],
+    });
     expect(await stateOf(id)).toEqual({ state: 'held', lease_owner: null });
     expect(await heldCount(api.db, endpointId)).toBe(2);
   });
@@ -142,17 +145,17 @@ describe('a delivery in flight when its endpoint is paused', () => {
   });
 
   it('is released with the others on resume', async () => {
-    const { endpointId, id, now } = await inFlight('resume-after-release');
+    const { endpointId, id, now, leased } = await inFlight('resume-after-release');
     await pause(endpointId);
-    await release(api.db, OWNER, [id]);
+    await release(api.db, OWNER, leased);
     expect(await resumeEndpoint(api.db, endpointId, now, 60_000, 7)).toBe(2);
     expect(await stateOf(id)).toEqual({ state: 'pending', lease_owner: null });
     expect(await heldCount(api.db, endpointId)).toBe(0);
   });
 
   it('an active endpoint gets its deliveries back as pending, as before', async () => {
-    const { endpointId, id, now } = await inFlight('release-active');
-    expect(await release(api.db, OWNER, [id])).toBe(1);
+    const { endpointId, id, now, leased } = await inFlight('release-active');
+    expect(await release(api.db, OWNER, leased)).toEqual({ released: 1, busy: [] });
     expect(await stateOf(id)).toEqual({ state: 'pending', lease_owner: null });
     await lease(id, now);
     await complete(api.db, OWNER, now, [retry(id, now)], 100);

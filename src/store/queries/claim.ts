@@ -2,11 +2,14 @@ import { prepared, type Queryable } from '../db.ts';
 import { fromEscapedBytes, toDate, toMs } from '../rows.ts';
 import { ASYNC_COMMIT } from './async-commit.ts';
 import { type EndpointConfig, EndpointConfigCache } from './endpoint-config.ts';
+import type { Lease } from './unclaim.ts';
 
 export interface ClaimedDelivery {
   id: number;
   /** The instant the claim was made for; the rate limit counted the delivery in that 100 ms slot. */
   claimedAt: number;
+  /** This claim's lease_expires_at: names the lease to give back. */
+  leaseUntil: number;
   messageId: string;
   endpointId: string;
   /** Attempts made before this one. */
@@ -85,10 +88,10 @@ const CLAIM = prepared(
  */
 export class UnusableClaim extends Error {
   constructor(
-    readonly deliveryIds: readonly number[],
+    readonly leases: readonly Lease[],
     cause: unknown,
   ) {
-    super(`claimed ${deliveryIds.length} deliveries but could not read their endpoints' configuration`, {
+    super(`claimed ${leases.length} deliveries but could not read their endpoints' configuration`, {
       cause,
     });
     this.name = 'UnusableClaim';
@@ -118,7 +121,7 @@ export async function claim(
     return { deliveries: await handOver(db, input, rows, cache), nextDueAt };
   } catch (error) {
     throw new UnusableClaim(
-      rows.map((r) => r.delivery_id),
+      rows.map((r) => ({ id: r.delivery_id, leaseUntil: input.now + input.leaseMs })),
       error,
     );
   }
@@ -140,6 +143,7 @@ async function handOver(
     return {
       id: r.delivery_id,
       claimedAt: input.now,
+      leaseUntil: input.now + input.leaseMs,
       messageId: r.message_id,
       endpointId: r.endpoint_id,
       attempts: r.attempts,

@@ -1,0 +1,172 @@
+-- A worker writes a completion again when it cannot tell whether the first write committed (the
+-- connection was lost with the answer). When it had committed, and the same worker had meanwhile
+-- claimed the retried delivery again, the second write matched that new lease and failed on the
+-- attempt's primary key, and so did every later try: the batch, and every outcome queued behind it,
+-- was never written. courier_complete_rows now applies such a completion once more (the same
+-- absolute state, attempts and due time, which ends the new lease) without a second attempt row or
+-- a second count toward the failure streak.
+--
+-- courier_release gives back exactly the leases named (a delivery id and the lease_expires_at its
+-- claim set), so a give-back queued for one lease cannot end a later one; and it returns the ids
+-- it passed by because another transaction held their rows (a resend, an expunge, the payload
+-- expiry sweep), for the worker to try again, where courier_unclaim counted them as given back.
+--
+-- Dead letters get an index in their paging order.
+--
+-- Same signatures and results for the functions replaced: workers of the previous release keep
+-- working during an upgrade.
+
+create or replace function courier_complete_rows(p_owner text, p_now timestamptz, p_rows jsonb, p_pause_after integer)
+returns table (endpoint_id text, failure_streak integer, alarm boolean, claimable boolean, wake_at timestamptz)
+language plpgsql set enable_seqscan = off set plan_cache_mode = force_generic_plan as $$
+declare
+  v_eps text[];
+  v_states text[];
+  v_next timestamptz[];
+  v_seq integer[];
+  v_streak text[];
+  v_locked text[];
+  v_ids bigint[];
+  v_done bigint[];
+  v_dids bigint[];
+  v_paused text[];
+  v_changed bigint[];
+  v_changed_to text[];
+begin
+  select coalesce(array_agg((r ->> 0)::bigint) filter (where r ->> 1 <> 'delivered'), '{}'),
+         coalesce(array_agg((r ->> 0)::bigint) filter (where r ->> 1 = 'delivered'), '{}')
+    into v_ids, v_done
+    from jsonb_array_elements(p_rows) r;
+  with input as materialized (
+    select (r.ord - 1)::integer as seq, (x ->> 0)::bigint as delivery_id, x ->> 1 as state,
+           (x ->> 2)::integer as attempts, courier_ms_time(x ->> 3) as next_attempt_at,
+           courier_ms_time(x ->> 4) as give_up_at, x ->> 5 as last_error, x ->> 6 as streak,
+           x ->> 7 as attempt_id, (x ->> 8)::integer as number, (x ->> 9)::smallint as trigger,
+           x ->> 10 as url, courier_ms_time(x ->> 11) as started_at, (x ->> 12)::integer as duration_ms,
+           (x ->> 13)::integer as status_code, x ->> 14 as failure_kind,
+           nullif(x -> 15, 'null') as response_headers, x ->> 16 as response_body, x ->> 17 as decision,
+           (x ->> 18)::bigint as delay_ms, x ->> 19 as reason, x ->> 20 as detail
+    from jsonb_array_elements(p_rows) with ordinality as r(x, ord)
+  ), upd as (
+    update courier_deliveries d
+      -- A retry for an endpoint paused meanwhile waits as held, like the rest of its deliveries.
+      set state = case when x.state = 'pending' and not q.active then 'held' else x.state end,
+          attempts = x.attempts,
+          next_attempt_at = coalesce(x.next_attempt_at, d.next_attempt_at),
+          give_up_at = x.give_up_at, last_error = x.last_error,
+          lease_owner = null, lease_expires_at = null, updated_at = p_now
+    from input x, courier_endpoint_queues q
+    where d.id = any(v_ids) and d.id = x.delivery_id and d.lease_owner = p_owner
+      and q.endpoint_id = d.endpoint_id
+    returning d.id, d.endpoint_id, d.message_id, d.state, d.next_attempt_at
+  ), del as (
+    -- By key alone: joined with the input, the planner scanned the input once per row.
+    delete from courier_deliveries d
+    where d.id = any(v_done) and d.lease_owner = p_owner
+    returning d.id, d.endpoint_id, d.message_id, 'delivered'::text as state, d.next_attempt_at
+  ), fin as (
+    select * from upd union all select * from del
+  ), att as (
+    insert into courier_attempts (id, delivery_id, message_id, endpoint_id, number, trigger, url, started_at,
+      duration_ms, status_code, failure_kind, response_headers, response_body, decision, delay_ms, reason, detail)
+    select x.attempt_id, upd.id, upd.message_id, upd.endpoint_id, x.number, x.trigger, x.url, x.started_at,
+      x.duration_ms, x.status_code, x.failure_kind, x.response_headers, x.response_body, x.decision,
+      x.delay_ms, x.reason, x.detail
+    from fin upd join input x on x.delivery_id = upd.id
+    -- Written already: this completion committed and its answer was lost.
+    on conflict on constraint courier_attempts_pkey do nothing
+    returning delivery_id
+  )
+  select coalesce(array_agg(upd.endpoint_id), '{}'), coalesce(array_agg(upd.state), '{}'),
+         coalesce(array_agg(upd.next_attempt_at), '{}'), coalesce(array_agg(x.seq), '{}'),
+         -- An attempt counts toward its endpoint's streak once, however often it is written.
+         coalesce(array_agg(case when a.delivery_id is not null then x.streak end), '{}'),
+         coalesce(array_agg(upd.id), '{}')
+    into v_eps, v_states, v_next, v_seq, v_streak, v_dids
+    from fin upd join input x on x.delivery_id = upd.id left join att a on a.delivery_id = upd.id;
+
+  if cardinality(v_eps) = 0 then
+    return;
+  end if;
+  select array_agg(l.endpoint_id), coalesce(array_agg(l.endpoint_id) filter (where not l.active), '{}')
+    into v_locked, v_paused from (
+    select q.endpoint_id, q.active from courier_endpoint_queues q
+    where q.endpoint_id = any(v_eps) order by q.endpoint_id for update
+  ) l;
+
+  -- The state of a retry was chosen from the endpoint's queue row as read without a lock. A pause
+  -- or resume holds that row until it commits: if one committed while the lock above waited, this
+  -- statement's snapshot (newer than the lock) sees it, and nothing else would move these
+  -- deliveries. A retry stored as held on an endpoint resumed since becomes pending; one stored as
+  -- pending on an endpoint paused since (the pause skipped it, leased) becomes held.
+  if 'held' = any(v_states) or (cardinality(v_paused) > 0 and 'pending' = any(v_states)) then
+    with changed as (
+      update courier_deliveries d set state = case when q.active then 'pending' else 'held' end
+        from courier_endpoint_queues q
+       where d.id = any(v_dids) and q.endpoint_id = d.endpoint_id
+         and ((d.state = 'held' and q.active) or (d.state = 'pending' and not q.active))
+      returning d.id, d.state
+    )
+    select coalesce(array_agg(ch.id), '{}'), coalesce(array_agg(ch.state), '{}')
+      into v_changed, v_changed_to from changed ch;
+    if cardinality(v_changed) > 0 then
+      select array_agg(coalesce(ch.state, u.state) order by u.ord) into v_states
+        from unnest(v_dids, v_states) with ordinality as u(id, state, ord)
+        left join unnest(v_changed, v_changed_to) as ch(id, state) on ch.id = u.id;
+    end if;
+  end if;
+
+  return query
+  with done as (
+    select * from unnest(v_eps, v_states, v_next, v_seq, v_streak) as c(endpoint_id, state, next_attempt_at, seq, streak)
+  ), per_ep as (
+    select c.endpoint_id,
+           count(*)::int as n,
+           min(c.next_attempt_at) filter (where c.state = 'pending') as next,
+           max(c.seq) filter (where c.streak = 'reset') as last_reset
+    from done c group by c.endpoint_id
+  ), streaks as (
+    select p.endpoint_id, p.n, p.next, p.last_reset,
+           (select count(*)::int from done c
+            where c.endpoint_id = p.endpoint_id and c.streak = 'increment'
+              and c.seq > coalesce(p.last_reset, -1)) as inc
+    from per_ep p
+  ), upd_q as (
+    update courier_endpoint_queues q
+      set in_flight = greatest(0, q.in_flight - s.n),
+          next_due_at = least(q.next_due_at, s.next),
+          failure_streak = case when s.last_reset is null then q.failure_streak + s.inc else s.inc end
+    from streaks s where q.endpoint_id = s.endpoint_id
+    returning q.endpoint_id, q.failure_streak, q.active, q.in_flight, q.max_in_flight, q.next_due_at,
+              q.blocked_until
+  )
+  select u.endpoint_id, u.failure_streak, u.active and u.failure_streak >= p_pause_after,
+         u.active and u.in_flight < u.max_in_flight and u.next_due_at <= p_now
+           and (u.blocked_until is null or u.blocked_until <= p_now),
+         case when u.active and u.in_flight < u.max_in_flight and u.next_due_at is not null
+                   and greatest(u.next_due_at, u.blocked_until) > p_now
+              then greatest(u.next_due_at, u.blocked_until) end
+  from upd_q u;
+end $$;
+
+create or replace function courier_release(p_ids bigint[], p_leases timestamptz[], p_owner text)
+returns table (released integer, busy bigint[]) language plpgsql set enable_seqscan = off as $$
+declare
+  v_ids bigint[];
+begin
+  select coalesce(array_agg(d.id), '{}') into v_ids from (
+    select d.id from courier_deliveries d join unnest(p_ids, p_leases) as l(id, lease) on l.id = d.id
+    where d.lease_owner = p_owner and d.lease_expires_at = l.lease
+    order by d.id
+    for update of d skip locked) d;
+  return query select
+    -- Locked by this transaction now, so courier_unclaim's own skip locked passes none of them by.
+    courier_unclaim(v_ids, p_owner, null, cardinality(v_ids)),
+    (select coalesce(array_agg(d.id), '{}') from courier_deliveries d
+       join unnest(p_ids, p_leases) as l(id, lease) on l.id = d.id
+      where d.lease_owner = p_owner and d.lease_expires_at = l.lease and d.id <> all(v_ids));
+end $$;
+
+-- Dead letters are listed and replayed in pages of id order, per endpoint: with only the
+-- (endpoint_id, updated_at) index each page read and sorted all of an endpoint's dead letters.
+create index courier_deliveries_dead_by_id on courier_deliveries (endpoint_id, id) where state in ('failed', 'expired');
