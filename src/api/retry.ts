@@ -8,20 +8,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Random } from '../random.ts';
 import { type Database, PARENT_DATABASE } from '../store/db.ts';
+import { isConflictAbort } from '../store/errors.ts';
 
-const RETRYABLE = new Set(['40P01', '40001']);
 const ATTEMPTS = 4;
-
-export function isRetryable(error: unknown): boolean {
-  return RETRYABLE.has((error as { code?: unknown } | null)?.code as string);
-}
 
 async function retried<T>(run: () => Promise<T>, random: Random): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await run();
     } catch (error) {
-      if (attempt >= ATTEMPTS || !isRetryable(error)) throw error;
+      if (attempt >= ATTEMPTS || !isConflictAbort(error)) throw error;
       await sleep(Math.floor(random() * 20 * attempt));
     }
   }

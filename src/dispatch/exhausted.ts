@@ -1,6 +1,7 @@
 import { newId } from '../ids.ts';
 import type { Logger } from '../logger.ts';
-import type { Transaction } from '../store/db.ts';
+import { DatabaseUnavailableError, type Transaction } from '../store/db.ts';
+import { isConflictAbort } from '../store/errors.ts';
 import type { Completion } from '../store/queries/complete.ts';
 import { type DeadLetterSubject, lockDeadLetters } from '../store/queries/dead-lettered.ts';
 import { type OperationalEvent, recordOperationalEvents } from '../store/queries/operational-events.ts';
@@ -63,6 +64,9 @@ export async function reportDeadLetters(
     await tx.query('release savepoint courier_dead_letter_events');
     return events.length;
   } catch (error) {
+    // The database's own trouble (a deadlock, a lost connection) is not the events' fault: the
+    // whole write is tried again, events and all.
+    if (isConflictAbort(error) || error instanceof DatabaseUnavailableError) throw error;
     await tx.query('rollback to savepoint courier_dead_letter_events');
     log.error(
       { err: error, deliveries: completions.map((c) => c.deliveryId) },

@@ -1,6 +1,8 @@
 /**
- * The embedded store's exclusive lock: a file holding the owner's pid, next to the data. A lock
- * whose owner is gone (a crash, kill -9) is taken over.
+ * The embedded store's exclusive lock: a file holding the owner's pid and host name, next to the
+ * data. A lock whose owner is gone (a crash, kill -9) is taken over. Whether a process lives can
+ * only be told on its own host: a lock from another host name (another container on a shared
+ * volume, where both may be pid 1) is never judged stale.
  *
  * The file appears with its pid already in it (written to a file of our own, then hard-linked into
  * place), and a stale one is moved aside by a rename that only one process can win, then checked:
@@ -10,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 
 const lockedHere = new Set<string>();
 const TRIES = 10;
@@ -17,8 +20,10 @@ const TRIES = 10;
 /** Takes the lock at `path` or throws why not; returns the function that releases it. */
 export function acquireLock(path: string): () => void {
   if (lockedHere.has(path)) throw new Error(`the data directory is already open in this process (${path})`);
-  const mine = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
-  writeFileSync(mine, String(process.pid));
+  const token = randomBytes(4).toString('hex');
+  const mine = `${path}.${process.pid}.${token}`;
+  const content = `${process.pid} ${hostname()} ${token}`;
+  writeFileSync(mine, content);
   try {
     for (let tries = 0; tries < TRIES; tries++) {
       try {
@@ -26,7 +31,8 @@ export function acquireLock(path: string): () => void {
         lockedHere.add(path);
         return () => {
           lockedHere.delete(path);
-          rmSync(path, { force: true });
+          // Only our own: a lock taken over meanwhile (this one judged stale) is another's now.
+          if (contentOf(path) === content) rmSync(path, { force: true });
         };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -36,7 +42,7 @@ export function acquireLock(path: string): () => void {
       if (owner !== null) {
         throw new Error(
           `the data directory is in use by process ${owner} (lock file ${path}); embedded storage serves one process — use COURIER_DATABASE_URL to run several. ` +
-            `If no Courier is running on it (process ${owner} being another program since a restart), delete the lock file`,
+            `If no Courier is running on it (process ${owner} being another program since a restart, or gone with its container), delete the lock file`,
         );
       }
       takeOverStale(path);
@@ -47,17 +53,29 @@ export function acquireLock(path: string): () => void {
   }
 }
 
-/** The live process holding the lock, null when its owner is gone (stale), 'gone' when no file. */
-function ownerOf(path: string): number | null | 'gone' {
-  let text: string;
+function contentOf(path: string): string | null {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
-  const owner = Number(text.trim());
-  return Number.isInteger(owner) && owner > 0 && owner !== process.pid && processAlive(owner) ? owner : null;
+}
+
+/**
+ * The process holding the lock ("pid" or "pid on host"), null when its owner is gone (stale),
+ * 'gone' when no file. A file of an earlier release holds the pid alone: taken as of this host.
+ */
+function ownerOf(path: string): string | null | 'gone' {
+  const text = contentOf(path);
+  if (text === null) return 'gone';
+  const [pidText = '', host = hostname()] = text.trim().split(' ');
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  if (host !== hostname()) return `${pid} on ${host}`;
+  // Our own pid in a lock this process does not hold: left by an earlier process of that pid (a
+  // container's pid 1, restarted).
+  return pid !== process.pid && processAlive(pid) ? String(pid) : null;
 }
 
 /**

@@ -32,6 +32,15 @@ const CONNECTION_ERROR_CODES = new Set([
   '08001',
   '08003',
   '08004',
+  '08000',
+  '08007',
+  '08P01',
+  '53300', // too many connections
+  '57P05', // idle session timeout
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
 ]);
 
 export function isConnectionError(error: unknown): boolean {
@@ -201,6 +210,12 @@ class PgListener {
       await client.connect();
       for (const channel of this.handlers.keys())
         await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      // Closed meanwhile, or connected by a subscribe while a reconnect timer was pending: a
+      // second connection would deliver every notification twice, and keep the process alive.
+      if (this.closed || this.client) {
+        await client.end().catch(() => {});
+        return;
+      }
       this.client = client;
       this.failures = 0;
       // Wake subscribers once: anything notified while we were disconnected was missed.
@@ -229,6 +244,7 @@ class PgListener {
     if ((this.failures & (this.failures - 1)) === 0) this.options.onListenError?.(error, delay);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
+      if (this.client || this.closed) return;
       this.connecting ??= this.connect();
     }, delay);
     this.reconnectTimer.unref();

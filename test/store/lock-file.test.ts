@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireLock } from '../../src/store/lock-file.ts';
@@ -35,9 +35,11 @@ describe('the embedded store lock file', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('holds our pid, refuses a second taker in this process, and is gone once released', () => {
+  const ours = () => new RegExp(`^${process.pid} ${hostname()} [0-9a-f]{8}$`);
+
+  it('holds our pid and host, refuses a second taker in this process, and is gone once released', () => {
     const release = acquireLock(path);
-    expect(readFileSync(path, 'utf8')).toBe(String(process.pid));
+    expect(readFileSync(path, 'utf8')).toMatch(ours());
     expect(() => acquireLock(path)).toThrow('already open in this process');
     release();
     acquireLock(path)();
@@ -46,8 +48,28 @@ describe('the embedded store lock file', () => {
   it('takes over a lock whose process is gone', async () => {
     writeFileSync(path, String(await deadPid()));
     const release = acquireLock(path);
-    expect(readFileSync(path, 'utf8')).toBe(String(process.pid));
+    expect(readFileSync(path, 'utf8')).toMatch(ours());
     release();
+  });
+
+  it("takes over one left by this pid (a container's pid 1, restarted), on this host", async () => {
+    writeFileSync(path, `${process.pid} ${hostname()} 0badf00d`);
+    acquireLock(path)();
+  });
+
+  it('never judges stale a lock of another host (a container sharing the volume), whatever its pid', async () => {
+    for (const pid of [process.pid, await deadPid()]) {
+      writeFileSync(path, `${pid} other-container 0badf00d`);
+      expect(() => acquireLock(path)).toThrow(`in use by process ${pid} on other-container`);
+      expect(readFileSync(path, 'utf8')).toBe(`${pid} other-container 0badf00d`);
+    }
+  });
+
+  it('leaves on release a lock another process took over meanwhile', () => {
+    const release = acquireLock(path);
+    writeFileSync(path, `${process.pid + 1} ${hostname()} 0badf00d`);
+    release();
+    expect(readFileSync(path, 'utf8')).toBe(`${process.pid + 1} ${hostname()} 0badf00d`);
   });
 
   it('is taken by exactly one of eight processes starting at the same instant, over a stale lock', async () => {

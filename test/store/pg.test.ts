@@ -41,4 +41,22 @@ describe('PgDatabase connections', () => {
       }
     }
   });
+
+  it('take a server out of connections (53300) as unavailable, not as a refused statement', async () => {
+    const role = `t_courier_role_full_${process.pid}`;
+    const admin = new PgDatabase({ connectionString: TEST_DATABASE_URL, poolSize: 1 });
+    await admin.query(`create role ${role} login connection limit 0`);
+    const url = new URL(TEST_DATABASE_URL);
+    url.username = role;
+    const db = new PgDatabase({ connectionString: url.toString(), poolSize: 1 });
+    try {
+      const error = await db.query('select 1').catch((e: unknown) => e as Error);
+      expect(error).toBeInstanceOf(DatabaseUnavailableError);
+      expect((error as Error).message).toContain('too many connections');
+    } finally {
+      await db.close();
+      await admin.query(`drop role ${role}`);
+      await admin.close();
+    }
+  });
 });

@@ -20,9 +20,12 @@ export interface StreakAlarm {
   failureStreak: number;
 }
 
+// The columns by name: a later release adding one to the function leaves this statement's result
+// type, which a prepared statement keeps, as it was (0A000 "cached plan must not change result type").
 const COMPLETE = prepared(
   'courier_complete_rows',
-  `select c.* from ${ASYNC_COMMIT}, courier_complete_rows($1, $2, $3, $4) c`,
+  `select c.endpoint_id, c.failure_streak, c.alarm, c.claimable, c.wake_at
+     from ${ASYNC_COMMIT}, courier_complete_rows($1, $2, $3, $4) c`,
 );
 
 /** Unix milliseconds, as a Date would hold them (it drops fractions). */

@@ -86,7 +86,7 @@ export async function resumeEndpoint(
     `update courier_deliveries
         set state = 'pending', updated_at = $2,
             next_attempt_at = greatest(next_attempt_at, $2::timestamptz + make_interval(
-              secs => (abs(hashtext(id::text || ':' || $4::text)) % 1000000) / 1000000.0 * $3 / 1000.0)),
+              secs => (abs(hashtext(id::text || ':' || $4::text)::bigint) % 1000000) / 1000000.0 * $3 / 1000.0)),
             give_up_at = give_up_at + greatest(interval '0', $2::timestamptz - greatest($5::timestamptz, updated_at))
       where endpoint_id = $1 and state = 'held'`,
     [endpointId, toDate(now), spreadMs, seed, rows[0]!.held_since],

@@ -18,7 +18,7 @@ export type ExpiryOutcome = ExpungeOutcome | 'skipped' | 'gone';
 async function lockMessage(tx: Queryable, messageId: string): Promise<{ exists: boolean; leased: boolean }> {
   const message = await tx.query('select 1 from courier_messages where id = $1 for update', [messageId]);
   const { rows } = await tx.query<{ leased: boolean }>(
-    'select lease_owner is not null as leased from courier_deliveries where message_id = $1 for update',
+    'select lease_owner is not null as leased from courier_deliveries where message_id = $1 order by id for update',
     [messageId],
   );
   return { exists: message.rows.length > 0, leased: rows.some((r) => r.leased) };

@@ -234,9 +234,13 @@ export async function deleteEndpoint(db: Queryable, id: string, now: number): Pr
  * again, so they leave the queue table. One a worker holds finishes its attempt first.
  */
 export async function dropDeliveries(db: Queryable, endpointIds: readonly string[]): Promise<void> {
-  await db.query('delete from courier_deliveries where endpoint_id = any($1) and lease_owner is null', [
-    endpointIds,
-  ]);
+  // The states spelled out: each is a partial index of endpoint_id (no full scan of the table).
+  await db.query(
+    `delete from courier_deliveries
+      where endpoint_id = any($1) and (state = 'pending' or state = 'held' or state in ('failed', 'expired'))
+        and lease_owner is null`,
+    [endpointIds],
+  );
 }
 
 /** Active secrets, current first (the signing order). */
