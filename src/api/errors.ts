@@ -9,6 +9,7 @@ import type { Logger } from '../logger.ts';
 import { DatabaseUnavailableError } from '../store/db.ts';
 import { StoreNotFoundError } from '../store/errors.ts';
 import type { RouteTable } from './route-table.ts';
+import { unimplementedSvixFeature } from './svix-unimplemented.ts';
 import type { Api } from './types.ts';
 import { type ValidationItem, validationItems } from './validation.ts';
 
@@ -178,6 +179,19 @@ export function registerErrorHandling(app: Api, routes: RouteTable, logger: Logg
           405,
           'method_not_allowed',
           `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`,
+        ),
+        request,
+        reply,
+        logger,
+      );
+    }
+    const feature = unimplementedSvixFeature(path);
+    if (feature !== null) {
+      return sendError(
+        new ApiError(
+          501,
+          'not_implemented',
+          `Courier does not implement ${feature}: ${request.method} ${path}`,
         ),
         request,
         reply,

@@ -20,11 +20,13 @@ import { applicationRoutes } from './routes/applications.ts';
 import { attemptRoutes } from './routes/attempts.ts';
 import { deadLetterRoutes } from './routes/dead-letter.ts';
 import { endpointHeaderRoutes } from './routes/endpoint-headers.ts';
+import { endpointMessageRoutes } from './routes/endpoint-messages.ts';
 import { endpointSecretRoutes } from './routes/endpoint-secrets.ts';
 import { endpointStatsRoutes } from './routes/endpoint-stats.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
 import { eventTypeRoutes } from './routes/event-types.ts';
 import { healthRoutes } from './routes/health.ts';
+import { messageContentRoutes } from './routes/message-content.ts';
 import { messageRoutes } from './routes/messages.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { operationalEventRoutes } from './routes/operational-events.ts';
@@ -55,7 +57,9 @@ const RESOURCE_ROUTES = [
   endpointStatsRoutes,
   deadLetterRoutes,
   messageRoutes,
+  messageContentRoutes,
   attemptRoutes,
+  endpointMessageRoutes,
   eventTypeRoutes,
   operationalEventRoutes,
 ];

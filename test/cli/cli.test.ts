@@ -113,7 +113,10 @@ describe('courier operator commands', () => {
     expect(lines[0]).toMatch(/ +RATE LIMIT +DELIVERED +PENDING +SENDING +FAILED$/);
     expect(lines[1]).toMatch(new RegExp(`^${endpointId} .* +2 +0 +0 +0$`));
     expect(JSON.parse(json.stdout)).toEqual([
-      expect.objectContaining({ id: endpointId, stats: { success: 2, pending: 0, sending: 0, fail: 0 } }),
+      expect.objectContaining({
+        id: endpointId,
+        stats: { success: 2, pending: 0, sending: 0, fail: 0, canceled: 0 },
+      }),
     ]);
   });
 

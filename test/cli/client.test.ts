@@ -77,10 +77,10 @@ describe('ApiClient', () => {
       ids.push((await createEndpoint(api, appId, { url: `https://example.com/${i}` })).id);
     }
     const path = apiPath('app', appId, 'endpoint');
-    const all = await client.list<{ id: string }>(path, { limit: 2 });
+    const all = await client.list<{ id: string }>(path, { limit: 2, order: 'ascending' });
     expect(all.map((e) => e.id)).toEqual(ids);
     expect((await client.list<{ id: string }>(path, { limit: 2 }, 3)).map((e) => e.id)).toEqual(
-      ids.slice(0, 3),
+      [...ids].reverse().slice(0, 3),
     );
   });
 

@@ -98,6 +98,8 @@ describe('attempts, attempted destinations and resend', () => {
       (await attemptsOf('msg', msgId, '?with_msg=true')).map((a) => (a.msg as { id: string }).id),
     ).toEqual([msgId, msgId]);
     expect((await attemptsOf('msg', msgId))[0]).not.toHaveProperty('msg');
+    const bare = await attemptsOf('msg', msgId, '?with_msg=true&with_content=false');
+    expect(bare.map((a) => (a.msg as { payload: unknown }).payload)).toEqual([{}, {}]);
 
     const one = await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}/attempt/${success!.id}`);
     expect(one.body).toEqual(success);

@@ -90,15 +90,19 @@ describe('dead letters, replay and recover', () => {
     expect((await api.request('POST', `${base()}/dead-letter/replay`)).body).toEqual({ replayed: 0 });
   });
 
-  it('recover replays what failed in [since, until) and answers 202 with the finished task', async () => {
-    await failMessages(3);
-    const { rows } = await api.db.query<{ updated_at: Date }>(
-      'select updated_at from courier_delivery_states where endpoint_id = $1 order by id',
-      [ep.id],
-    );
-    const res = await api.request('POST', `${base()}/recover`, {
-      body: { since: rows[1]!.updated_at.toISOString(), until: null },
-    });
+  it('recover replays what failed of the messages sent in [since, until), as Svix, and answers 202 with the finished task', async () => {
+    // Sent at start + 1, 2, 3 s; the first two fail only an hour later (they were retried).
+    const start = api.clock.now();
+    status = 503;
+    await failMessages(2);
+    status = 410;
+    await failMessages(1);
+    api.clock.advance(3_600_000);
+    await engine.worker.runOnce();
+    expect(await states()).toEqual(['failed', 'failed', 'failed']);
+    const at = (s: number) => new Date(start + s * 1000).toISOString();
+    // Sent in [2 s, 3 s): the second alone, though all three failed after 2 s, and two after 3 s.
+    const res = await api.request('POST', `${base()}/recover`, { body: { since: at(2), until: at(3) } });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^qtask_[0-9A-Z]{26}$/),
@@ -106,6 +110,8 @@ describe('dead letters, replay and recover', () => {
       task: 'endpoint.recover',
       updatedAt: new Date(api.clock.now()).toISOString(),
     });
+    expect(await states()).toEqual(['failed', 'pending', 'failed']);
+    await api.request('POST', `${base()}/recover`, { body: { since: at(3), until: null } });
     expect(await states()).toEqual(['failed', 'pending', 'pending']);
     expect(locs(await api.request('POST', `${base()}/recover`, { body: {} }))).toEqual(['body.since']);
   });

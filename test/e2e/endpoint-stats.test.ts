@@ -65,7 +65,7 @@ describe.each(BACKENDS)('endpoint stats on %s', (backend) => {
   it('counts each message once, by where it stands at the endpoint', async () => {
     const answer = await stats();
     expect(answer.status).toBe(200);
-    expect(answer.body).toEqual({ success: 1, pending: 1, sending: 1, fail: 1 });
+    expect(answer.body).toEqual({ success: 1, pending: 1, sending: 1, fail: 1, canceled: 0 });
     // The official SDK reads the same.
     const svix = new Svix(TOKEN, { serverUrl: api.url });
     expect(await svix.endpoint.getStats(appId, ep.id)).toEqual({
@@ -73,6 +73,7 @@ describe.each(BACKENDS)('endpoint stats on %s', (backend) => {
       pending: 1,
       sending: 1,
       fail: 1,
+      canceled: 0,
     });
   });
 
@@ -83,21 +84,30 @@ describe.each(BACKENDS)('endpoint stats on %s', (backend) => {
       pending: 1,
       sending: 1,
       fail: 1,
+      canceled: 0,
     });
     expect((await stats(`?until=${at(first + 1000)}`)).body).toEqual({
       success: 1,
       pending: 0,
       sending: 0,
       fail: 1,
+      canceled: 0,
     });
     expect((await stats(`?since=${at(first)}&until=${at(first)}`)).body).toEqual({
       success: 1,
       pending: 0,
       sending: 0,
       fail: 0,
+      canceled: 0,
     });
     const other = await createEndpoint(api, appId, { url: `${receiver.url}/other` });
-    expect((await stats('', other.id)).body).toEqual({ success: 0, pending: 0, sending: 0, fail: 0 });
+    expect((await stats('', other.id)).body).toEqual({
+      success: 0,
+      pending: 0,
+      sending: 0,
+      fail: 0,
+      canceled: 0,
+    });
   });
 
   it('counts a delivered message resent since as pending, not twice', async () => {
@@ -106,18 +116,24 @@ describe.each(BACKENDS)('endpoint stats on %s', (backend) => {
       `/api/v1/app/${appId}/msg/${ids.delivered}/endpoint/${ep.id}/resend`,
     );
     expect(answer.status).toBe(202);
-    expect((await stats()).body).toEqual({ success: 0, pending: 2, sending: 1, fail: 1 });
+    expect((await stats()).body).toEqual({ success: 0, pending: 2, sending: 1, fail: 1, canceled: 0 });
     // Delivered again: two delivered attempts, one message.
     status = 200;
     expect(await engine.worker.runOnce()).toBe(1);
-    expect((await stats()).body).toEqual({ success: 1, pending: 1, sending: 1, fail: 1 });
+    expect((await stats()).body).toEqual({ success: 1, pending: 1, sending: 1, fail: 1, canceled: 0 });
   });
 
   it('counts held deliveries of a paused endpoint as pending', async () => {
     const paused = await createEndpoint(api, appId, { url: `${receiver.url}/paused`, filterTypes: ['held'] });
     expect((await api.request('POST', `/api/v1/app/${appId}/endpoint/${paused.id}/pause`)).status).toBe(200);
     await publishMessage(api, appId, { eventType: 'held' });
-    expect((await stats('', paused.id)).body).toEqual({ success: 0, pending: 1, sending: 0, fail: 0 });
+    expect((await stats('', paused.id)).body).toEqual({
+      success: 0,
+      pending: 1,
+      sending: 0,
+      fail: 0,
+      canceled: 0,
+    });
   });
 
   it('refuses a window in the future, reversed or longer than 28 days, with a coded error', async () => {

@@ -343,14 +343,17 @@ describe('endpoints', () => {
     expect((await api.request('POST', `${base()}/${ep.id}/resume`)).status).toBe(200);
   });
 
-  it('lists with pagination', async () => {
+  it('lists with pagination, newest first as Svix, or oldest first on request', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++)
       ids.push((await createEndpoint(api, appId, { url: `https://example.com/${i}` })).id);
+    const newest = [...ids].reverse();
     const page1 = await api.request('GET', `${base()}?limit=2`);
-    expect(page1.body.data.map((e: { id: string }) => e.id)).toEqual(ids.slice(0, 2));
+    expect(page1.body.data.map((e: { id: string }) => e.id)).toEqual(newest.slice(0, 2));
     expect(page1.body.done).toBe(false);
-    const page3 = await api.request('GET', `${base()}?limit=2&iterator=${ids[3]}`);
-    expect(page3.body).toMatchObject({ done: true, data: [{ id: ids[4] }] });
+    const page3 = await api.request('GET', `${base()}?limit=2&iterator=${newest[3]}`);
+    expect(page3.body).toMatchObject({ done: true, data: [{ id: newest[4] }] });
+    const oldest = await api.request('GET', `${base()}?limit=2&order=ascending`);
+    expect(oldest.body.data.map((e: { id: string }) => e.id)).toEqual(ids.slice(0, 2));
   });
 });

@@ -204,4 +204,76 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     const missing = await api.request('DELETE', `/api/v1/app/${appId}/msg/no-such-event/content`);
     expect(missing.status).toBe(404);
   });
+
+  it('deletes every payload of an application (expungeAllContents), and says when attempts under way held some back', async () => {
+    const appId = await createApp(api);
+    const otherApp = await createApp(api);
+    await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    await createEndpoint(api, otherApp, { url: `${receiver.url}/ok` });
+    const mine = [await publishMessage(api, appId), await publishMessage(api, appId)];
+    const theirs = await publishMessage(api, otherApp);
+    // One of mine is being sent elsewhere.
+    const claimed = await claim(api.db, {
+      owner: 'elsewhere',
+      now: api.clock.now(),
+      leaseMs: 60_000,
+      limit: 250,
+    });
+    const busy = claimed.deliveries.find((d) => d.messageId === mine[1])!;
+    await api.db.query(
+      `update courier_deliveries set lease_owner = null, lease_expires_at = null
+        where lease_owner = 'elsewhere' and id <> $1`,
+      [busy.id],
+    );
+
+    const held = await api.request('POST', `/api/v1/app/${appId}/msg/expunge-all-contents`);
+    expect(held.status).toBe(409);
+    expect(held.body).toMatchObject({
+      code: 'attempt_in_progress',
+      detail: expect.stringContaining('1 message has'),
+    });
+    expect((await stored(mine[0]!)).bytes).toBe(0);
+    expect((await stored(mine[1]!)).expunged_at).toBeNull();
+
+    await api.db.query(
+      `update courier_deliveries set lease_owner = null, lease_expires_at = null where id = $1`,
+      [busy.id],
+    );
+    const svix = new Svix(TOKEN, { serverUrl: api.url });
+    const task = await svix.message.expungeAllContents(appId);
+    expect(task).toMatchObject({ status: 'finished', task: 'application.purge_content' });
+    expect(task.id).toMatch(/^qtask_/);
+    expect((await stored(mine[1]!)).bytes).toBe(0);
+    expect((await stored(theirs)).bytes).toBeGreaterThan(0);
+    const missing = await api.request('POST', '/api/v1/app/no-such-app/msg/expunge-all-contents');
+    expect(missing.status).toBe(404);
+  });
+
+  it("deletes an attempt's kept response (expungeContent), and answers 404 for an unknown attempt", async () => {
+    const engine = virtualWorker(api.db, { clock: api.clock });
+    const appId = await createApp(api);
+    await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
+    const msgId = await publishMessage(api, appId);
+    await engine.worker.runOnce();
+    await engine.sender.close();
+    const svix = new Svix(TOKEN, { serverUrl: api.url });
+    const [attempt] = (await svix.messageAttempt.listByMsg(appId, msgId)).data;
+    await api.db.query(
+      `update courier_attempts set response_body = 'secret', response_headers = '{"x-secret": "1"}' where id = $1`,
+      [attempt!.id],
+    );
+    await svix.messageAttempt.expungeContent(appId, msgId, attempt!.id);
+    const after = await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}/attempt/${attempt!.id}`);
+    expect(after.body).toMatchObject({
+      id: attempt!.id,
+      response: '',
+      responseHeaders: null,
+      responseStatusCode: 500,
+    });
+    const unknown = await api.request(
+      'DELETE',
+      `/api/v1/app/${appId}/msg/${msgId}/attempt/atmpt_01KDWPVNG0Z2T6P6PJXKZK51B0/content`,
+    );
+    expect(unknown.status).toBe(404);
+  });
 });

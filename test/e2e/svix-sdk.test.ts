@@ -205,6 +205,7 @@ describe('the official Svix SDK against Courier', () => {
 
     const endpoints = await walk((iterator) => svix.endpoint.list(app.id, { limit: 2, iterator }));
     expect(endpoints).toHaveLength(5);
+    expect([...endpoints].sort().reverse()).toEqual(endpoints); // newest first, as Svix
     const apps = await walk((iterator) => svix.application.list({ limit: 1, iterator }));
     expect(apps).toContain(app.id);
     expect(new Set(apps).size).toBe(apps.length);

@@ -1,23 +1,33 @@
 import { Type } from 'typebox';
 import { resendDelivery } from '../../store/queries/resend.ts';
-import { type AttemptFilter, findAttempt, listAttempts } from '../../store/repos/attempts.ts';
+import {
+  type AttemptFilter,
+  expungeAttemptResponse,
+  findAttempt,
+  listAttempts,
+} from '../../store/repos/attempts.ts';
 import { listDestinations } from '../../store/repos/destinations.ts';
 import { findMessages, type Message } from '../../store/repos/messages.ts';
 import { notFound, payloadExpunged } from '../errors.ts';
 import { requireApp, requireEndpoint, requireEndpointOf, requireMessage } from '../lookup.ts';
 import { idIterator, type ListParams, listQuery, paginate } from '../pagination.ts';
 import { attemptOut, MessageAttemptOut } from '../schemas/attempts.ts';
-import { Empty, IdOrUid, idPattern, ListResponse, msOf } from '../schemas/common.ts';
+import { Empty, IdOrUid, idPattern, ListResponse, msOf, NoContent } from '../schemas/common.ts';
 import { destinationOut, MessageEndpointOut } from '../schemas/destinations.ts';
 import { messageOut } from '../schemas/messages.ts';
 import type { Api, ApiDeps } from '../types.ts';
-import { eventTypesOf, messageFilters } from './messages.ts';
+import { eventTypesOf, messageFilters, WithContent } from './messages.ts';
 
 const tags = ['Message Attempt'];
 const AppId = IdOrUid('The application id (app_…) or uid.');
 const EndpointId = IdOrUid('The endpoint id (ep_…) or uid.');
 const MsgId = IdOrUid('The message id (msg_…) or its eventId.');
 const List = ListResponse(MessageAttemptOut, 'ListResponse_MessageAttemptOut_');
+const AttemptParams = Type.Object({
+  app_id: AppId,
+  msg_id: MsgId,
+  attempt_id: Type.String({ pattern: idPattern('atmpt') }),
+});
 
 const attemptQuery = {
   ...listQuery(idIterator('atmpt'), 'descending'),
@@ -25,6 +35,7 @@ const attemptQuery = {
   with_msg: Type.Optional(
     Type.Boolean({ default: false, description: 'Each attempt with its message (msg), as Svix.' }),
   ),
+  with_content: WithContent,
   status: Type.Optional(
     Type.Integer({
       enum: [0, 1, 2, 3, 4],
@@ -41,6 +52,7 @@ const attemptQuery = {
 
 interface AttemptQuery extends ListParams {
   with_msg?: boolean;
+  with_content?: boolean;
   status?: number;
   status_code_class?: number;
   before?: string;
@@ -69,6 +81,7 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
     };
     // with_msg: each attempt with its message, read for the page in one query.
     const messages = new Map<string, Message>();
+    const withContent = query.with_content !== false;
     return paginate(
       query,
       'descending',
@@ -76,14 +89,14 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
         const page = await listAttempts(db, filter, w);
         if (query.with_msg && page.data.length > 0) {
           const ids = [...new Set(page.data.map((a) => a.messageId))];
-          for (const m of await findMessages(db, appId, ids)) messages.set(m.id, m);
+          for (const m of await findMessages(db, appId, ids, withContent)) messages.set(m.id, m);
         }
         return page;
       },
       (a) => a.id,
       (a) => {
         const msg = messages.get(a.messageId);
-        return msg ? { ...attemptOut(a), msg: messageOut(msg) } : attemptOut(a);
+        return msg ? { ...attemptOut(a), msg: messageOut(msg, withContent) } : attemptOut(a);
       },
     );
   }
@@ -164,11 +177,7 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
       schema: {
         tags,
         summary: 'Get an attempt',
-        params: Type.Object({
-          app_id: AppId,
-          msg_id: MsgId,
-          attempt_id: Type.String({ pattern: idPattern('atmpt') }),
-        }),
+        params: AttemptParams,
         response: { 200: MessageAttemptOut },
       },
     },
@@ -178,6 +187,29 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
       const attempt = await findAttempt(db, message.id, request.params.attempt_id);
       if (!attempt) throw notFound(`Attempt ${request.params.attempt_id} not found`);
       return attemptOut(attempt);
+    },
+  );
+
+  app.delete(
+    '/api/v1/app/:app_id/msg/:msg_id/attempt/:attempt_id/content',
+    {
+      schema: {
+        tags,
+        summary: 'Delete an attempt’s response',
+        description:
+          'Deletes the response body and headers the attempt kept, for a receiver that answered with content ' +
+          'that should not be stored. The attempt stays, its response then empty. Deleting again is a no-op.',
+        params: AttemptParams,
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const application = await requireApp(db, request.params.app_id);
+      const message = await requireMessage(db, application, request.params.msg_id, false);
+      if (!(await expungeAttemptResponse(db, message.id, request.params.attempt_id))) {
+        throw notFound(`Attempt ${request.params.attempt_id} not found`);
+      }
+      return reply.code(204).send();
     },
   );
 

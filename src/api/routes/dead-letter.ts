@@ -1,6 +1,11 @@
 import { Type } from 'typebox';
 import { newId } from '../../ids.ts';
-import { type DeadLetter, listDeadLetters, replayDeadLetters } from '../../store/queries/dead-letter.ts';
+import {
+  type DeadLetter,
+  type DeadLetterFilter,
+  listDeadLetters,
+  replayDeadLetters,
+} from '../../store/queries/dead-letter.ts';
 import { deliveryIdsOf } from '../../store/queries/resend.ts';
 import { requireEndpoint } from '../lookup.ts';
 import { forwardListQuery, forwardPage } from '../pagination.ts';
@@ -64,7 +69,7 @@ export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
    * Each starts after the last one's highest id: one replayed and dead again meanwhile is not
    * replayed twice.
    */
-  async function replayAll(endpointId: string, range: { since?: number; until?: number }): Promise<number> {
+  async function replayAll(endpointId: string, range: Omit<DeadLetterFilter, 'endpointId'>): Promise<number> {
     let total = 0;
     let afterId: number | undefined;
     for (;;) {
@@ -157,7 +162,7 @@ export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
         tags,
         summary: 'Recover failed messages',
         description:
-          'Replays the deliveries of this endpoint that failed or expired in [since, until), as manual attempts.',
+          'Replays the deliveries of this endpoint that failed or expired, of messages sent in [since, until), as manual attempts (as Svix).',
         params: EndpointParams,
         body: RecoverIn,
         response: { 202: RecoverOut },
@@ -165,7 +170,10 @@ export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
     },
     async (request, reply) => {
       const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
-      await replayAll(endpoint.id, { since: msOf(request.body.since), until: msOf(request.body.until) });
+      await replayAll(endpoint.id, {
+        sentSince: msOf(request.body.since),
+        sentUntil: msOf(request.body.until),
+      });
       // Svix answers with a background task; here the work is done before the answer.
       const now = clock.now();
       return reply

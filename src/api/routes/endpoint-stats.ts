@@ -20,6 +20,7 @@ const EndpointStatsOut = Type.Object(
     pending: Type.Integer({ description: 'Waiting for an attempt (or held while the endpoint is paused).' }),
     sending: Type.Integer({ description: 'An attempt is under way.' }),
     fail: Type.Integer({ description: 'Failed for good or expired: in the dead letter.' }),
+    canceled: Type.Integer({ description: 'Always 0: Courier cancels no delivery (Svix counts some).' }),
   },
   { title: 'EndpointStats' },
 );
@@ -72,7 +73,7 @@ export function endpointStatsRoutes(app: Api, deps: ApiDeps): void {
     async (request) => {
       const window = statsWindow(request.query, clock.now());
       const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
-      return endpointStats(db, endpoint.id, window);
+      return { ...(await endpointStats(db, endpoint.id, window)), canceled: 0 };
     },
   );
 }

@@ -94,7 +94,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
         tags,
         summary: 'List endpoints',
         params: AppParams,
-        querystring: Type.Object(listQuery(idIterator('ep'), 'ascending')),
+        querystring: Type.Object(listQuery(idIterator('ep'), 'descending')),
         response: { 200: ListResponse(EndpointOut, 'ListResponse_EndpointOut_') },
       },
     },
@@ -102,7 +102,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
       const application = await requireApp(db, request.params.app_id);
       return paginate(
         request.query,
-        'ascending',
+        'descending',
         (w) => listEndpoints(db, application.id, w),
         (e) => e.id,
         endpointOut,

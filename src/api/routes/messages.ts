@@ -1,22 +1,21 @@
 import { Type } from 'typebox';
 import { isValidUid, newId } from '../../ids.ts';
 import { publish } from '../../store/publisher.ts';
-import { expungePayload } from '../../store/queries/expunge.ts';
 import { flushBarrier } from '../../store/queries/publish.ts';
 import { type Application, createApplication, findApplication } from '../../store/repos/applications.ts';
-import { findMessage, listMessages } from '../../store/repos/messages.ts';
-import { attemptUnderWay, conflict, databaseUnavailable, fieldError, isUniqueViolation } from '../errors.ts';
+import { findMessage, listMessages, type MessageFilter } from '../../store/repos/messages.ts';
+import { conflict, databaseUnavailable, fieldError, isUniqueViolation } from '../errors.ts';
 import { requireApp, requireMessage } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import type { ApplicationBody } from '../schemas/applications.ts';
-import { Channel, IdOrUid, iso, ListResponse, msOf, NoContent, Tag } from '../schemas/common.ts';
+import { Channel, IdOrUid, iso, ListResponse, msOf, Tag } from '../schemas/common.ts';
 import { MessageIn, MessageOut, MessageParams, messageOut } from '../schemas/messages.ts';
 import type { Api, ApiDeps } from '../types.ts';
 import { applicationFields } from './applications.ts';
 
 const tags = ['Message'];
-const AppParams = Type.Object({ app_id: IdOrUid('The application id (app_…) or uid.') });
-const WithContent = Type.Optional(
+export const AppParams = Type.Object({ app_id: IdOrUid('The application id (app_…) or uid.') });
+export const WithContent = Type.Optional(
   Type.Boolean({ default: true, description: 'false: payload is returned as {}.' }),
 );
 
@@ -57,6 +56,23 @@ function payloadRetentionMs(body: {
   }
   if (days != null) return days * 86_400_000;
   return hours == null ? null : hours * 3_600_000;
+}
+
+/** The message filters of a list's query, as the store takes them. */
+export function messageFilterOf(q: {
+  before?: string;
+  after?: string;
+  channel?: string;
+  tag?: string;
+  event_types?: string[];
+}): MessageFilter {
+  return {
+    createdBefore: msOf(q.before),
+    createdAfter: msOf(q.after),
+    channel: q.channel,
+    tag: q.tag,
+    eventTypes: eventTypesOf(q.event_types),
+  };
 }
 
 export function messageRoutes(app: Api, deps: ApiDeps): void {
@@ -190,13 +206,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       const application = await requireApp(db, request.params.app_id);
       const q = request.query;
       const withContent = q.with_content !== false;
-      const filter = {
-        createdBefore: msOf(q.before),
-        createdAfter: msOf(q.after),
-        channel: q.channel,
-        tag: q.tag,
-        eventTypes: eventTypesOf(q.event_types),
-      };
+      const filter = messageFilterOf(q);
       return paginate(
         q,
         'descending',
@@ -225,36 +235,6 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         await requireMessage(db, application, request.params.msg_id, withContent),
         withContent,
       );
-    },
-  );
-
-  app.delete(
-    '/api/v1/app/:app_id/msg/:msg_id/content',
-    {
-      schema: {
-        tags,
-        summary: 'Delete a message’s payload',
-        description:
-          'For a message sent by mistake with content it should not carry: its payload is deleted for good ' +
-          '(it then reads {}, with expungedAt set). The message and its attempts stay; deliveries still to be made ' +
-          'fail as dead letters, and it can no longer be resent or replayed. 409 while an attempt is under way. ' +
-          'Deleting again is a no-op.',
-        params: MessageParams,
-        response: { 204: NoContent },
-      },
-    },
-    async (request, reply) => {
-      const application = await requireApp(db, request.params.app_id);
-      const message = await requireMessage(db, application, request.params.msg_id, false);
-      const outcome = await db.transaction((tx) =>
-        expungePayload(tx, { messageId: message.id, now: clock.now() }),
-      );
-      if (outcome === 'in_flight') {
-        throw attemptUnderWay(
-          `Message ${request.params.msg_id} has an attempt under way; try again in a moment`,
-        );
-      }
-      return reply.code(204).send();
     },
   );
 }

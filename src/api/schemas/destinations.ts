@@ -4,25 +4,29 @@ import { iso, Nullable } from './common.ts';
 import { EndpointOut, endpointOut } from './endpoints.ts';
 
 /** Svix's MessageStatus codes. */
-const STATUS_CODE: Record<DestinationStatus, number> = { success: 0, pending: 1, fail: 2, sending: 3 };
+export const STATUS_CODE: Record<DestinationStatus, number> = { success: 0, pending: 1, fail: 2, sending: 3 };
+
+/** Where a message stands at an endpoint, as Svix reports it. */
+export const DeliveryStatusFields = {
+  status: Type.Integer({
+    enum: [0, 1, 2, 3],
+    description:
+      '0 success (delivered), 1 pending (first attempt or retry not yet due, or held while the endpoint is ' +
+      'paused or disabled), 2 fail (dead-lettered), 3 sending (an attempt under way).',
+  }),
+  statusText: Type.String({ enum: ['success', 'pending', 'fail', 'sending'] }),
+  nextAttempt: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: 'When the next attempt is due; null unless pending on an endpoint that takes deliveries.',
+    }),
+  ),
+};
 
 export const MessageEndpointOut = Type.Object(
   {
     ...EndpointOut.properties,
-    status: Type.Integer({
-      enum: [0, 1, 2, 3],
-      description:
-        '0 success (delivered), 1 pending (first attempt or retry not yet due, or held while the endpoint is ' +
-        'paused or disabled), 2 fail (dead-lettered), 3 sending (an attempt under way).',
-    }),
-    statusText: Type.String({ enum: ['success', 'pending', 'fail', 'sending'] }),
-    nextAttempt: Nullable(
-      Type.String({
-        format: 'date-time',
-        description:
-          'When the next attempt is due; null unless pending on an endpoint that takes deliveries.',
-      }),
-    ),
+    ...DeliveryStatusFields,
     attempts: Type.Integer({
       description: 'Courier extension: attempts made so far (since the last resend or replay).',
     }),

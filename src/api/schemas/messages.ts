@@ -1,7 +1,17 @@
 import { Type } from 'typebox';
 import type { Message } from '../../store/repos/messages.ts';
 import { ApplicationIn } from './applications.ts';
-import { AnyObject, Channel, EventTypeName, IdOrUid, iso, Nullable, Tag, Timestamp } from './common.ts';
+import {
+  AnyObject,
+  Channel,
+  EventTypeName,
+  IdOrUid,
+  iso,
+  Nullable,
+  StringEnum,
+  Tag,
+  Timestamp,
+} from './common.ts';
 
 export const MessageParams = Type.Object({
   app_id: IdOrUid('The application id (app_…) or uid.'),
@@ -118,3 +128,13 @@ export function messageOut(m: Message, withContent = true) {
     expungedAt: m.expungedAt === null ? null : iso(m.expungedAt),
   };
 }
+
+export const ExpungeAllContentsOut = Type.Object(
+  {
+    id: Type.String({ description: 'The task id (qtask_…); Courier finishes the task before answering.' }),
+    status: StringEnum(['running', 'finished', 'failed'] as const),
+    task: Type.Literal('application.purge_content'),
+    updatedAt: Timestamp,
+  },
+  { title: 'ExpungeAllContentsOut' },
+);

@@ -54,7 +54,10 @@ type Listed = EndpointOut & { stats?: EndpointStats };
  */
 export async function endpoints(app: string, options: OperatorOptions & { stats?: boolean }) {
   const client = ApiClient.connect(options);
-  const endpoints = await client.list<EndpointOut>(apiPath('app', app, 'endpoint'), { limit: 250 });
+  const endpoints = await client.list<EndpointOut>(apiPath('app', app, 'endpoint'), {
+    limit: 250,
+    order: 'ascending',
+  });
   const list: Listed[] = options.stats ? await statsOf(client, app, endpoints) : endpoints;
   const count = (key: keyof EndpointStats) => (e: Listed) => String(e.stats?.[key] ?? '-');
   output(

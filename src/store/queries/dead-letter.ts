@@ -25,8 +25,12 @@ interface DeadRow {
 
 export interface DeadLetterFilter {
   endpointId: string;
+  /** When it failed (its last change): [since, until). */
   since?: number;
   until?: number;
+  /** When its message was published: [sentSince, sentUntil), as Svix's recover reads its range. */
+  sentSince?: number;
+  sentUntil?: number;
 }
 
 /** Failed and expired deliveries of an endpoint, oldest first, kept until replayed. */
@@ -90,6 +94,10 @@ export async function replayDeadLetters(
             and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
             and ($4::bigint[] is null or d.id = any($4)) and ($7::bigint is null or d.id > $7)
             and not exists (select 1 from courier_messages m where m.id = d.message_id and m.expunged_at is not null)
+            and ($8::timestamptz is null and $9::timestamptz is null
+                 or exists (select 1 from courier_messages m where m.id = d.message_id
+                             and ($8::timestamptz is null or m.created_at >= $8)
+                             and ($9::timestamptz is null or m.created_at < $9)))
           order by d.id limit $6
           for update skip locked
        ), locked as (
@@ -124,6 +132,8 @@ export async function replayDeadLetters(
         toDate(now),
         filter.limit ?? 1000,
         filter.afterId ?? null,
+        filter.sentSince === undefined ? null : toDate(filter.sentSince),
+        filter.sentUntil === undefined ? null : toDate(filter.sentUntil),
       ],
     );
     const { n, scanned, last_scanned } = rows[0]!;

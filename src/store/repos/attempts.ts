@@ -126,3 +126,19 @@ export async function findAttempt(
   ]);
   return rows[0] ? fromRow(rows[0]) : null;
 }
+
+/**
+ * Deletes what an attempt kept of its response (body and headers), for a receiver that answered
+ * with what should not be stored. False when the message has no such attempt.
+ */
+export async function expungeAttemptResponse(
+  db: Queryable,
+  messageId: string,
+  attemptId: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'update courier_attempts set response_body = null, response_headers = null where message_id = $1 and id = $2',
+    [messageId, attemptId],
+  );
+  return rowCount > 0;
+}

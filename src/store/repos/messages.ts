@@ -16,7 +16,7 @@ export interface Message {
   expungedAt: number | null;
 }
 
-interface Row {
+export interface MessageRow {
   id: string;
   app_id: string;
   event_type: string;
@@ -28,7 +28,7 @@ interface Row {
   expunged_at: Date | null;
 }
 
-const fromRow = (r: Row): Message => ({
+export const fromMessageRow = (r: MessageRow): Message => ({
   id: r.id,
   appId: r.app_id,
   eventType: r.event_type,
@@ -40,7 +40,7 @@ const fromRow = (r: Row): Message => ({
   expungedAt: toMs(r.expunged_at),
 });
 
-const columns = (withPayload: boolean) =>
+export const messageColumns = (withPayload: boolean) =>
   `id, app_id, event_type, event_id, ${withPayload ? 'payload' : 'null::bytea as payload'}, channels, tags, created_at, expunged_at`;
 
 /** By id, or else by the application's event id (an id match wins if both exist). */
@@ -50,12 +50,12 @@ export async function findMessage(
   idOrEventId: string,
   withPayload = true,
 ): Promise<Message | null> {
-  const { rows } = await db.query<Row>(
-    `select ${columns(withPayload)} from courier_messages
+  const { rows } = await db.query<MessageRow>(
+    `select ${messageColumns(withPayload)} from courier_messages
       where app_id = $1 and (id = $2 or event_id = $2) order by id = $2 desc limit 1`,
     [appId, idOrEventId],
   );
-  return rows[0] ? fromRow(rows[0]) : null;
+  return rows[0] ? fromMessageRow(rows[0]) : null;
 }
 
 /** The application's messages of these ids (those still kept), in no particular order. */
@@ -65,11 +65,11 @@ export async function findMessages(
   ids: readonly string[],
   withPayload = true,
 ): Promise<Message[]> {
-  const { rows } = await db.query<Row>(
-    `select ${columns(withPayload)} from courier_messages where app_id = $1 and id = any($2)`,
+  const { rows } = await db.query<MessageRow>(
+    `select ${messageColumns(withPayload)} from courier_messages where app_id = $1 and id = any($2)`,
     [appId, ids],
   );
-  return rows.map(fromRow);
+  return rows.map(fromMessageRow);
 }
 
 export interface MessageFilter {
@@ -80,30 +80,62 @@ export interface MessageFilter {
   eventTypes?: readonly string[];
 }
 
+export interface MessagePageOptions {
+  limit: number;
+  after?: string;
+  before?: string;
+  descending?: boolean;
+  withPayload: boolean;
+}
+
+/**
+ * Which of an application's messages a list takes ($1 … $8, on courier_messages' own columns):
+ * its page bounds and filters. The message and endpoint message lists share them.
+ */
+export const MESSAGE_CONDITIONS = `app_id = $1 and ($2::text is null or id > $2) and ($3::text is null or id < $3)
+        and ($4::timestamptz is null or created_at < $4) and ($5::timestamptz is null or created_at > $5)
+        and ($6::text is null or $6 = any(channels)) and ($7::text is null or $7 = any(tags))
+        and ($8::text[] is null or event_type = any($8))`;
+
+export function messageConditionParams(appId: string, filter: MessageFilter, opts: MessagePageOptions) {
+  return [
+    appId,
+    opts.after ?? null,
+    opts.before ?? null,
+    filter.createdBefore === undefined ? null : toDate(filter.createdBefore),
+    filter.createdAfter === undefined ? null : toDate(filter.createdAfter),
+    filter.channel ?? null,
+    filter.tag ?? null,
+    filter.eventTypes?.length ? filter.eventTypes : null,
+  ];
+}
+
 export async function listMessages(
   db: Queryable,
   appId: string,
   filter: MessageFilter,
-  opts: { limit: number; after?: string; before?: string; descending?: boolean; withPayload: boolean },
+  opts: MessagePageOptions,
 ): Promise<Page<Message>> {
-  const { rows } = await db.query<Row>(
-    `select ${columns(opts.withPayload)} from courier_messages
-      where app_id = $1 and ($2::text is null or id > $2) and ($3::text is null or id < $3)
-        and ($4::timestamptz is null or created_at < $4) and ($5::timestamptz is null or created_at > $5)
-        and ($6::text is null or $6 = any(channels)) and ($7::text is null or $7 = any(tags))
-        and ($8::text[] is null or event_type = any($8))
+  const { rows } = await db.query<MessageRow>(
+    `select ${messageColumns(opts.withPayload)} from courier_messages
+      where ${MESSAGE_CONDITIONS}
       order by id ${opts.descending ? 'desc' : 'asc'} limit $9`,
-    [
-      appId,
-      opts.after ?? null,
-      opts.before ?? null,
-      filter.createdBefore === undefined ? null : toDate(filter.createdBefore),
-      filter.createdAfter === undefined ? null : toDate(filter.createdAfter),
-      filter.channel ?? null,
-      filter.tag ?? null,
-      filter.eventTypes?.length ? filter.eventTypes : null,
-      opts.limit + 1,
-    ],
+    [...messageConditionParams(appId, filter, opts), opts.limit + 1],
   );
-  return { data: rows.slice(0, opts.limit).map(fromRow), done: rows.length <= opts.limit };
+  return { data: rows.slice(0, opts.limit).map(fromMessageRow), done: rows.length <= opts.limit };
+}
+
+/** An application's messages whose payload is still kept, in id order after `afterId`. */
+export async function messageIdsWithPayload(
+  db: Queryable,
+  appId: string,
+  afterId: string | null,
+  limit: number,
+): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `select id from courier_messages where app_id = $1 and expunged_at is null and ($2::text is null or id > $2)
+      order by id limit $3`,
+    [appId, afterId, limit],
+  );
+  return rows.map((r) => r.id);
 }

@@ -1,0 +1,36 @@
+/**
+ * Parts of Svix's API v1 that Courier does not serve. A call to one answers 501
+ * `not_implemented`, as svix-server does for what it leaves out, rather than a 404 that a caller
+ * would read as "that application or endpoint does not exist".
+ */
+const ID = '[^/]+';
+
+const UNIMPLEMENTED: readonly { path: RegExp; what: string }[] = [
+  { path: /^\/api\/v1\/stream(\/|$)/, what: 'streams' },
+  { path: /^\/api\/v1\/connector(\/|$)/, what: 'connectors' },
+  {
+    path: /^\/api\/v1\/operational-webhook(\/|$)/,
+    what: "operational webhooks (Courier's are the courier-operator application's; see README)",
+  },
+  { path: /^\/api\/v1\/environment(\/|$)/, what: 'environment export and import' },
+  { path: /^\/api\/v1\/stats(\/|$)/, what: 'usage statistics' },
+  {
+    path: /^\/api\/v1\/background-task(\/|$)/,
+    what: "background tasks (Courier's recover finishes before it answers)",
+  },
+  { path: /^\/api\/v1\/auth(\/|$)/, what: 'the consumer application portal' },
+  { path: /^\/api\/v1\/event-type\/import\/openapi$/, what: 'event type import from OpenAPI' },
+  { path: new RegExp(`^/api/v1/app/${ID}/(integration|poller)(/|$)`), what: 'integrations and pollers' },
+  { path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/transformation$`), what: 'transformations' },
+  {
+    path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/(bulk-replay|replay-missing)$`),
+    what: "this replay (Courier's is …/recover or …/dead-letter/replay)",
+  },
+  { path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/send-example$`), what: 'example messages' },
+  { path: new RegExp(`^/api/v1/app/${ID}/msg/precheck/active$`), what: 'the message precheck' },
+];
+
+/** What of Svix's API this path belongs to, when Courier does not serve it. */
+export function unimplementedSvixFeature(path: string): string | null {
+  return UNIMPLEMENTED.find((u) => u.path.test(path))?.what ?? null;
+}

@@ -1,0 +1,84 @@
+import { MessageStatus, Svix } from 'svix';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claim } from '../../src/store/queries/claim.ts';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { createApp, createEndpoint, locs, publishMessage, startApi, type TestApi, TOKEN } from './support.ts';
+
+describe('the messages sent to an endpoint (listAttemptedMessages)', () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    api = await startApi();
+    receiver = await startReceiver((_req, res, body) => {
+      const { n } = JSON.parse(body.toString()) as { n: string };
+      res.writeHead(n === 'retry' ? 503 : n === 'gone' ? 410 : 200);
+      res.end();
+    });
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await api.close();
+  });
+
+  it('lists each with where it stands there, newest first, filtered and paged as Svix', async () => {
+    const engine = virtualWorker(api.db, { clock: api.clock });
+    const appId = await createApp(api);
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/hook`, filterTypes: ['e', 'f'] });
+    const other = await createEndpoint(api, appId, { url: `${receiver.url}/other`, filterTypes: ['g'] });
+    const publish = async (n: string, eventType = 'e') => {
+      api.clock.advance(1);
+      return publishMessage(api, appId, { eventType, payload: { n } });
+    };
+    const delivered = await publish('ok');
+    const retrying = await publish('retry');
+    const failed = await publish('gone', 'f');
+    const elsewhere = await publish('ok', 'g'); // to the other endpoint only
+    expect(await engine.worker.runOnce()).toBe(4);
+    const sending = await publish('ok');
+    await claim(api.db, { owner: 'elsewhere', now: api.clock.now(), leaseMs: 60_000, limit: 10 });
+    const waiting = await publish('ok');
+    await engine.sender.close();
+
+    const svix = new Svix(TOKEN, { serverUrl: api.url });
+    const listed = await svix.messageAttempt.listAttemptedMessages(appId, ep.id);
+    expect(listed.done).toBe(true);
+    expect(listed.data.map((m) => [m.id, m.status, m.statusText])).toEqual([
+      [waiting, MessageStatus.Pending, 'pending'],
+      [sending, MessageStatus.Sending, 'sending'],
+      [failed, MessageStatus.Fail, 'fail'],
+      [retrying, MessageStatus.Pending, 'pending'],
+      [delivered, MessageStatus.Success, 'success'],
+    ]);
+    expect(listed.data[0]).toMatchObject({ eventType: 'e', payload: { n: 'ok' }, deliverAt: null });
+    expect(listed.data[0]!.nextAttempt?.getTime()).toBe(api.clock.now());
+    expect(listed.data[3]!.nextAttempt!.getTime()).toBeGreaterThan(api.clock.now());
+    expect(listed.data[1]!.nextAttempt).toBeNull(); // being sent
+    expect((await svix.messageAttempt.listAttemptedMessages(appId, other.id)).data.map((m) => m.id)).toEqual([
+      elsewhere,
+    ]);
+
+    const ids = async (query: string) =>
+      (await api.request('GET', `/api/v1/app/${appId}/endpoint/${ep.id}/msg${query}`)).body.data.map(
+        (m: { id: string }) => m.id,
+      );
+    expect(await ids('?status=1')).toEqual([waiting, retrying]);
+    expect(await ids('?status=0')).toEqual([delivered]);
+    expect(await ids('?event_types=f')).toEqual([failed]);
+    expect(await ids('?order=ascending&limit=2')).toEqual([delivered, retrying]);
+    const page = await svix.messageAttempt.listAttemptedMessages(appId, ep.id, { limit: 2 });
+    expect(page.data.map((m) => m.id)).toEqual([waiting, sending]);
+    const next = await svix.messageAttempt.listAttemptedMessages(appId, ep.id, {
+      limit: 2,
+      iterator: page.iterator!,
+    });
+    expect(next.data.map((m) => m.id)).toEqual([failed, retrying]);
+    const bare = await api.request('GET', `/api/v1/app/${appId}/endpoint/${ep.id}/msg?with_content=false`);
+    expect(bare.body.data[0].payload).toEqual({});
+
+    expect((await api.request('GET', `/api/v1/app/${appId}/endpoint/ep_nope/msg`)).status).toBe(404);
+    expect(locs(await api.request('GET', `/api/v1/app/${appId}/endpoint/${ep.id}/msg?status=7`))).toEqual([
+      'query.status',
+    ]);
+  });
+});
