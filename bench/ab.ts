@@ -9,7 +9,7 @@
  *   VARIANT = name[|ENV=value,…[|node flags[|another checkout's bin/courier.js]]]
  *
  * With --latency, each run publishes at that fixed rate instead of draining a prefilled queue, and
- * reports publish-to-receiver p50 and p99 (the warm-up left out: warmupSeconds) and the CPU per message.
+ * reports publish-to-receiver p50 and p99 (after an untimed warm-up: warmupSeconds) and the CPU per message.
  *
  * e.g. 'base' 'c256|COURIER_WORKER_CONCURRENCY=256' 'gc||--trace-gc' 'old|||/tmp/old/bin/courier.js'
  */

@@ -14,7 +14,7 @@ export function renderChart(r: BenchReport): string {
     ['Courier on PGlite', r.embedded.deliveriesPerSec, '#2f6fdb'],
     ['graphile-worker, performance', r.graphilePerformance, '#e0823d'],
     ['graphile-worker, defaults', r.graphileDefault, '#e0823d'],
-    ['pg-boss, batch 500', r.pgBoss, '#e0823d'],
+    [`pg-boss, ${r.pgBossSettings.pollers} pollers of ${r.pgBossSettings.batchSize}`, r.pgBoss, '#e0823d'],
   ];
   const width = 760;
   const left = 230;

@@ -4,6 +4,7 @@
  * under test (its pattern), and every PostgreSQL process. null where /proc cannot be read.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { preciseNow } from './lib.ts';
 
 export interface CpuPerDelivery {
   receiverUs: number;
@@ -74,7 +75,8 @@ function sample(system: RegExp, groups: Map<string, Group | null>): Sample {
   }
   // idle and iowait are the 4th and 5th fields, steal the 8th
   return {
-    at: Date.now(),
+    // The receiver's clock, so a sample falls inside or outside its first and last arrival.
+    at: preciseNow(),
     busyTicks: allTicks - ticks[3]! - ticks[4]!,
     stealTicks: ticks[7] ?? 0,
     allTicks,
@@ -84,8 +86,8 @@ function sample(system: RegExp, groups: Map<string, Group | null>): Sample {
 
 /**
  * Samples until stop(first, last, count), which returns the CPU per delivery between the first and
- * the last arrival at the receiver (`count` of them). A process that exits inside that window
- * is missed: the systems measured keep theirs running.
+ * the last arrival at the receiver (`count` of them; instants in preciseNow's milliseconds). A
+ * process that exits inside that window is missed: the systems measured keep theirs running.
  */
 export function startCpuSampler(system: RegExp): {
   stop(first: number, last: number, count: number): CpuPerDelivery | null;

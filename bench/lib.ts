@@ -190,4 +190,9 @@ export function payload(t = 0, size = 1024): string {
   return `${head}${'x'.repeat(Math.max(0, size - head.length - 2))}"}`;
 }
 
-export const preciseNow = () => performance.timeOrigin + performance.now();
+/**
+ * Milliseconds on CLOCK_MONOTONIC, which every process on the machine shares (Linux): a send stamped
+ * here and an arrival stamped in the receiver's process subtract exactly. Each process's
+ * performance.timeOrigin is its own reading of the wall clock, which NTP may be slewing.
+ */
+export const preciseNow = () => Number(process.hrtime.bigint()) / 1e6;

@@ -6,7 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-const now = () => performance.timeOrigin + performance.now();
+// CLOCK_MONOTONIC in milliseconds, as preciseNow in lib.ts (not imported: it would load pg here).
+const now = () => Number(process.hrtime.bigint()) / 1e6;
 let count = 0;
 let first = 0;
 let last = 0;

@@ -1,7 +1,15 @@
 /** Courier through its HTTP API: `courier serve` (API and worker in one process), messages POSTed. */
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
-import { type BenchReceiver, COURIER_CLI, concurrently, payload, spawnChild, waitFor } from '../lib.ts';
+import {
+  type BenchReceiver,
+  COURIER_CLI,
+  concurrently,
+  payload,
+  peakRssMiB,
+  spawnChild,
+  waitFor,
+} from '../lib.ts';
 import { ENDPOINTS, setupCourier, workerEnv } from './courier.ts';
 
 const CONCURRENCY = 32;
@@ -11,6 +19,8 @@ export interface ApiResult {
   publishPerSec: number;
   /** Deliveries per second at the receiver, first to last arrival, while publishing went on. */
   deliveriesPerSec: number;
+  /** VmHWM of the `courier serve` process (API and worker). */
+  peakRssMiB: number | null;
 }
 
 export async function apiThroughput(receiver: BenchReceiver, n: number): Promise<ApiResult> {
@@ -40,7 +50,7 @@ export async function apiThroughput(receiver: BenchReceiver, n: number): Promise
     });
     const deliveriesPerSec = await receiver.rate(n);
     await pool.close();
-    return { publishPerSec, deliveriesPerSec };
+    return { publishPerSec, deliveriesPerSec, peakRssMiB: peakRssMiB(server.proc.pid) };
   } finally {
     await server.stop();
     await setup.close();

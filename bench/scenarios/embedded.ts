@@ -3,14 +3,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BenchReceiver, COURIER_CLI, spawnChild, waitFor } from '../lib.ts';
+import { type BenchReceiver, COURIER_CLI, peakRssMiB, spawnChild, waitFor } from '../lib.ts';
 
 const PREFILL = fileURLToPath(new URL('../workers/pglite-prefill.ts', import.meta.url));
 
-export async function embeddedThroughput(
-  receiver: BenchReceiver,
-  n: number,
-): Promise<{ deliveriesPerSec: number; publishPerSec: number }> {
+export interface EmbeddedResult {
+  deliveriesPerSec: number;
+  publishPerSec: number;
+  /** VmHWM of the worker, the database inside it. */
+  peakRssMiB: number | null;
+}
+
+export async function embeddedThroughput(receiver: BenchReceiver, n: number): Promise<EmbeddedResult> {
   const dataDir = mkdtempSync(join(tmpdir(), 'courier-bench-'));
   try {
     const prefill = spawnChild([PREFILL, dataDir, receiver.url, String(n)]);
@@ -25,8 +29,9 @@ export async function embeddedThroughput(
     });
     await waitFor(() => worker.output().includes('worker started'), 60_000, 'the embedded worker');
     const deliveriesPerSec = await receiver.rate(n);
+    const rss = peakRssMiB(worker.proc.pid);
     await worker.stop();
-    return { deliveriesPerSec, publishPerSec };
+    return { deliveriesPerSec, publishPerSec, peakRssMiB: rss };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -66,7 +66,8 @@ export async function graphile(
     }
     await analyzeSchema(schema);
     await receiver.reset();
-    const child = spawnChild([worker('graphile'), receiver.url, schema, preset]);
+    // Otherwise it logs a line per job, which its own perf test turns off the same way.
+    const child = spawnChild([worker('graphile'), receiver.url, schema, preset], { NO_LOG_SUCCESS: '1' });
     const rate = await receiver.rate(n);
     await child.stop();
     return rate;
@@ -75,8 +76,13 @@ export async function graphile(
   }
 }
 
-/** pg-boss 10.4.2 with its batch fetch (the documented way to go fast). */
-export async function pgBoss(receiver: BenchReceiver, n: number, batchSize: number): Promise<number> {
+/** pg-boss 10.4.2 with its batch fetch (the documented way to go fast), `pollers` work() calls. */
+export async function pgBoss(
+  receiver: BenchReceiver,
+  n: number,
+  batchSize: number,
+  pollers: number,
+): Promise<number> {
   const schema = await freshSchema('bench_boss');
   await dropSchema(schema); // pg-boss creates its schema itself
   const boss = new PgBoss({ connectionString: DATABASE_URL, schema, supervise: false, schedule: false });
@@ -90,7 +96,7 @@ export async function pgBoss(receiver: BenchReceiver, n: number, batchSize: numb
     }
     await analyzeSchema(schema);
     await receiver.reset();
-    const child = spawnChild([worker('pgboss'), receiver.url, schema, String(batchSize)]);
+    const child = spawnChild([worker('pgboss'), receiver.url, schema, String(batchSize), String(pollers)]);
     const rate = await receiver.rate(n);
     await child.stop(); // resolves once the process has exited
     return rate;

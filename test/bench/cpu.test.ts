@@ -1,18 +1,19 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { startCpuSampler } from '../../bench/cpu.ts';
+import { preciseNow } from '../../bench/lib.ts';
 
 describe('CPU per delivery from /proc', () => {
   it('charges a busy process to the system under test, and the whole machine at least as much', async () => {
     const sampler = startCpuSampler(/cpu-test-marker/);
-    const first = Date.now();
+    const first = preciseNow();
     // 600 ms of a busy loop in a process whose command line carries the marker.
     const child = spawn(process.execPath, [
       '-e',
       'const end = Date.now() + 600; while (Date.now() < end); // cpu-test-marker',
     ]);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const last = Date.now();
+    const last = preciseNow();
     await new Promise((resolve) => child.on('exit', resolve));
     // Pretend 1,001 deliveries arrived between first and last: about 500 µs of one CPU each.
     const cpu = sampler.stop(first, last, 1001);
@@ -29,7 +30,7 @@ describe('CPU per delivery from /proc', () => {
 
   it('gives nothing for a drain too short to sample', () => {
     const sampler = startCpuSampler(/nothing-matches-this/);
-    const now = Date.now();
+    const now = preciseNow();
     expect(sampler.stop(now, now + 1, 2)).toBeNull();
   });
 });

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ratios, workerRss } from '../../bench/report.ts';
 import { runBench } from '../../bench/run.ts';
 
 // A tiny run of `npm run bench` so the benchmark does not rot; its figures are not judged here.
@@ -24,15 +25,28 @@ describe('benchmark smoke run', () => {
         report.graphilePerformance,
         report.pgBoss,
         report.embedded.deliveriesPerSec,
+        report.embedded.publishPerSec,
         report.latency[0]!.p50Ms,
+        report.latency[0]!.p99Ms,
+        report.courier1.walBytesPerPublish,
+        report.courier1.walBytesPerDelivery,
+        report.courier1.walBytesPerMessage,
         ...Object.values(report.rounds[0]!),
+        // Peak RSS comes from /proc.
+        ...(process.platform === 'linux'
+          ? [report.embedded.peakRssMiB, ...workerRss(report).map(([, mib]) => mib)]
+          : []),
       ]) {
+        // Infinity passes > 0: a rate over no time, or a ratio to nothing, must fail here too.
+        expect(Number.isFinite(value)).toBe(true);
         expect(value).toBeGreaterThan(0);
       }
-      expect(report.courier1.walBytesPerDelivery).toBeGreaterThan(0);
+      for (const ratio of ratios(report)) expect(Number.isFinite(ratio.value), ratio.name).toBe(true);
       const markdown = readFileSync(join(outDir, 'latest.md'), 'utf8');
       expect(markdown).toContain('| Courier ÷ graphile-worker');
       expect(markdown).toContain('| Round | Courier, 1 worker |');
+      expect(markdown).toContain('| Courier ÷ pg-boss |');
+      expect(markdown).toContain('| WAL per message, its whole life');
       expect(markdown).toContain('| machine busy |');
       // The drains' CPU table needs two /proc samples inside a drain, which 300 deliveries may not give.
       if (markdown.includes('CPU per delivery during the drains'))
