@@ -363,8 +363,8 @@ export class Worker {
           if (wakeAt !== null) this.wakeups.signalAt(wakeAt);
           await this.writer.settle(alarms);
         }
-        const queued = new Set(this.completions.map((c) => c.deliveryId));
-        const releasing = this.releases.filter((l) => !queued.has(l.id));
+        const queued = this.releases.length > 0 ? new Set(this.completions.map((c) => c.deliveryId)) : null;
+        const releasing = this.releases.filter((l) => !queued?.has(l.id));
         if (releasing.length > 0) {
           const { busy } = await release(this.db, this.owner, releasing);
           // One whose row another transaction held for a moment (a resend, an expunge) stays queued.
