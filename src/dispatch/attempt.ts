@@ -81,6 +81,7 @@ export function completionFor(
   const detail = decision.kind === 'delivered' ? decision.classification.reason : decision.detail;
   return {
     deliveryId: delivery.id,
+    messageId: delivery.messageId,
     state: STATE_OF[decision.kind],
     attempts,
     nextAttemptAt: decision.kind === 'retry' ? decision.at : null,

@@ -57,7 +57,6 @@ export class Worker {
   private readonly batchSize: number;
   private readonly concurrency: number;
   private readonly leaseMs: number;
-  private readonly pauseAfter: number;
   private readonly wakeups: Wakeups;
   private readonly housekeeping: Housekeeping;
 
@@ -93,14 +92,13 @@ export class Worker {
     this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     this.concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.leaseMs = options.leaseMs ?? 60_000;
-    this.pauseAfter = options.pauseAfter ?? 100;
     this.wakeups = new Wakeups(this.db, this.clock, this.log, options.maxIdleMs ?? 30_000);
     this.writer = new CompletionWriter(
       this.db,
       this.owner,
       this.clock,
       this.log,
-      this.pauseAfter,
+      options.pauseAfter ?? 100,
       options.operatorRelay,
     );
     this.housekeeping = new Housekeeping(
@@ -377,6 +375,7 @@ export class Worker {
         failures = 0;
       } catch (error) {
         failures++;
+        for (const c of batch) c.rewrite = true; // it may have committed: the next write looks first
         if (this.stopped && failures > 5) {
           this.log.error(
             { err: error, lost: this.completions.length },

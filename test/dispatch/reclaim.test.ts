@@ -20,12 +20,13 @@ async function until(done: () => Promise<boolean>): Promise<void> {
  * `db` with the answer to the first statement `lettingGo` matches held back until the worker's next
  * round has claimed and handled its claim's answer: answers on two connections can be read in
  * either order. `second` holds that round's count once it has begun. With `fails`, that statement
- * is not run and its answer is a lost connection.
+ * is not run and its answer is a lost connection; with `answerLost`, it runs (and commits) and its
+ * answer is a lost connection.
  */
 function answeredAfterNextClaim(
   db: Database,
   lettingGo: (sql: string) => boolean,
-  hooks: { onClaim?: () => void; beforeRound?: () => unknown; fails?: boolean } = {},
+  hooks: { onClaim?: () => void; beforeRound?: () => unknown; fails?: boolean; answerLost?: boolean } = {},
 ) {
   const round: { worker?: Worker; second?: Promise<number> } = {};
   let claimed: (() => void) | null = null;
@@ -45,7 +46,9 @@ function answeredAfterNextClaim(
       round.second = round.worker.runOnce();
       await claimReturned;
       await new Promise((resolve) => setImmediate(resolve)); // the claim's answer is handled first
-      if (result === null) throw new DatabaseUnavailableError('database unavailable: Connection terminated');
+      if (result === null || hooks.answerLost) {
+        throw new DatabaseUnavailableError('database unavailable: Connection terminated');
+      }
     }
     return result;
   });
@@ -232,6 +235,34 @@ describe.each(BACKENDS)('a worker claiming again, or unable to use, what it clai
               (select count(*)::int from courier_deliveries) as deliveries`,
     );
     expect(rows[0]).toEqual({ attempts: 1, deliveries: 0 });
+  });
+
+  it('writes again a completion whose commit went unheard, its delivery claimed again meanwhile, without a second attempt', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    let failures = 1;
+    const flaky = await startReceiver((_req, res) => {
+      res.statusCode = failures-- > 0 ? 500 : 200;
+      res.end();
+    });
+    const { db, round } = answeredAfterNextClaim(t.db, (sql) => sql.includes('courier_complete_rows'), {
+      answerLost: true,
+      beforeRound: () => clock.advance(10), // the retry falls due
+    });
+    const { worker, sender } = virtualWorker(db, { clock, policy: { backoff: { scheduleMs: [1] } } });
+    round.worker = worker;
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: flaky.url });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    expect(await worker.runOnce()).toBe(1);
+    expect(await round.second).toBe(1); // the same delivery, claimed again
+    while (flaky.requests.length < 2 && (await worker.runOnce()) > 0) {}
+    await sender.close();
+    await flaky.close();
+    expect(flaky.requests).toHaveLength(2);
+    const { rows } = await t.db.query<{ decision: string }>(
+      'select decision from courier_attempts order by id',
+    );
+    expect(rows.map((r) => r.decision)).toEqual(['retry', 'delivered']);
   });
 
   it('sends a delivery completed as due at once and claimed again before its completion was heard', async () => {

@@ -351,8 +351,8 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     await complete(t.db, 'w', clock.now(), [retry], 100);
     clock.advance(1_000);
     expect((await claimAs('w')).map((c) => c.id)).toEqual([d!.id]);
-    // The same completion again: it ends the new lease, with one attempt and one step of the streak.
-    await complete(t.db, 'w', clock.now(), [retry], 100);
+    // Written again: it ends the new lease, with one attempt and one step of the streak.
+    await complete(t.db, 'w', clock.now(), [{ ...retry, messageId: d!.messageId, rewrite: true }], 100);
     const { rows } = await t.db.query(
       `select (select count(*)::int from courier_attempts) as attempts, d.state, d.lease_owner, q.in_flight,
               q.failure_streak

@@ -4,7 +4,12 @@
 -- attempt's primary key, and so did every later try: the batch, and every outcome queued behind it,
 -- was never written. courier_complete_rows now applies such a completion once more (the same
 -- absolute state, attempts and due time, which ends the new lease) without a second attempt row or
--- a second count toward the failure streak.
+-- a second count toward the failure streak. The worker marks a completion it writes again with its
+-- message id (column 21 of p_rows; a previous release's workers send 20 columns): only those are
+-- looked up, by the attempt's whole primary key. Checking every attempt instead cost the hot path:
+-- ON CONFLICT's speculative insertion writes a second WAL record per attempt (about 55 bytes), and
+-- a NOT EXISTS planned while the table was empty (plans here are generic and kept) scanned the
+-- whole key index for each.
 --
 -- courier_release gives back exactly the leases named (a delivery id and the lease_expires_at its
 -- claim set), so a give-back queued for one lease cannot end a later one; and it returns the ids
@@ -45,7 +50,12 @@ begin
            x ->> 10 as url, courier_ms_time(x ->> 11) as started_at, (x ->> 12)::integer as duration_ms,
            (x ->> 13)::integer as status_code, x ->> 14 as failure_kind,
            nullif(x -> 15, 'null') as response_headers, x ->> 16 as response_body, x ->> 17 as decision,
-           (x ->> 18)::bigint as delay_ms, x ->> 19 as reason, x ->> 20 as detail
+           (x ->> 18)::bigint as delay_ms, x ->> 19 as reason, x ->> 20 as detail,
+           -- A completion written again (its message id in column 21) whose attempt is there already:
+           -- the earlier write committed. Looked up only for those, by the attempt's whole key.
+           (x ->> 21) is not null and exists (
+             select 1 from courier_attempts a where a.message_id = (x ->> 21) collate "C" and a.id = (x ->> 7) collate "C"
+           ) as written
     from jsonb_array_elements(p_rows) with ordinality as r(x, ord)
   ), upd as (
     update courier_deliveries d
@@ -73,18 +83,15 @@ begin
       x.duration_ms, x.status_code, x.failure_kind, x.response_headers, x.response_body, x.decision,
       x.delay_ms, x.reason, x.detail
     from fin upd join input x on x.delivery_id = upd.id
-    -- Written already: this completion committed and its answer was lost. (Not ON CONFLICT: its
-    -- speculative insertion writes a second WAL record for every attempt, about 55 bytes.)
-    where not exists (select 1 from courier_attempts a where a.message_id = upd.message_id and a.id = x.attempt_id)
-    returning delivery_id
+    where not x.written
   )
   select coalesce(array_agg(upd.endpoint_id), '{}'), coalesce(array_agg(upd.state), '{}'),
          coalesce(array_agg(upd.next_attempt_at), '{}'), coalesce(array_agg(x.seq), '{}'),
          -- An attempt counts toward its endpoint's streak once, however often it is written.
-         coalesce(array_agg(case when a.delivery_id is not null then x.streak end), '{}'),
+         coalesce(array_agg(case when not x.written then x.streak end), '{}'),
          coalesce(array_agg(upd.id), '{}')
     into v_eps, v_states, v_next, v_seq, v_streak, v_dids
-    from fin upd join input x on x.delivery_id = upd.id left join att a on a.delivery_id = upd.id;
+    from fin upd join input x on x.delivery_id = upd.id;
 
   if cardinality(v_eps) = 0 then
     return;

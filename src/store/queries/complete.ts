@@ -6,6 +6,13 @@ import { ASYNC_COMMIT } from './async-commit.ts';
 /** One finished attempt: the delivery's transition and the attempt row, written together. */
 export interface Completion {
   deliveryId: number;
+  /** The delivery's message: what names its attempt, with the attempt's id, when written again. */
+  messageId?: string;
+  /**
+   * Written before without a known outcome (the connection lost with the answer): the first
+   * write may have committed, so its attempt is looked up first (courier_complete_rows, 0022).
+   */
+  rewrite?: boolean;
   state: 'pending' | 'delivered' | 'failed' | 'expired';
   attempts: number;
   nextAttemptAt: number | null;
@@ -33,7 +40,7 @@ const ms = (at: number | null) => (at === null ? null : Math.trunc(at));
 
 /**
  * One completion as a row of values, in the column order courier_complete_rows reads (listed in
- * migration 0009): half the bytes of an object with named fields, and a third of the parsing.
+ * migration 0009; the 22nd, since 0022, names the message of one written again): half the bytes of an object with named fields, and a third of the parsing.
  */
 function completionRow(c: Completion): unknown[] {
   const a = c.attempt;
@@ -60,6 +67,7 @@ function completionRow(c: Completion): unknown[] {
     a.delayMs,
     a.reason,
     a.detail,
+    c.rewrite ? (c.messageId ?? null) : null,
   ];
 }
 
