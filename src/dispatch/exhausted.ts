@@ -58,7 +58,8 @@ export async function reportDeadLetters(
   await tx.query('savepoint courier_dead_letter_events');
   try {
     const byDelivery = new Map(completions.map((c) => [c.deliveryId, c]));
-    const subjects = await lockDeadLetters(tx, owner, [...byDelivery.keys()]);
+    const rewritten = completions.filter((c) => c.rewrite).map((c) => c.attempt.id);
+    const subjects = await lockDeadLetters(tx, owner, [...byDelivery.keys()], rewritten);
     const events = subjects.map((d) => exhaustedEvent(d, byDelivery.get(d.deliveryId)!, now));
     await recordOperationalEvents(tx, events, relay);
     await tx.query('release savepoint courier_dead_letter_events');

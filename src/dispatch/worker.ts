@@ -365,8 +365,9 @@ export class Worker {
         const releasing = this.releases.filter((l) => !queued?.has(l.id));
         if (releasing.length > 0) {
           const { busy } = await release(this.db, this.owner, releasing);
-          // One whose row another transaction held for a moment (a resend, an expunge) stays queued.
-          const done = releasing.filter((l) => !busy.includes(l.id));
+          // One whose row another transaction holds (a resend, an expunge) stays queued, until its
+          // lease has run out: the reaper takes it back then.
+          const done = releasing.filter((l) => !busy.includes(l.id) || l.leaseUntil <= this.clock.now());
           this.releases = this.releases.filter((l) => !done.includes(l));
           for (const l of done) this.held.letGo(l.id);
           this.wakeups.signal(); // given back: due again at once

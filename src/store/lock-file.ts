@@ -69,7 +69,10 @@ function contentOf(path: string): string | null {
 function ownerOf(path: string): string | null | 'gone' {
   const text = contentOf(path);
   if (text === null) return 'gone';
-  const [pidText = '', host = hostname()] = text.trim().split(' ');
+  // pid, host name (which may hold spaces), token.
+  const fields = text.trim().split(' ');
+  const pidText = fields[0] ?? '';
+  const host = fields.length > 2 ? fields.slice(1, -1).join(' ') : hostname();
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0) return null;
   if (host !== hostname()) return `${pid} on ${host}`;

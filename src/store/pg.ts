@@ -34,7 +34,6 @@ const CONNECTION_ERROR_CODES = new Set([
   '08004',
   '08000',
   '08007',
-  '08P01',
   '53300', // too many connections
   '57P05', // idle session timeout
   'ENOTFOUND',

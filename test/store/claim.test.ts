@@ -6,6 +6,8 @@ import type { Queryable } from '../../src/store/db.ts';
 import { publish } from '../../src/store/publisher.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
+import { replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
+import { lockDeadLetters } from '../../src/store/queries/dead-lettered.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
 import { rotateSecret, updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -315,6 +317,35 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     expect(await claimAs('other')).toHaveLength(0);
     expect(await release(t.db, 'w', [again!])).toEqual({ released: 1, busy: [] });
     expect(await claimAs('other')).toHaveLength(1);
+  });
+
+  it('takes a dead letter written again after a replay as a give-back: the replay stands, and it is not announced again', async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    const [d] = await claimAs('w');
+    const gone = delivered(d!.id, 1, clock.now());
+    const deadLetter = {
+      ...gone,
+      state: 'failed' as const,
+      lastError: 'HTTP 410',
+      streak: 'increment' as const,
+      attempt: { ...gone.attempt, statusCode: 410, decision: 'failed' as const },
+    };
+    await complete(t.db, 'w', clock.now(), [deadLetter], 100);
+    // Its answer lost; meanwhile an operator replays it, and the same worker claims it again.
+    expect(
+      await replayDeadLetters(t.db, { endpointId: d!.endpointId, deliveryIds: [d!.id] }, clock.now()),
+    ).toMatchObject({ replayed: 1 });
+    expect((await claimAs('w')).map((c) => c.id)).toEqual([d!.id]);
+    const again = { ...deadLetter, messageId: d!.messageId, rewrite: true };
+    expect(await lockDeadLetters(t.db, 'w', [d!.id], [again.attempt.id])).toEqual([]);
+    await complete(t.db, 'w', clock.now(), [again], 100);
+    const { rows } = await t.db.query(
+      `select (select count(*)::int from courier_attempts) as attempts, d.state, d.attempts as made,
+              d.trigger, d.lease_owner
+         from courier_deliveries d`,
+    );
+    expect(rows).toEqual([{ attempts: 1, state: 'pending', made: 0, trigger: 1, lease_owner: null }]);
   });
 
   it.skipIf(backend === 'pglite')(

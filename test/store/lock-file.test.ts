@@ -65,6 +65,13 @@ describe('the embedded store lock file', () => {
     }
   });
 
+  it('reads a host name with spaces whole', async () => {
+    writeFileSync(path, `${await deadPid()} ${hostname()} x 0badf00d`);
+    expect(() => acquireLock(path)).toThrow(`on ${hostname()} x`);
+    writeFileSync(path, `${await deadPid()} ${hostname()} 0badf00d`);
+    acquireLock(path)();
+  });
+
   it('leaves on release a lock another process took over meanwhile', () => {
     const release = acquireLock(path);
     writeFileSync(path, `${process.pid + 1} ${hostname()} 0badf00d`);

@@ -1,6 +1,6 @@
 import { newId } from '../../ids.ts';
 import { expungePayload } from '../../store/queries/expunge.ts';
-import { messageIdsWithPayload } from '../../store/repos/messages.ts';
+import { lastMessageId, messageIdsWithPayload } from '../../store/repos/messages.ts';
 import { attemptUnderWay } from '../errors.ts';
 import { requireApp, requireMessage } from '../lookup.ts';
 import { iso, NoContent } from '../schemas/common.ts';
@@ -63,8 +63,10 @@ export function messageContentRoutes(app: Api, deps: ApiDeps): void {
       const application = await requireApp(db, request.params.app_id);
       let underWay = 0;
       let after: string | null = null;
-      for (;;) {
-        const ids = await messageIdsWithPayload(db, application.id, after, PAGE);
+      // Those published by now: later ones are not this request's to delete, and would keep it going.
+      const through = await lastMessageId(db, application.id);
+      while (through !== null) {
+        const ids = await messageIdsWithPayload(db, application.id, { afterId: after, through }, PAGE);
         for (const messageId of ids) {
           const outcome = await db.transaction((tx) => expungePayload(tx, { messageId, now: clock.now() }));
           if (outcome === 'in_flight') underWay++;

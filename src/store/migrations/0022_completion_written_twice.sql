@@ -2,10 +2,11 @@
 -- connection was lost with the answer). When it had committed, and the same worker had meanwhile
 -- claimed the retried delivery again, the second write matched that new lease and failed on the
 -- attempt's primary key, and so did every later try: the batch, and every outcome queued behind it,
--- was never written. courier_complete_rows now applies such a completion once more (the same
--- absolute state, attempts and due time, which ends the new lease) without a second attempt row or
--- a second count toward the failure streak. The worker marks a completion it writes again with its
--- message id (column 21 of p_rows; a previous release's workers send 20 columns): only those are
+-- was never written. courier_complete_rows now takes such a completion, when its attempt is there,
+-- as a give-back of the claim it matches: the lease ends, and nothing else of the delivery changes
+-- (a replay or another worker's attempt since its first write stands), without a second attempt row
+-- or a second count toward the failure streak. The worker marks a completion it writes again with
+-- its message id (column 21 of p_rows; a previous release's workers send columns 0-20): only those are
 -- looked up, by the attempt's whole primary key. Checking every attempt instead cost the hot path:
 -- ON CONFLICT's speculative insertion writes a second WAL record per attempt (about 55 bytes), and
 -- a NOT EXISTS planned while the table was empty (plans here are generic and kept) scanned the
@@ -15,8 +16,6 @@
 -- claim set), so a give-back queued for one lease cannot end a later one; and it returns the ids
 -- it passed by because another transaction held their rows (a resend, an expunge, the payload
 -- expiry sweep), for the worker to try again, where courier_unclaim counted them as given back.
---
--- Dead letters get an index in their paging order.
 --
 -- Same signatures and results for the functions replaced: workers of the previous release keep
 -- working during an upgrade.
@@ -60,10 +59,15 @@ begin
   ), upd as (
     update courier_deliveries d
       -- A retry for an endpoint paused meanwhile waits as held, like the rest of its deliveries.
-      set state = case when x.state = 'pending' and not q.active then 'held' else x.state end,
-          attempts = x.attempts,
-          next_attempt_at = coalesce(x.next_attempt_at, d.next_attempt_at),
-          give_up_at = x.give_up_at, last_error = x.last_error,
+      -- One written before only ends the claim it now matches, as a give-back does: what was
+      -- done since its first write (a replay, another worker's attempt) stays as it is.
+      set state = case when x.written then case when q.active then 'pending' else 'held' end
+                       when x.state = 'pending' and not q.active then 'held' else x.state end,
+          attempts = case when x.written then d.attempts else x.attempts end,
+          next_attempt_at = case when x.written then d.next_attempt_at
+                                 else coalesce(x.next_attempt_at, d.next_attempt_at) end,
+          give_up_at = case when x.written then d.give_up_at else x.give_up_at end,
+          last_error = case when x.written then d.last_error else x.last_error end,
           lease_owner = null, lease_expires_at = null, updated_at = p_now
     from input x, courier_endpoint_queues q
     where d.id = any(v_ids) and d.id = x.delivery_id and d.lease_owner = p_owner
@@ -174,7 +178,3 @@ begin
        join unnest(p_ids, p_leases) as l(id, lease) on l.id = d.id
       where d.lease_owner = p_owner and d.lease_expires_at = l.lease and d.id <> all(v_ids));
 end $$;
-
--- Dead letters are listed and replayed in pages of id order, per endpoint: with only the
--- (endpoint_id, updated_at) index each page read and sorted all of an endpoint's dead letters.
-create index courier_deliveries_dead_by_id on courier_deliveries (endpoint_id, id) where state in ('failed', 'expired');

@@ -24,13 +24,16 @@ interface Row {
 /**
  * Of these deliveries, those `owner` still holds the lease of, locked until the transaction ends:
  * exactly those its completion, written next in the same transaction, will change. A completion
- * retried after a commit that did take effect finds its lease gone, so nothing is announced twice.
+ * retried after a commit that did take effect finds its lease gone, or, claimed again since by the
+ * same owner, its attempt written (`rewritten`: the attempt ids of completions written again), so
+ * nothing is announced twice.
  * Delivery rows first, as a completion locks them, then (in the completion) the queue rows.
  */
 export async function lockDeadLetters(
   tx: Queryable,
   owner: string,
   deliveryIds: readonly number[],
+  rewritten: readonly string[] = [],
 ): Promise<DeadLetterSubject[]> {
   if (deliveryIds.length === 0) return [];
   const { rows } = await tx.query<Row>(
@@ -41,9 +44,11 @@ export async function lockDeadLetters(
        join courier_applications app on app.id = m.app_id
        left join courier_endpoints e on e.id = d.endpoint_id
       where d.id = any($1) and d.lease_owner = $2
+        and ($3::text[] is null
+             or not exists (select 1 from courier_attempts a where a.message_id = d.message_id and a.id = any($3)))
       order by d.id
       for update of d`,
-    [deliveryIds, owner],
+    [deliveryIds, owner, rewritten.length > 0 ? rewritten : null],
   );
   return rows.map((r) => ({
     deliveryId: Number(r.delivery_id),

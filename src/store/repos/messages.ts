@@ -125,17 +125,27 @@ export async function listMessages(
   return { data: rows.slice(0, opts.limit).map(fromMessageRow), done: rows.length <= opts.limit };
 }
 
-/** An application's messages whose payload is still kept, in id order after `afterId`. */
+/** The application's highest message id: what a sweep over its messages stops at. */
+export async function lastMessageId(db: Queryable, appId: string): Promise<string | null> {
+  const { rows } = await db.query<{ id: string | null }>(
+    'select max(id) as id from courier_messages where app_id = $1',
+    [appId],
+  );
+  return rows[0]?.id ?? null;
+}
+
+/** An application's messages whose payload is still kept, in id order in (afterId, through]. */
 export async function messageIdsWithPayload(
   db: Queryable,
   appId: string,
-  afterId: string | null,
+  range: { afterId: string | null; through: string },
   limit: number,
 ): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
-    `select id from courier_messages where app_id = $1 and expunged_at is null and ($2::text is null or id > $2)
-      order by id limit $3`,
-    [appId, afterId, limit],
+    `select id from courier_messages
+      where app_id = $1 and expunged_at is null and ($2::text is null or id > $2) and id <= $3
+      order by id limit $4`,
+    [appId, range.afterId, range.through, limit],
   );
   return rows.map((r) => r.id);
 }
