@@ -237,59 +237,39 @@ describe.each(BACKENDS)('a worker claiming again, or unable to use, what it clai
     expect(rows[0]).toEqual({ attempts: 1, deliveries: 0 });
   });
 
-  it('writes again a completion whose commit went unheard, its delivery claimed again meanwhile, without a second attempt', async () => {
-    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
-    let failures = 1;
-    const flaky = await startReceiver((_req, res) => {
-      res.statusCode = failures-- > 0 ? 500 : 200;
-      res.end();
-    });
-    const { db, round } = answeredAfterNextClaim(t.db, (sql) => sql.includes('courier_complete_rows'), {
-      answerLost: true,
-      beforeRound: () => clock.advance(10), // the retry falls due
-    });
-    const { worker, sender } = virtualWorker(db, { clock, policy: { backoff: { scheduleMs: [1] } } });
-    round.worker = worker;
-    const app = await makeApp(t.db, clock.now());
-    await makeEndpoint(t.db, app.id, clock.now(), { url: flaky.url });
-    await publishJson(t.db, app.id, clock.now(), { n: 1 });
-    expect(await worker.runOnce()).toBe(1);
-    expect(await round.second).toBe(1); // the same delivery, claimed again
-    while (flaky.requests.length < 2 && (await worker.runOnce()) > 0) {}
-    await sender.close();
-    await flaky.close();
-    expect(flaky.requests).toHaveLength(2);
-    const { rows } = await t.db.query<{ decision: string }>(
-      'select decision from courier_attempts order by id',
-    );
-    expect(rows.map((r) => r.decision)).toEqual(['retry', 'delivered']);
-  });
-
-  it('sends a delivery completed as due at once and claimed again before its completion was heard', async () => {
-    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
-    let failures = 1;
-    const flaky = await startReceiver((_req, res) => {
-      res.statusCode = failures-- > 0 ? 500 : 200;
-      res.end();
-    });
-    const { db, round } = answeredAfterNextClaim(t.db, (sql) => sql.includes('courier_complete_rows'), {
-      beforeRound: () => clock.advance(10), // the retry falls due
-    });
-    // A retry due 1 ms after the failure.
-    const { worker, sender } = virtualWorker(db, { clock, policy: { backoff: { scheduleMs: [1] } } });
-    round.worker = worker;
-    const app = await makeApp(t.db, clock.now());
-    await makeEndpoint(t.db, app.id, clock.now(), { url: flaky.url });
-    await publishJson(t.db, app.id, clock.now(), { n: 1 });
-    expect(await worker.runOnce()).toBe(1);
-    expect(await round.second).toBe(1); // the same delivery, claimed again
-    while (flaky.requests.length < 2 && (await worker.runOnce()) > 0) {}
-    await sender.close();
-    await flaky.close();
-    expect(flaky.requests).toHaveLength(2);
-    const { rows } = await t.db.query<{ n: number }>(
-      'select count(*)::int as n from courier_deliveries where lease_owner is not null',
-    );
-    expect(rows[0]!.n).toBe(0);
-  });
+  it.each([
+    ['heard', false],
+    ['unheard (written again, without a second attempt)', true],
+  ])(
+    'sends a delivery completed as due at once and claimed again before its completion was heard, its commit %s',
+    async (_, answerLost) => {
+      const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+      let failures = 1;
+      const flaky = await startReceiver((_req, res) => {
+        res.statusCode = failures-- > 0 ? 500 : 200;
+        res.end();
+      });
+      const { db, round } = answeredAfterNextClaim(t.db, (sql) => sql.includes('courier_complete_rows'), {
+        answerLost,
+        beforeRound: () => clock.advance(10), // the retry falls due
+      });
+      // A retry due 1 ms after the failure.
+      const { worker, sender } = virtualWorker(db, { clock, policy: { backoff: { scheduleMs: [1] } } });
+      round.worker = worker;
+      const app = await makeApp(t.db, clock.now());
+      await makeEndpoint(t.db, app.id, clock.now(), { url: flaky.url });
+      await publishJson(t.db, app.id, clock.now(), { n: 1 });
+      expect(await worker.runOnce()).toBe(1);
+      expect(await round.second).toBe(1); // the same delivery, claimed again
+      while (flaky.requests.length < 2 && (await worker.runOnce()) > 0) {}
+      await sender.close();
+      await flaky.close();
+      expect(flaky.requests).toHaveLength(2);
+      const { rows } = await t.db.query<{ decisions: string[]; leased: number }>(
+        `select array(select decision from courier_attempts order by id) as decisions,
+              (select count(*)::int from courier_deliveries where lease_owner is not null) as leased`,
+      );
+      expect(rows[0]).toEqual({ decisions: ['retry', 'delivered'], leased: 0 });
+    },
+  );
 });
