@@ -40,7 +40,8 @@ const ms = (at: number | null) => (at === null ? null : Math.trunc(at));
 
 /**
  * One completion as a row of values, in the column order courier_complete_rows reads (listed in
- * migration 0009; the 22nd, since 0022, names the message of one written again): half the bytes of an object with named fields, and a third of the parsing.
+ * migration 0009; the 22nd, since 0022, names the message of one written again): half the bytes
+ * of an object with named fields, and a third of the parsing.
  */
 function completionRow(c: Completion): unknown[] {
   const a = c.attempt;
