@@ -93,6 +93,29 @@ describe.each(BACKENDS)('publishing on %s', (backend) => {
     expect(rows[0]!.n).toBe(4);
   });
 
+  it('answers a batch mixing messages with and without event ids in its own order', async () => {
+    // The two kinds are inserted by two statements (only a message with an event id can conflict).
+    const inputs = [
+      message(0),
+      message(1, { eventId: 'evt-1' }),
+      message(2),
+      message(3, { eventId: 'evt-1' }),
+      message(4, { eventId: 'evt-2' }),
+    ];
+    const results = await publishBatch(t.db, inputs);
+    expect(results.map((r) => [r.messageId, r.created, r.deliveries])).toEqual([
+      [inputs[0]!.messageId, true, 2],
+      [inputs[1]!.messageId, true, 2],
+      [inputs[2]!.messageId, true, 2],
+      [inputs[1]!.messageId, false, 0],
+      [inputs[4]!.messageId, true, 2],
+    ]);
+    const { rows } = await t.db.query<{ message_id: string; n: number }>(
+      'select message_id, count(*)::int as n from courier_deliveries group by message_id order by message_id',
+    );
+    expect(rows).toEqual([0, 1, 2, 4].map((i) => ({ message_id: inputs[i]!.messageId, n: 2 })));
+  });
+
   it('groups concurrent publishes, and one bad message fails alone', async () => {
     const good = Array.from({ length: 30 }, (_, i) => message(i));
     const bad = message(99, { appId: 'app_missing' });
