@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from './db.ts';
+import { isConflictAbort } from './errors.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
@@ -20,15 +22,62 @@ export function loadMigrations(): Migration[] {
     }));
 }
 
+export interface MigrateOptions {
+  /** Stop after this version (for upgrade tests). */
+  through?: number;
+  /** How long a migration may wait for a table's lock before the whole run is undone and tried again. */
+  lockTimeoutMs?: number;
+  /** Runs tried before giving up; a second of pause more before each retry. */
+  tries?: number;
+}
+
+/** Lock waits that undo a run: lock_timeout (55P03), or a deadlock PostgreSQL broke by aborting it. */
+function isLockWait(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '55P03' || isConflictAbort(error);
+}
+
 /**
  * Applies the numbered migrations not yet applied, all in one transaction under an advisory
  * lock, so several processes starting at once apply each migration exactly once.
- * Returns the names applied. `through` stops after that version (for upgrade tests).
+ * Returns the names applied.
+ *
+ * A migration that alters a hot table waits for its lock behind every transaction using it, and
+ * every publish and claim that comes after queues behind the migration: on a live database one
+ * long transaction would stall them all. So a run waits at most lockTimeoutMs for any one lock
+ * (a deadlock with them ends it too), is undone, and is tried again a little later.
  */
-export async function migrate(db: Database, through = Number.POSITIVE_INFINITY): Promise<string[]> {
+export async function migrate(
+  db: Database,
+  { through = Number.POSITIVE_INFINITY, lockTimeoutMs = 5_000, tries = 5 }: MigrateOptions = {},
+): Promise<string[]> {
   const migrations = loadMigrations().filter((m) => m.version <= through);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await applyPending(db, migrations, lockTimeoutMs);
+    } catch (error) {
+      if (!isLockWait(error)) throw error;
+      if (attempt >= tries) {
+        throw new Error(
+          `migrations not applied: ${tries} tries each waited more than ${lockTimeoutMs} ms for a lock on ` +
+            `Courier's tables, or deadlocked with a transaction using them (${(error as Error).message}). ` +
+            'Look for long transactions in pg_stat_activity, then start again.',
+          { cause: error },
+        );
+      }
+      await sleep(1_000 * attempt);
+    }
+  }
+}
+
+function applyPending(
+  db: Database,
+  migrations: readonly Migration[],
+  lockTimeoutMs: number,
+): Promise<string[]> {
   return db.transaction(async (tx) => {
+    // Waiting here is waiting for another process's migrations, which may take long: no timeout yet.
     await tx.query(`select pg_advisory_xact_lock(hashtext('courier_migrations:' || current_schema()))`);
+    await tx.query(`select set_config('lock_timeout', $1, true)`, [`${lockTimeoutMs}ms`]);
     await tx.query(
       `create table if not exists courier_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())`,
     );

@@ -100,12 +100,64 @@ describe('migrations', () => {
     }
   });
 
+  it('refuse to delete a message that still has deliveries (no foreign key does it since 0023)', async () => {
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema, poolSize: 1 });
+    try {
+      await migrate(db);
+      await db.query(`insert into courier_applications (id, name, created_at, updated_at)
+                        values ('app_fk', 'a', now(), now());
+                      insert into courier_endpoints (id, app_id, url, rate_limit, max_in_flight, created_at, updated_at)
+                        values ('ep_fk', 'app_fk', 'http://x', 10, 10, now(), now());
+                      insert into courier_messages (id, app_id, event_type, payload, created_at)
+                        values ('msg_fk1', 'app_fk', 'e', '\\x7b7d', now()), ('msg_fk2', 'app_fk', 'e', '\\x7b7d', now());
+                      insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, created_at, updated_at)
+                        values ('msg_fk2', 'ep_fk', 'failed', now(), now(), now())`);
+      await expect(db.query(`delete from courier_messages where id like 'msg_fk%'`)).rejects.toMatchObject({
+        code: '23503',
+        message: 'message msg_fk2 still has deliveries: delete them first',
+      });
+      await db.query(`delete from courier_deliveries where message_id = 'msg_fk2'`);
+      const { rowCount } = await db.query(`delete from courier_messages where id like 'msg_fk%'`);
+      expect(rowCount).toBe(2);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('wait a bounded time for a table lock, undo the run and try again, and say so when they give up', async () => {
+    const upgrade = `${schema}_lock`;
+    await admin(`create schema ${upgrade}`);
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: upgrade, poolSize: 1 });
+    const holder = new pg.Client(TEST_DATABASE_URL);
+    await holder.connect();
+    try {
+      await migrate(db, { through: 22 });
+      // A long transaction reading the deliveries: 0023 needs them to itself.
+      await holder.query(`begin; lock table ${upgrade}.courier_deliveries in access share mode`);
+      await expect(migrate(db, { lockTimeoutMs: 100, tries: 2 })).rejects.toThrow(
+        /^migrations not applied: 2 tries each waited more than 100 ms for a lock .*lock timeout/,
+      );
+      expect((await db.query('select max(version)::int as v from courier_migrations')).rows[0]).toEqual({
+        v: 22,
+      });
+      // Let go while the runs are retried: the next one applies it.
+      const applying = migrate(db, { lockTimeoutMs: 100, tries: 3 });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await holder.query('rollback');
+      expect(await applying).toEqual(['0023_publish_leaner']);
+    } finally {
+      await holder.end();
+      await db.close();
+      await admin(`drop schema if exists ${upgrade} cascade`);
+    }
+  });
+
   it('upgrading to 0011 leaves deliveries delivered before it to the attempt log, and shows them as delivered', async () => {
     const upgrade = `${schema}_up`;
     await admin(`create schema ${upgrade}`);
     const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: upgrade, poolSize: 1 });
     try {
-      await migrate(db, 10);
+      await migrate(db, { through: 10 });
       await db.query(`insert into courier_applications (id, name, created_at, updated_at)
                         values ('app_1', 'a', now(), now());
                       insert into courier_endpoints (id, app_id, url, rate_limit, max_in_flight, created_at, updated_at)
