@@ -5,17 +5,22 @@
  * volume, where both may be pid 1) is never judged stale.
  *
  * The file appears with its pid already in it (written to a file of our own, then hard-linked into
- * place), and a stale one is moved aside by a rename that only one process can win, then checked:
- * created empty and written afterwards, or removed with rm, a lock could be judged stale while its
- * owner was still writing it, or removed after another process had just taken it over, and two
- * processes got it at once (seen with eight started together).
+ * place): created empty and written afterwards, a lock could be judged stale while its owner was
+ * still writing it. A stale one is removed only by the holder of a second, short-lived lock (the
+ * guard, `<path>.takeover`), after reading it again: while the guard is held nothing else can
+ * replace a stale lock, since a taker's link fails while it is there and its dead owner cannot
+ * release it. Without the guard, two processes that both judged it stale could remove it one after
+ * the other, the second removing the lock a third had just taken, and two processes got it at once
+ * (seen with eight started together).
  */
 import { randomBytes } from 'node:crypto';
-import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 const lockedHere = new Set<string>();
-const TRIES = 10;
+const TRIES = 50;
+/** A guard older than this was left by a process that died holding it (it is held for a few system calls). */
+const ABANDONED_GUARD_MS = 10_000;
 
 /** Takes the lock at `path` or throws why not; returns the function that releases it. */
 export function acquireLock(path: string): () => void {
@@ -37,15 +42,16 @@ export function acquireLock(path: string): () => void {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
-      const owner = ownerOf(path);
-      if (owner === 'gone') continue; // released meanwhile: try again
+      const text = contentOf(path);
+      if (text === null) continue; // released meanwhile: try again
+      const owner = ownerOf(text);
       if (owner !== null) {
         throw new Error(
           `the data directory is in use by process ${owner} (lock file ${path}); embedded storage serves one process — use COURIER_DATABASE_URL to run several. ` +
             `If no Courier is running on it (process ${owner} being another program since a restart, or gone with its container), delete the lock file`,
         );
       }
-      takeOverStale(path);
+      if (!removeStale(path, text, mine)) pause(5);
     }
     throw new Error(`could not take the lock file ${path}: other processes kept taking it`);
   } finally {
@@ -63,12 +69,10 @@ function contentOf(path: string): string | null {
 }
 
 /**
- * The process holding the lock ("pid" or "pid on host"), null when its owner is gone (stale),
- * 'gone' when no file. A file of an earlier release holds the pid alone: taken as of this host.
+ * The process holding the lock ("pid" or "pid on host") by its file's text, null when its owner is
+ * gone (stale). A file of an earlier release holds the pid alone: taken as of this host.
  */
-function ownerOf(path: string): string | null | 'gone' {
-  const text = contentOf(path);
-  if (text === null) return 'gone';
+function ownerOf(text: string): string | null {
   // pid, host name (which may hold spaces), token.
   const fields = text.trim().split(' ');
   const pidText = fields[0] ?? '';
@@ -82,25 +86,37 @@ function ownerOf(path: string): string | null | 'gone' {
 }
 
 /**
- * Moves a stale lock aside. Another process may have replaced it since we read it; the rename then
- * took a live lock, which is put back (a link, so a lock taken meanwhile is not overwritten).
+ * Removes the lock at `path` if it still reads `stale`, holding the guard (linked from `mine`, our
+ * own file). False when another process holds the guard: it is removing the stale lock, or has.
  */
-function takeOverStale(path: string): void {
-  const aside = `${path}.stale.${process.pid}.${randomBytes(4).toString('hex')}`;
+function removeStale(path: string, stale: string, mine: string): boolean {
+  const guard = `${path}.takeover`;
   try {
-    renameSync(path, aside);
+    linkSync(mine, guard);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return; // another process moved it
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    clearAbandonedGuard(guard);
+    return false;
   }
-  if (ownerOf(aside) !== null) {
-    try {
-      linkSync(aside, path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
+  try {
+    if (contentOf(path) === stale) rmSync(path, { force: true });
+  } finally {
+    rmSync(guard, { force: true });
   }
-  rmSync(aside, { force: true });
+  return true;
+}
+
+function clearAbandonedGuard(guard: string): void {
+  try {
+    if (Date.now() - statSync(guard).mtimeMs > ABANDONED_GUARD_MS) rmSync(guard, { force: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+/** Opening the store is synchronous; a few milliseconds' wait for another process's takeover. */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function processAlive(pid: number): boolean {

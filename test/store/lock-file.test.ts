@@ -15,14 +15,36 @@ async function deadPid(): Promise<number> {
   return child.pid!;
 }
 
-function runChild(path: string, at: number): Promise<string> {
+/**
+ * Runs a child that takes the lock at `at`; resolves with its first line (got, or why refused).
+ * One that got it holds it until `letGo` ends its stdin.
+ */
+function runChild(path: string, at: number): Promise<{ outcome: string; letGo: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', TSX, CHILD, path, String(at)]);
+    const exited = new Promise<void>((done) => child.on('exit', () => done()));
     let out = '';
-    child.stdout.on('data', (c) => (out += c));
+    const answer = () => {
+      if (!out.includes('\n')) return;
+      child.stdout.off('data', onData);
+      const letGo = () => {
+        child.stdin.end();
+        return exited;
+      };
+      resolve({ outcome: out.trim(), letGo });
+    };
+    const onData = (chunk: Buffer) => {
+      out += chunk;
+      answer();
+    };
+    child.stdout.on('data', onData);
     child.stderr.on('data', (c) => (out += c));
     child.on('error', reject);
-    child.on('exit', () => resolve(out.trim()));
+    child.stdin.on('error', () => {}); // a refused child has exited: nothing reads its stdin
+    child.on('exit', () => {
+      out += '\n';
+      answer();
+    });
   });
 }
 
@@ -83,7 +105,9 @@ describe('the embedded store lock file', () => {
     for (let round = 0; round < 3; round++) {
       writeFileSync(path, String(await deadPid()));
       const at = Date.now() + 3_000; // after every child has started
-      const outcomes = await Promise.all(Array.from({ length: 8 }, () => runChild(path, at)));
+      const children = await Promise.all(Array.from({ length: 8 }, () => runChild(path, at)));
+      await Promise.all(children.map((c) => c.letGo()));
+      const outcomes = children.map((c) => c.outcome);
       expect(
         outcomes.filter((o) => o === 'got'),
         outcomes.join('\n'),

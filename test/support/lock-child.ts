@@ -1,4 +1,8 @@
-/** A process that takes the embedded store's lock at an agreed instant (argv: path, epoch ms), says whether it got it, and holds it a while. */
+/**
+ * A process that takes the embedded store's lock at an agreed instant (argv: path, epoch ms), says
+ * whether it got it, and holds it until its stdin ends: however late a slow machine starts it, no
+ * other process can find the lock released by the one that got it first.
+ */
 import { acquireLock } from '../../src/store/lock-file.ts';
 
 const [path, at] = process.argv.slice(2);
@@ -8,10 +12,11 @@ while (Date.now() < Number(at)) {
 try {
   const release = acquireLock(path!);
   process.stdout.write('got\n');
-  setTimeout(() => {
+  process.stdin.resume();
+  process.stdin.on('end', () => {
     release();
     process.exit(0);
-  }, 1_500);
+  });
 } catch (error) {
   process.stdout.write(`refused: ${(error as Error).message}\n`);
 }
