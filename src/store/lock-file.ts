@@ -11,16 +11,16 @@
  * replace a stale lock, since a taker's link fails while it is there and its dead owner cannot
  * release it. Without the guard, two processes that both judged it stale could remove it one after
  * the other, the second removing the lock a third had just taken, and two processes got it at once
- * (seen with eight started together).
+ * (seen with eight started together). A guard left by a process that died holding it is judged by
+ * its owner's pid, like the lock. Left: a process of an earlier release ignores the guard.
  */
 import { randomBytes } from 'node:crypto';
-import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 const lockedHere = new Set<string>();
-const TRIES = 50;
-/** A guard older than this was left by a process that died holding it (it is held for a few system calls). */
-const ABANDONED_GUARD_MS = 10_000;
+/** How long a start keeps trying while other processes take the lock over (they need microseconds). */
+const TAKE_FOR_MS = 5_000;
 
 /** Takes the lock at `path` or throws why not; returns the function that releases it. */
 export function acquireLock(path: string): () => void {
@@ -30,7 +30,7 @@ export function acquireLock(path: string): () => void {
   const content = `${process.pid} ${hostname()} ${token}`;
   writeFileSync(mine, content);
   try {
-    for (let tries = 0; tries < TRIES; tries++) {
+    for (const deadline = Date.now() + TAKE_FOR_MS; Date.now() < deadline; ) {
       try {
         linkSync(mine, path);
         lockedHere.add(path);
@@ -51,9 +51,11 @@ export function acquireLock(path: string): () => void {
             `If no Courier is running on it (process ${owner} being another program since a restart, or gone with its container), delete the lock file`,
         );
       }
-      if (!removeStale(path, text, mine)) pause(5);
+      if (!removeStale(path, text, mine, content)) pause(5);
     }
-    throw new Error(`could not take the lock file ${path}: other processes kept taking it`);
+    throw new Error(
+      `could not take the lock file ${path} within ${TAKE_FOR_MS / 1000} s: other processes kept taking it, or held ${path}.takeover`,
+    );
   } finally {
     rmSync(mine, { force: true });
   }
@@ -89,7 +91,7 @@ function ownerOf(text: string): string | null {
  * Removes the lock at `path` if it still reads `stale`, holding the guard (linked from `mine`, our
  * own file). False when another process holds the guard: it is removing the stale lock, or has.
  */
-function removeStale(path: string, stale: string, mine: string): boolean {
+function removeStale(path: string, stale: string, mine: string, content: string): boolean {
   const guard = `${path}.takeover`;
   try {
     linkSync(mine, guard);
@@ -101,17 +103,34 @@ function removeStale(path: string, stale: string, mine: string): boolean {
   try {
     if (contentOf(path) === stale) rmSync(path, { force: true });
   } finally {
-    rmSync(guard, { force: true });
+    if (contentOf(guard) === content) rmSync(guard, { force: true });
   }
   return true;
 }
 
+/**
+ * A guard whose holder is gone (it died within its few system calls) is moved aside, as a stale
+ * lock once was; were it replaced meanwhile by a live one, that one is put back. A live holder,
+ * however slow, keeps it: the others wait, and at worst give up.
+ */
 function clearAbandonedGuard(guard: string): void {
+  const text = contentOf(guard);
+  if (text === null || ownerOf(text) !== null) return;
+  const aside = `${guard}.${process.pid}.${randomBytes(4).toString('hex')}`;
   try {
-    if (Date.now() - statSync(guard).mtimeMs > ABANDONED_GUARD_MS) rmSync(guard, { force: true });
+    renameSync(guard, aside);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
   }
+  if (contentOf(aside) !== text) {
+    try {
+      linkSync(aside, guard);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  rmSync(aside, { force: true });
 }
 
 /** Opening the store is synchronous; a few milliseconds' wait for another process's takeover. */

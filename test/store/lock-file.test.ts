@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -71,6 +71,15 @@ describe('the embedded store lock file', () => {
     writeFileSync(path, String(await deadPid()));
     const release = acquireLock(path);
     expect(readFileSync(path, 'utf8')).toMatch(ours());
+    release();
+  });
+
+  it('clears a takeover guard left by a process that died holding it, and takes over the stale lock', async () => {
+    writeFileSync(path, String(await deadPid()));
+    writeFileSync(`${path}.takeover`, `${await deadPid()} ${hostname()} 0badf00d`);
+    const release = acquireLock(path);
+    expect(readFileSync(path, 'utf8')).toMatch(ours());
+    expect(readdirSync(dir).sort()).toEqual(['courier.lock']);
     release();
   });
 
