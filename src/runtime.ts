@@ -50,7 +50,13 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
 export async function openMigratedDatabase(config: Config, logger: Logger): Promise<Database> {
   const db = await openDatabase(config, logger);
   try {
-    const applied = await migrate(db);
+    const applied = await migrate(db, {
+      onRetry: ({ migration, attempt, pauseMs, error }) =>
+        logger.warn(
+          { migration, attempt, retryInMs: pauseMs, err: error.message },
+          'migration waited too long for a table lock (a long transaction?); undone, trying again',
+        ),
+    });
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     const { resealed } = await enableSecretsAtRest(db, config.secretsKey);
     if (resealed > 0) {

@@ -29,6 +29,8 @@ export interface MigrateOptions {
   lockTimeoutMs?: number;
   /** Runs tried before giving up; a second of pause more before each retry. */
   tries?: number;
+  /** Told of each run undone by a lock wait, before the pause: a start that waits is not silent. */
+  onRetry?: (info: { migration: string; attempt: number; pauseMs: number; error: Error }) => void;
 }
 
 /** Lock waits that undo a run: lock_timeout (55P03), or a deadlock PostgreSQL broke by aborting it. */
@@ -48,23 +50,27 @@ function isLockWait(error: unknown): boolean {
  */
 export async function migrate(
   db: Database,
-  { through = Number.POSITIVE_INFINITY, lockTimeoutMs = 5_000, tries = 5 }: MigrateOptions = {},
+  { through = Number.POSITIVE_INFINITY, lockTimeoutMs = 5_000, tries = 5, onRetry }: MigrateOptions = {},
 ): Promise<string[]> {
   const migrations = loadMigrations().filter((m) => m.version <= through);
+  // Where the run was when it waited: the bookkeeping table, or a migration.
+  const at = { migration: '' };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await applyPending(db, migrations, lockTimeoutMs);
+      return await applyPending(db, migrations, lockTimeoutMs, at);
     } catch (error) {
       if (!isLockWait(error)) throw error;
       if (attempt >= tries) {
         throw new Error(
           `migrations not applied: ${tries} tries each waited more than ${lockTimeoutMs} ms for a lock on ` +
-            `Courier's tables, or deadlocked with a transaction using them (${(error as Error).message}). ` +
-            'Look for long transactions in pg_stat_activity, then start again.',
+            `Courier's tables, or deadlocked with a transaction using them, last in ${at.migration} ` +
+            `(${(error as Error).message}). Look for long transactions in pg_stat_activity, then start again.`,
           { cause: error },
         );
       }
-      await sleep(1_000 * attempt);
+      const pauseMs = 1_000 * attempt;
+      onRetry?.({ migration: at.migration, attempt, pauseMs, error: error as Error });
+      await sleep(pauseMs);
     }
   }
 }
@@ -73,7 +79,9 @@ function applyPending(
   db: Database,
   migrations: readonly Migration[],
   lockTimeoutMs: number,
+  at: { migration: string },
 ): Promise<string[]> {
+  at.migration = 'courier_migrations';
   return db.transaction(async (tx) => {
     // Waiting here is waiting for another process's migrations, which may take long: no timeout yet.
     await tx.query(`select pg_advisory_xact_lock(hashtext('courier_migrations:' || current_schema()))`);
@@ -86,6 +94,7 @@ function applyPending(
     const done: string[] = [];
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue;
+      at.migration = migration.name;
       await tx.exec(migration.sql);
       await tx.query('insert into courier_migrations (version, name) values ($1, $2)', [
         migration.version,

@@ -134,9 +134,20 @@ describe('migrations', () => {
       await migrate(db, { through: 22 });
       // A long transaction reading the deliveries: 0023 needs them to itself.
       await holder.query(`begin; lock table ${upgrade}.courier_deliveries in access share mode`);
-      await expect(migrate(db, { lockTimeoutMs: 100, tries: 2 })).rejects.toThrow(
-        /^migrations not applied: 2 tries each waited more than 100 ms for a lock .*lock timeout/,
+      const retries: unknown[] = [];
+      const onRetry = ({
+        migration,
+        attempt,
+        pauseMs,
+      }: {
+        migration: string;
+        attempt: number;
+        pauseMs: number;
+      }) => retries.push({ migration, attempt, pauseMs });
+      await expect(migrate(db, { lockTimeoutMs: 100, tries: 2, onRetry })).rejects.toThrow(
+        /^migrations not applied: 2 tries each waited more than 100 ms for a lock .*last in 0023_publish_leaner \(.*lock timeout\)/,
       );
+      expect(retries).toEqual([{ migration: '0023_publish_leaner', attempt: 1, pauseMs: 1_000 }]);
       expect((await db.query('select max(version)::int as v from courier_migrations')).rows[0]).toEqual({
         v: 22,
       });

@@ -7,7 +7,12 @@ export async function migrate(): Promise<void> {
   const config = configOrExit();
   const db = await openDatabase(config, loggerFor(config));
   try {
-    const applied = await applyMigrations(db);
+    const applied = await applyMigrations(db, {
+      onRetry: ({ migration, attempt, pauseMs }) =>
+        process.stderr.write(
+          `courier migrate: ${migration} waited too long for a table lock (a long transaction?); undone, trying again in ${pauseMs / 1000} s (try ${attempt + 1})\n`,
+        ),
+    });
     process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
   } finally {
     await db.close();

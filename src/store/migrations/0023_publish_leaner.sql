@@ -13,7 +13,9 @@
 --   message's attempts and deliveries before it. The constraint is dropped; the delivery to the
 --   endpoint, and the message to its application, keep theirs. What it also did, refuse to delete
 --   a message that still has deliveries (by hand, say: a delivery left without its message would
---   be claimed and never sent), a statement trigger now does, at a lookup per deleted message.
+--   be claimed and never sent), a statement trigger now does, at a lookup per deleted message. It
+--   reads committed rows and locks nothing: code that adds a delivery to an existing message must
+--   lock the message's key first, as resend does. TRUNCATE of the messages alone is not refused.
 --
 -- Same signature and results: API processes of the previous release keep working during an
 -- upgrade (they wait, as publishes and claims do, while this takes both tables' locks; see migrate.ts).
