@@ -19,17 +19,25 @@ export function loggerFor(config: Config): Logger {
 }
 
 /**
- * Runs `stop` once on SIGTERM or SIGINT (graceful shutdown); a second signal exits at once.
+ * A repeat within this long is the same Ctrl-C delivered twice: a terminal signals the whole
+ * foreground process group, and npm (and tsx) also forward it to their child.
+ */
+const REPEAT_MS = 1_000;
+
+/**
+ * Runs `stop` once on SIGTERM or SIGINT (graceful shutdown); a second signal, a second or more
+ * after the first, exits at once.
  */
 export function onShutdown(logger: Logger, stop: () => Promise<void>): void {
-  let stopping = false;
+  let firstAt: number | null = null;
   const handler = (signal: NodeJS.Signals) => {
-    if (stopping) {
+    if (firstAt !== null) {
+      if (performance.now() - firstAt < REPEAT_MS) return;
       logger.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
     }
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
+    firstAt = performance.now();
+    logger.info({ signal }, 'shutting down (a second signal, a second from now or later, exits at once)');
     stop().then(
       () => process.exit(0),
       (error) => {

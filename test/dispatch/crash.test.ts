@@ -80,27 +80,45 @@ describe('worker crashes and shutdowns', () => {
     expect(receiver.seen.length).toBe(20 + inFlightAtKill);
   });
 
-  it('SIGTERM lets requests in flight finish and records them', { timeout: 60_000 }, async () => {
-    const now = systemClock.now();
-    const app = await makeApp(t.db, now);
-    const url = receiver.script('graceful', () => ({ status: 200, delayMs: 800 }));
-    await makeEndpoint(t.db, app.id, now, { url, maxInFlight: 4, eventTypes: ['graceful'] });
-    for (let i = 0; i < 4; i++)
-      await publishJson(t.db, app.id, systemClock.now(), { i }, { eventType: 'graceful' });
+  it.each([
+    ['SIGTERM', ['SIGTERM']],
+    // A terminal's Ctrl-C under npm start: the process group's and npm's forwarded copy.
+    ['SIGINT twice, 5 ms apart', ['SIGINT', 'SIGINT']],
+  ] as const)(
+    '%s lets requests in flight finish and records them',
+    { timeout: 60_000 },
+    async (_, signals) => {
+      const now = systemClock.now();
+      const app = await makeApp(t.db, now);
+      const url = receiver.script(`graceful${signals.length}`, () => ({ status: 200, delayMs: 800 }));
+      await makeEndpoint(t.db, app.id, now, {
+        url,
+        maxInFlight: 4,
+        eventTypes: [`graceful${signals.length}`],
+      });
+      for (let i = 0; i < 4; i++)
+        await publishJson(t.db, app.id, systemClock.now(), { i }, { eventType: `graceful${signals.length}` });
 
-    const seenBefore = receiver.seen.length;
-    const worker = await spawnWorker(t.schema!, ENV);
-    await until(async () => receiver.seen.length - seenBefore >= 4, 20_000, 'requests in flight');
-    expect(
-      await count(t.db, `select count(*)::int as n from courier_deliveries where lease_owner is not null`),
-    ).toBe(4);
-    expect(await stopWorker(worker, 'SIGTERM')).toBe(0);
-    const { rows } = await t.db.query<{ state: string; n: number }>(
-      `select d.state, count(*)::int as n from courier_delivery_states d join courier_messages m on m.id = d.message_id
-        where m.event_type = 'graceful' group by d.state`,
-    );
-    expect(rows).toEqual([{ state: 'delivered', n: 4 }]);
-  });
+      const seenBefore = receiver.seen.length;
+      const worker = await spawnWorker(t.schema!, ENV);
+      await until(async () => receiver.seen.length - seenBefore >= 4, 20_000, 'requests in flight');
+      expect(
+        await count(t.db, `select count(*)::int as n from courier_deliveries where lease_owner is not null`),
+      ).toBe(4);
+      worker.child.kill(signals[0]);
+      for (const signal of signals.slice(1)) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        worker.child.kill(signal);
+      }
+      expect(await worker.exited).toBe(0);
+      const { rows } = await t.db.query<{ state: string; n: number }>(
+        `select d.state, count(*)::int as n from courier_delivery_states d join courier_messages m on m.id = d.message_id
+        where m.event_type = $1 group by d.state`,
+        [`graceful${signals.length}`],
+      );
+      expect(rows).toEqual([{ state: 'delivered', n: 4 }]);
+    },
+  );
   it('SIGTERM waits out a request hanging to its deadline and records it, instead of sending it again', {
     timeout: 60_000,
   }, async () => {
