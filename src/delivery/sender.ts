@@ -18,6 +18,7 @@ import { guardedLookup, type Resolver, type SsrfGuard } from './ssrf-guard.ts';
 export const DEFAULT_USER_AGENT = 'Courier-Webhooks/0.1 (+https://github.com/courier-webhooks/courier)';
 const HEADER_CAPTURE_BYTES = 4096;
 const KEEP_ALIVE_TIMEOUT_MS = 4_000;
+const KEEP_ALIVE_MAX_TIMEOUT_MS = 30_000;
 const TARGET_CACHE_SIZE = 10_000;
 
 export interface SenderOptions {
@@ -92,6 +93,9 @@ export class Sender {
       connections: opts.connections ?? 16,
       pipelining: 1,
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      // undici follows a receiver's `Keep-Alive: timeout=N` up to this (600 s by default): receivers
+      // on many origins could each keep idle sockets, and the worker's descriptors, for minutes.
+      keepAliveMaxTimeout: KEEP_ALIVE_MAX_TIMEOUT_MS,
       // Off: the sweeper's total deadline ends every attempt, and the abort closes its connection.
       // undici's per-phase timers add a timer object per request that its timer list keeps for up
       // to half a second, long enough to be promoted out of the young generation: over 60,000-
@@ -100,7 +104,12 @@ export class Sender {
       headersTimeout: 0,
       bodyTimeout: 0,
       // net/tls.connect skip `lookup` for literal IPs; those are checked in #target() instead.
-      connect: { timeout: opts.connectTimeoutMs ?? 10_000, lookup: guardedLookup(opts.guard, opts.lookup) },
+      // Never longer than the attempt's own deadline: a connect still opening after it (nothing to
+      // abort yet) would hold a socket past the slot it freed, and hold up a shutdown.
+      connect: {
+        timeout: Math.min(opts.connectTimeoutMs ?? 10_000, requestTimeoutMs),
+        lookup: guardedLookup(opts.guard, opts.lookup),
+      },
     });
   }
 
