@@ -79,6 +79,9 @@ export async function buildServer(input: ServerDeps): Promise<FastifyInstance> {
     logger: false, // requests are logged below through Courier's logger, without headers
     bodyLimit: deps.config.maxPayloadBytes,
     return503OnClosing: true,
+    // Fastify's default is none: a client that sent part of a request and went silent would hold
+    // its connection, and a graceful shutdown waiting for it, for ever.
+    requestTimeout: 30_000,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
     frameworkErrors: (error, request, reply) => {
       sendError(error, request, reply, logger);

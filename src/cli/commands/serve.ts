@@ -40,8 +40,9 @@ export async function serve(): Promise<void> {
   process.stdout.write(`API: ${address}/api/v1   reference: ${address}/docs\n`);
   onShutdown(logger, async () => {
     try {
-      await server.close();
-      await stopWorker();
+      // Together: the worker's requests in flight need not wait for the API's to end.
+      const stopped = await Promise.allSettled([server.close(), stopWorker()]);
+      for (const s of stopped) if (s.status === 'rejected') throw s.reason;
     } finally {
       await db.close();
     }
