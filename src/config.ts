@@ -308,6 +308,21 @@ function policyVariable(message: string, schedule: boolean): string {
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Reads and validates the configuration; a bad value throws a ConfigError naming its variable. */
+/**
+ * Kubernetes gives every pod a variable COURIER_PORT=tcp://<ip>:<port> for a Service named
+ * courier: say so, rather than only that it is not a number.
+ */
+function port(r: Reader): number {
+  const text = r.raw('COURIER_PORT');
+  if (/^tcp:\/\//.test(text)) {
+    throw new ConfigError(
+      'COURIER_PORT',
+      `got "${text}", a Kubernetes service link (a Service named courier): set COURIER_PORT to the port to listen on, or enableServiceLinks: false in the pod spec`,
+    );
+  }
+  return r.int('COURIER_PORT', 0, 65535);
+}
+
 export function loadConfig(env: Source = process.env): Config {
   const filePath = env.COURIER_CONFIG?.trim();
   // An empty variable (compose passing `X=${UNSET}`) is unset: the file's value stands, not the default.
@@ -369,7 +384,7 @@ export function loadConfig(env: Source = process.env): Config {
     databaseUrl,
     dataDir: r.raw('COURIER_DATA_DIR'),
     schema,
-    port: r.int('COURIER_PORT', 0, 65535),
+    port: port(r),
     host: r.raw('COURIER_HOST'),
     adminToken,
     secretsKey,

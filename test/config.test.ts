@@ -42,6 +42,12 @@ describe('configuration', () => {
     expect(config.allowPrivateNetworks).toEqual(['127.0.0.0/8', '::1/128']);
   });
 
+  it('names a Kubernetes service link given as COURIER_PORT', () => {
+    expect(() => loadConfig({ COURIER_PORT: 'tcp://10.96.12.34:8080' })).toThrow(
+      /COURIER_PORT.*a Kubernetes service link.*enableServiceLinks: false/,
+    );
+  });
+
   it.each([
     ['COURIER_PORT', 'eighty'],
     ['COURIER_PORT', '70000'],
