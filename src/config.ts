@@ -128,12 +128,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     name: 'COURIER_MAX_IN_FLIGHT',
     default: '10',
-    description: 'Default cap of concurrent requests per endpoint, across all workers.',
+    description:
+      'Cap of concurrent requests per endpoint, across all workers, given to an endpoint created without one (read by the API, not the workers; existing endpoints keep theirs).',
   },
   {
     name: 'COURIER_RATE_LIMIT',
     default: '1000',
-    description: 'Default requests per second per endpoint, across all workers.',
+    description:
+      'Requests per second per endpoint, across all workers, given to an endpoint created without one when its application sets none (read by the API; existing endpoints keep theirs).',
   },
   {
     name: 'COURIER_PAUSE_AFTER',
