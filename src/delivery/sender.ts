@@ -264,8 +264,15 @@ class Attempt implements Dispatcher.DispatchHandler, Expiring {
     this.#settle({ kind: 'response', status: this.#status, headers: this.#allHeaders }, true);
   }
 
-  /** Network failures keep whatever status/headers/body arrived before, for the attempt log. */
-  #settle(outcome: Outcome, requestWentOut: boolean): void {
+  /**
+   * Network failures keep whatever status/headers/body arrived before, for the attempt log, and
+   * the status and headers in the outcome, for the policy (a Retry-After).
+   */
+  #settle(failed: Outcome, requestWentOut: boolean): void {
+    const outcome: Outcome =
+      failed.kind === 'network' && this.#status !== 0
+        ? { ...failed, answered: { status: this.#status, headers: this.#allHeaders } }
+        : failed;
     this.#settled = true;
     this.context.deadlines.delete(this);
     this.resolve({

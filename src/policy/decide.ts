@@ -71,9 +71,12 @@ function chooseWait({ outcome, attempts, policy, now, random }: DecisionInput): 
   const nominal = nominalDelay(attempts, policy.backoff);
   const backoff = applyJitter(nominal, policy.backoff.jitter, random);
   const backoffWhy = `backoff ${formatDuration(nominal)}, ${JITTER_LABELS[policy.backoff.jitter]}`;
+  // A 429 or 503 whose body was then cut off still asked for its wait.
+  const answer =
+    outcome.kind === 'response' ? outcome : outcome.kind === 'network' ? outcome.answered : undefined;
   const asked =
-    outcome.kind === 'response' && policy.retryAfter.statuses.includes(outcome.status)
-      ? retryAfterFromHeaders(outcome.headers, now)
+    answer && policy.retryAfter.statuses.includes(answer.status)
+      ? retryAfterFromHeaders(answer.headers, now)
       : undefined;
   if (asked === undefined) {
     return { delayMs: backoff, reason: 'backoff', why: backoffWhy, floorMs: 0, nominalMs: nominal };

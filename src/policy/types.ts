@@ -20,7 +20,13 @@ export type ResponseHeaders = Readonly<Record<string, string | readonly string[]
 /** What happened when one attempt was made. */
 export type Outcome =
   | { readonly kind: 'response'; readonly status: number; readonly headers?: ResponseHeaders }
-  | { readonly kind: 'network'; readonly failure: NetworkFailureKind; readonly message?: string }
+  | {
+      readonly kind: 'network';
+      readonly failure: NetworkFailureKind;
+      readonly message?: string;
+      /** A status and headers that arrived before the failure (a body cut off or too slow). */
+      readonly answered?: { readonly status: number; readonly headers?: ResponseHeaders };
+    }
   /** Courier itself refused to send (the SSRF guard): permanent, the URL will not change by waiting. */
   | { readonly kind: 'refused'; readonly reason: string };
 

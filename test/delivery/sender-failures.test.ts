@@ -6,6 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { Sender, type SenderOptions } from '../../src/delivery/sender.ts';
 import { type Resolver, SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
+import { decide } from '../../src/policy/decide.ts';
+import { DEFAULT_POLICY } from '../../src/policy/defaults.ts';
 import {
   closedPort,
   type Handle,
@@ -144,6 +146,28 @@ describe('resets', () => {
     expect(result.outcome).toMatchObject({ kind: 'network', failure: 'connection_reset' });
     expect(result.responseStatus).toBe(200);
     expect(result.responseBody).toBe('partial');
+  });
+
+  it('keeps the Retry-After of a 429 whose body was cut short, and the policy waits it out', async () => {
+    const url = await raw((socket) => {
+      socket.write('HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3600\r\nContent-Length: 100\r\n\r\nslow');
+      setTimeout(() => socket.destroy(), 20);
+    });
+    const result = await sender().send({ url, body, headers: {} });
+    expect(result.outcome).toMatchObject({
+      kind: 'network',
+      failure: 'connection_reset',
+      answered: { status: 429, headers: { 'retry-after': '3600' } },
+    });
+    const decision = decide({
+      outcome: result.outcome,
+      attempts: 1,
+      giveUpAt: 10 * 86_400_000,
+      policy: DEFAULT_POLICY,
+      now: 0,
+      random: () => 0,
+    });
+    expect(decision).toMatchObject({ kind: 'retry', delayMs: 3_600_000, reason: 'retry_after' });
   });
 
   it('reports a malformed reply as other', async () => {

@@ -151,6 +151,16 @@ describe('decide: Retry-After', () => {
     });
   });
 
+  it('is honoured from a 429 whose body was then cut off (a network failure after the status)', () => {
+    const outcome: Outcome = {
+      kind: 'network',
+      failure: 'connection_reset',
+      answered: { status: 429, headers: { 'retry-after': '600' } },
+    };
+    const decision = expectRetry(decide(input(outcome, { policy: NO_JITTER })));
+    expect(decision).toMatchObject({ delayMs: 10 * MINUTE, reason: 'retry_after' });
+  });
+
   it('loses to a longer backoff', () => {
     const decision = expectRetry(decide(input(status(503, { 'retry-after': '5' }), { policy: NO_JITTER })));
     expect(decision).toMatchObject({
