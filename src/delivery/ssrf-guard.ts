@@ -82,12 +82,20 @@ export function classifyAddress(ip: string): AddressClass {
   return addr ? classifyParsed(addr) : { allowed: false, range: 'invalid' };
 }
 
+/**
+ * Why an address is refused. For a host name, not the address it resolved to: the reason reaches
+ * the attempt log, which a portal may show the endpoint's owner, who would learn what internal
+ * names resolve to.
+ */
 function refusal(ip: string, cls: AddressClass, hostname?: string): string {
-  const subject = hostname === undefined ? ip : `${hostname} resolved to ${ip}, which`;
-  if (cls.range === 'invalid') return `refused: ${subject} is not a valid IP address`;
+  if (hostname !== undefined) {
+    const what = cls.range === 'invalid' ? 'not a valid IP address' : describe(cls.range);
+    return `refused: ${hostname} resolves to an address which is ${what}; allow it with ${ALLOW_ENV}`;
+  }
+  if (cls.range === 'invalid') return `refused: ${ip} is not a valid IP address`;
   const what = cls.embedded
-    ? `${subject} is the IPv4-mapped form of ${cls.embedded}, which is ${describe(cls.range)}`
-    : `${subject} is ${describe(cls.range)}`;
+    ? `${ip} is the IPv4-mapped form of ${cls.embedded}, which is ${describe(cls.range)}`
+    : `${ip} is ${describe(cls.range)}`;
   return `refused: ${what}; allow it with ${ALLOW_ENV}`;
 }
 

@@ -67,7 +67,7 @@ describe('networkFailureKind', () => {
 
 describe('outcomeForError', () => {
   it('turns an SSRF refusal into a refused outcome carrying the reason verbatim', () => {
-    const reason = 'refused: a.test resolved to 10.0.0.1, which is in a private network range (RFC 1918)';
+    const reason = 'refused: a.test resolves to an address which is in a private network range (RFC 1918)';
     expect(outcomeForError(new SsrfRefusedError(reason))).toEqual({ kind: 'refused', reason });
     // Matched by code, wherever it is carried.
     expect(outcomeForError(coded('ERR_SSRF_REFUSED', reason))).toEqual({ kind: 'refused', reason });

@@ -242,7 +242,7 @@ describe('guardedLookup', () => {
     const { err } = await lookup(fn, 'mixed.test', { all: true });
     expect(err?.code).toBe('ERR_SSRF_REFUSED');
     expect(err?.message).toBe(
-      'refused: mixed.test resolved to 127.0.0.1, which is a loopback address; allow it with COURIER_ALLOW_PRIVATE_NETWORKS',
+      'refused: mixed.test resolves to an address which is a loopback address; allow it with COURIER_ALLOW_PRIVATE_NETWORKS',
     );
   });
 
