@@ -6,8 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { Sender, type SenderOptions } from '../../src/delivery/sender.ts';
 import { type Resolver, SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
-import { decide } from '../../src/policy/decide.ts';
-import { DEFAULT_POLICY } from '../../src/policy/defaults.ts';
+import { firstDecision } from '../support/first-decision.ts';
 import {
   closedPort,
   type Handle,
@@ -159,14 +158,7 @@ describe('resets', () => {
       failure: 'connection_reset',
       answered: { status: 429, headers: { 'retry-after': '3600' } },
     });
-    const decision = decide({
-      outcome: result.outcome,
-      attempts: 1,
-      giveUpAt: 10 * 86_400_000,
-      policy: DEFAULT_POLICY,
-      now: 0,
-      random: () => 0,
-    });
+    const decision = firstDecision(result.outcome);
     expect(decision).toMatchObject({ kind: 'retry', delayMs: 3_600_000, reason: 'retry_after' });
   });
 

@@ -4,8 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { DEFAULT_USER_AGENT, Sender, type SenderOptions } from '../../src/delivery/sender.ts';
 import { type Resolver, SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
-import { decide } from '../../src/policy/decide.ts';
-import { DEFAULT_POLICY } from '../../src/policy/defaults.ts';
+import { firstDecision } from '../support/first-decision.ts';
 import { type Handle, type Receiver, startReceiver } from './receiver.ts';
 
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
@@ -120,14 +119,7 @@ describe('Sender with loopback allowed', () => {
     const result = await sender().send({ url: r.url, body, headers: {} });
     expect(result.responseHeaders?.['retry-after']).toBeUndefined(); // past the log's 4 KiB
     expect(result.outcome).toMatchObject({ headers: { 'retry-after': ['3600', '3600'] } });
-    const decision = decide({
-      outcome: result.outcome,
-      attempts: 1,
-      giveUpAt: 10 * 86_400_000,
-      policy: DEFAULT_POLICY,
-      now: 0,
-      random: () => 0,
-    });
+    const decision = firstDecision(result.outcome);
     expect(decision).toMatchObject({ kind: 'retry', delayMs: 3_600_000, reason: 'retry_after' });
   });
 
