@@ -1,6 +1,6 @@
-/** Writes the configuration table into README.md from src/config.ts (npm run docs:config). */
+/** Writes the configuration table into README.md from src/config-options.ts (npm run docs:config). */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { configTable } from '../src/config.ts';
+import { configTable } from '../src/config-options.ts';
 
 const README = new URL('../README.md', import.meta.url);
 const START = '<!-- config-table:start -->';

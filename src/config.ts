@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { OPTIONS } from './config-options.ts';
 import { SsrfGuard } from './delivery/ssrf-guard.ts';
-import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY } from './dispatch/worker-options.ts';
 import { definePolicy, formatDuration, type PolicyOverrides, parseDuration } from './policy/index.ts';
 import type { ClassifierMode, JitterMode } from './policy/types.ts';
 
@@ -41,142 +41,6 @@ export class ConfigError extends Error {
 }
 
 type Source = Record<string, string | undefined>;
-
-interface OptionSpec {
-  name: string;
-  default: string;
-  description: string;
-}
-
-/** Every option, its default and meaning: the README's configuration table is generated from this. */
-export const OPTIONS: readonly OptionSpec[] = [
-  {
-    name: 'COURIER_CONFIG',
-    default: '',
-    description: 'Path of a JSON file of these same keys; environment variables override it.',
-  },
-  {
-    name: 'COURIER_DATABASE_URL',
-    default: '',
-    description: 'PostgreSQL connection URL. Absent: embedded PGlite in COURIER_DATA_DIR (one process only).',
-  },
-  {
-    name: 'COURIER_DATA_DIR',
-    default: './data',
-    description: 'Directory of the embedded database (and nothing else).',
-  },
-  { name: 'COURIER_SCHEMA', default: 'public', description: "PostgreSQL schema holding Courier's tables." },
-  { name: 'COURIER_PORT', default: '8080', description: 'HTTP port of the API.' },
-  {
-    name: 'COURIER_HOST',
-    default: '127.0.0.1',
-    description: 'Interface the API listens on (0.0.0.0 in a container).',
-  },
-  {
-    name: 'COURIER_ADMIN_TOKEN',
-    default: '',
-    description: 'API token. Absent: one is generated on first start, printed once, and stored hashed.',
-  },
-  {
-    name: 'COURIER_SECRETS_KEY',
-    default: '',
-    description:
-      'Base64 of 32 random bytes that encrypts signing secrets at rest (AES-256-GCM). Absent: a key generated on first start and kept in the database. A key that cannot open the secrets stored is refused at start; set where the generated key is in use, it takes over (see Running it for real).',
-  },
-  { name: 'COURIER_RETRY_BASE', default: '1m', description: 'First retry delay; doubles each retry.' },
-  { name: 'COURIER_RETRY_CAP', default: '1h', description: 'Longest delay between two attempts.' },
-  {
-    name: 'COURIER_RETRY_JITTER',
-    default: 'equal',
-    description: 'equal (uniform in [d/2, d]), full ([0, d]) or none.',
-  },
-  {
-    name: 'COURIER_RETRY_SCHEDULE',
-    default: '',
-    description: 'Explicit delays instead of doubling, e.g. 5s,5m,30m,2h (the last one repeats).',
-  },
-  {
-    name: 'COURIER_MAX_ATTEMPTS',
-    default: '16',
-    description: 'Attempts (the first included) before a delivery expires.',
-  },
-  {
-    name: 'COURIER_RETRY_WINDOW',
-    default: '72h',
-    description: 'How long after its first attempt a delivery may still be retried.',
-  },
-  {
-    name: 'COURIER_RETRY_AFTER_CEILING',
-    default: '24h',
-    description: 'Longest wait a Retry-After header may impose.',
-  },
-  {
-    name: 'COURIER_CLASSIFIER',
-    default: 'strict',
-    description: 'strict (400/401/403/410/422 are permanent) or lenient (every 4xx is retried).',
-  },
-  {
-    name: 'COURIER_REQUEST_TIMEOUT',
-    default: '15s',
-    description: 'Total time allowed for one attempt (connect, response, body).',
-  },
-  {
-    name: 'COURIER_LEASE',
-    default: '60s',
-    description: 'How long a claimed delivery stays with its worker; must exceed the request timeout.',
-  },
-  {
-    name: 'COURIER_MAX_IN_FLIGHT',
-    default: '10',
-    description:
-      'Cap of concurrent requests per endpoint, across all workers, given to an endpoint created without one (read by the API, not the workers; existing endpoints keep theirs).',
-  },
-  {
-    name: 'COURIER_RATE_LIMIT',
-    default: '1000',
-    description:
-      'Requests per second per endpoint, across all workers, given to an endpoint created without one when its application sets none (read by the API; existing endpoints keep theirs).',
-  },
-  {
-    name: 'COURIER_PAUSE_AFTER',
-    default: '100',
-    description: 'Consecutive permanent failures after which an endpoint is paused.',
-  },
-  {
-    name: 'COURIER_RETENTION',
-    default: '90d',
-    description:
-      'How long a message, its attempts and its dead letters are kept after it was published (off: for ever); ' +
-      'at least COURIER_RETRY_WINDOW plus a day. Never while a delivery of the message is in flight or retrying.',
-  },
-  {
-    name: 'COURIER_OPERATOR_WEBHOOK_URL',
-    default: '',
-    description:
-      'Where operational events (endpoint.paused, message.attempt.exhausted) are sent, signed like any webhook. Checked like an endpoint URL: a private address, literal or resolved, needs COURIER_ALLOW_PRIVATE_NETWORKS (a literal one is refused at start, a host name at delivery).',
-  },
-  {
-    name: 'COURIER_ALLOW_PRIVATE_NETWORKS',
-    default: '',
-    description: 'Comma list of CIDRs deliveries may reach despite the SSRF guard, e.g. 127.0.0.0/8.',
-  },
-  {
-    name: 'COURIER_MAX_PAYLOAD',
-    default: '1048576',
-    description: 'Largest accepted request body in bytes (413 above).',
-  },
-  {
-    name: 'COURIER_WORKER_CONCURRENCY',
-    default: String(DEFAULT_CONCURRENCY),
-    description: 'Requests one worker process keeps in flight at once.',
-  },
-  {
-    name: 'COURIER_BATCH_SIZE',
-    default: String(DEFAULT_BATCH_SIZE),
-    description: 'Deliveries claimed per database round trip.',
-  },
-  { name: 'COURIER_LOG_LEVEL', default: 'info', description: 'pino log level: debug, info, warn, error.' },
-];
 
 function readFile(path: string): Source {
   let parsed: unknown;
@@ -309,7 +173,6 @@ function policyVariable(message: string, schedule: boolean): string {
 /** setTimeout's limit (about 24.8 days): a longer delay fires at once, and an interval every 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** Reads and validates the configuration; a bad value throws a ConfigError naming its variable. */
 /**
  * Kubernetes gives every pod a variable COURIER_PORT=tcp://<ip>:<port> for a Service named
  * courier: say so, rather than only that it is not a number.
@@ -325,6 +188,7 @@ function port(r: Reader): number {
   return r.int('COURIER_PORT', 0, 65535);
 }
 
+/** Reads and validates the configuration; a bad value throws a ConfigError naming its variable. */
 export function loadConfig(env: Source = process.env): Config {
   const filePath = env.COURIER_CONFIG?.trim();
   // An empty variable (compose passing `X=${UNSET}`) is unset: the file's value stands, not the default.
@@ -404,12 +268,4 @@ export function loadConfig(env: Source = process.env): Config {
     batchSize: r.int('COURIER_BATCH_SIZE', 1, 10_000),
     logLevel: r.oneOf('COURIER_LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
   };
-}
-
-/** The README's configuration table (kept in step by scripts/readme-config.ts and a test). */
-export function configTable(): string {
-  const rows = OPTIONS.map(
-    (o) => `| \`${o.name}\` | ${o.default ? `\`${o.default}\`` : '—'} | ${o.description} |`,
-  );
-  return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
 }

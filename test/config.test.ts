@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withConfigTable } from '../scripts/readme-config.ts';
-import { ConfigError, loadConfig, OPTIONS } from '../src/config.ts';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { OPTIONS } from '../src/config-options.ts';
 
 describe('configuration', () => {
   it('has documented defaults matching the issue', () => {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OPTIONS } from '../../src/config.ts';
+import { OPTIONS } from '../../src/config-options.ts';
 import { freePort } from '../support/ports.ts';
 
 const run = promisify(execFile);
