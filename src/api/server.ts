@@ -30,6 +30,7 @@ import { messageContentRoutes } from './routes/message-content.ts';
 import { messageRoutes } from './routes/messages.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { operationalEventRoutes } from './routes/operational-events.ts';
+import { lazySerializers } from './serializers.ts';
 import type { Api, ApiDeps } from './types.ts';
 import { compileValidator } from './validation.ts';
 
@@ -87,6 +88,7 @@ export async function buildServer(input: ServerDeps): Promise<FastifyInstance> {
       sendError(error, request, reply, logger);
     },
     clientErrorHandler,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.on('connect', (_request, socket) => refuseConnect(socket));
 

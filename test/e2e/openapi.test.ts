@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eagerSerializers } from '../../src/api/serializers.ts';
 import { routesOf } from '../../src/api/server.ts';
+import { compileSchema } from '../../src/api/validation.ts';
 import { startApi, type TestApi } from './support.ts';
 
 type Json = Record<string, unknown>;
@@ -13,6 +15,34 @@ describe('OpenAPI document and reference page', () => {
     doc = (await api.request('GET', '/openapi.json', { token: null })).body;
   });
   afterAll(() => api.close());
+
+  // The server compiles them on first use (validation.ts, serializers.ts): a schema Ajv or
+  // fast-json-stringify refuses must fail here, not on some route's first request.
+  it("compiles every route's request validators and response serializers", () => {
+    const serializers = eagerSerializers(undefined, {});
+    let compiled = 0;
+    for (const { method, url, schema } of routesOf(api.app)) {
+      const parts = {
+        body: schema?.body,
+        querystring: schema?.querystring,
+        params: schema?.params,
+        headers: schema?.headers,
+      };
+      for (const [part, s] of Object.entries(parts)) {
+        if (s === undefined) continue;
+        expect(() => compileSchema(s as object, part), `${method} ${url} ${part}`).not.toThrow();
+        compiled++;
+      }
+      for (const [httpStatus, s] of Object.entries((schema?.response ?? {}) as Record<string, unknown>)) {
+        expect(
+          () => serializers({ schema: s, method, url, httpStatus }),
+          `${method} ${url} ${httpStatus}`,
+        ).not.toThrow();
+        compiled++;
+      }
+    }
+    expect(compiled).toBeGreaterThan(100);
+  });
 
   it('documents every route with its parameters, body and responses', () => {
     expect(doc.openapi).toBe('3.1.0');
