@@ -3,12 +3,14 @@ import { buildServer } from '../../api/server.ts';
 import { systemClock } from '../../clock.ts';
 import { systemRandom } from '../../random.ts';
 import { openMigratedDatabase } from '../../runtime.ts';
+import { limitHeapGrowth } from '../heap-growth.ts';
 import { configOrExit, loggerFor, onShutdown } from '../lifecycle.ts';
 import { startWorker } from './worker.ts';
 
 /** `courier serve`: the API and the delivery workers in one process. */
 export async function serve(): Promise<void> {
   const config = configOrExit();
+  limitHeapGrowth();
   const logger = loggerFor(config);
   const db = await openMigratedDatabase(config, logger);
   let server: Awaited<ReturnType<typeof buildServer>> | undefined;
