@@ -46,7 +46,18 @@ export class CompletionWriter {
       const paused = await pauseForStreak(this.db, alarm, this.clock, this.relay !== undefined).catch(
         (error) => this.log.error({ err: error, endpointId: alarm.endpointId }, 'auto-pause failed'),
       );
-      if (paused) this.#eventsRecorded = true;
+      if (!paused) continue;
+      this.#eventsRecorded = true;
+      const { appId, url, reason } = paused.data as { appId?: string; url?: string; reason: string };
+      const where = { appId, endpointId: alarm.endpointId, url };
+      if (this.relay && appId === this.relay.appId) {
+        this.log.error(
+          where,
+          `the operator webhook endpoint was ${reason}: its notices are held until a worker restarts`,
+        );
+      } else {
+        this.log.warn(where, `endpoint ${reason}; its deliveries are held until it is resumed`);
+      }
     }
     if (this.#eventsRecorded) {
       this.#eventsRecorded = false;

@@ -3,6 +3,7 @@ import { newId } from '../ids.ts';
 import type { Logger } from '../logger.ts';
 import { generateSecret } from '../signing/index.ts';
 import type { Database, Transaction } from '../store/db.ts';
+import { resumeEndpoint } from '../store/queries/endpoint-status.ts';
 import { lockUnrelayed, markRelayed } from '../store/queries/operational-events.ts';
 import { publishBatch } from '../store/queries/publish.ts';
 import { createApplication, findApplication } from '../store/repos/applications.ts';
@@ -10,13 +11,23 @@ import { createEndpoint, findEndpoint, updateEndpoint } from '../store/repos/end
 
 export const OPERATOR_APP_UID = 'courier-operator';
 export const OPERATOR_ENDPOINT_UID = 'operator';
+/** Held notices go out over this long once resumed, within the endpoint's own rate limit anyway. */
+const RESUME_SPREAD_MS = 10_000;
 
 /**
  * Operational events travel like any webhook: an internal application whose one endpoint is the
  * operator's URL, so they are signed, retried and visible in the attempt log. The operator reads
  * the signing secret with GET /api/v1/app/courier-operator/endpoint/operator/secret.
+ *
+ * Its own streak of permanent failures pauses it like any endpoint, and no notice can say so: a
+ * start resumes it, releasing the notices held meanwhile, so fixing the URL and restarting is
+ * enough. `resumed` is how many were released, null when it was not paused.
  */
-export async function ensureOperatorEndpoint(db: Database, url: string, clock: Clock): Promise<string> {
+export async function ensureOperatorEndpoint(
+  db: Database,
+  url: string,
+  clock: Clock,
+): Promise<{ appId: string; resumed: number | null }> {
   const now = clock.now();
   return db.transaction(async (tx) => {
     await tx.query(`select pg_advisory_xact_lock(hashtext('courier_operator_endpoint'))`);
@@ -47,7 +58,9 @@ export async function ensureOperatorEndpoint(db: Database, url: string, clock: C
     } else if (endpoint.url !== url) {
       await updateEndpoint(tx, endpoint.id, { ...endpoint, ...fields }, now);
     }
-    return app.id;
+    const resumed =
+      endpoint?.status === 'paused' ? await resumeEndpoint(tx, endpoint.id, now, RESUME_SPREAD_MS, 0) : null;
+    return { appId: app.id, resumed };
   });
 }
 

@@ -146,7 +146,7 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
     });
 
   it('queues the event for the operator webhook with the dead letter, but not one about the operator endpoint', async () => {
-    const operatorAppId = await ensureOperatorEndpoint(t.db, `${receiver.url}/410`, clock);
+    const { appId: operatorAppId } = await ensureOperatorEndpoint(t.db, `${receiver.url}/410`, clock);
     const relay = new OperatorRelay(t.db, operatorAppId, clock, silentLogger);
     const { messageId } = await oneMessage(422);
     await deliverAll({ relay });
@@ -165,7 +165,7 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
   });
 
   it('announces every dead letter of a batch, and the relay queues them all for the operator', async () => {
-    const operatorAppId = await ensureOperatorEndpoint(t.db, `${receiver.url}/200`, clock);
+    const { appId: operatorAppId } = await ensureOperatorEndpoint(t.db, `${receiver.url}/200`, clock);
     const app = await makeApp(t.db, clock.now());
     await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/403`, maxInFlight: 100 });
     for (let i = 0; i < 120; i++) await publishJson(t.db, app.id, clock.now(), { i });

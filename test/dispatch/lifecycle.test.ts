@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EXHAUSTED } from '../../src/dispatch/exhausted.ts';
+import { silentLogger } from '../../src/logger.ts';
 import type { Database } from '../../src/store/db.ts';
 import { listDeadLetters, replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
 import { heldCount, holdEndpoint, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
@@ -92,7 +93,9 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
   });
 
   it('pauses an endpoint after a streak of permanent failures, holds its deliveries, and resumes them spread out', async () => {
-    const { clock, worker, sender } = virtualWorker(t.db, { pauseAfter: 5 });
+    const warnings: { obj: object; msg?: string }[] = [];
+    const logger = { ...silentLogger, warn: (obj: object, msg?: string) => void warnings.push({ obj, msg }) };
+    const { clock, worker, sender } = virtualWorker(t.db, { pauseAfter: 5, logger });
     const app = await makeApp(t.db, clock.now());
     const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url, maxInFlight: 1 });
     for (let i = 0; i < 12; i++) await publishJson(t.db, app.id, clock.now(), { i });
@@ -112,6 +115,13 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
       data: { lastAttempt: { responseStatusCode: 410 }, state: 'failed', attempts: 1 },
     });
     expect(events.at(-1)).toMatchObject({ endpointId: ep.id, data: { failureStreak: 5 } });
+    // Said in the log too: without an operator webhook, that is where an operator sees it.
+    expect(warnings).toEqual([
+      {
+        obj: { appId: app.id, endpointId: ep.id, url: receiver.url },
+        msg: 'endpoint paused after 5 consecutive permanent failures; its deliveries are held until it is resumed',
+      },
+    ]);
 
     // New messages while paused are held too, not lost.
     await publishJson(t.db, app.id, clock.now(), { late: true });

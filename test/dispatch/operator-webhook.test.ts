@@ -3,7 +3,9 @@ import { ManualClock } from '../../src/clock.ts';
 import { pauseForStreak } from '../../src/dispatch/auto-pause.ts';
 import { ensureOperatorEndpoint, OperatorRelay } from '../../src/dispatch/operator-webhook.ts';
 import { type Logger, silentLogger } from '../../src/logger.ts';
+import { heldCount } from '../../src/store/queries/endpoint-status.ts';
 import { lockUnrelayed } from '../../src/store/queries/operational-events.ts';
+import { getEndpointById } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
 import { holdOpen } from '../support/transactions.ts';
@@ -16,7 +18,7 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
 
   beforeEach(async () => {
     t = await openTestDatabase(backend);
-    operatorAppId = await ensureOperatorEndpoint(t.db, 'https://ops.example.com/courier', clock);
+    ({ appId: operatorAppId } = await ensureOperatorEndpoint(t.db, 'https://ops.example.com/courier', clock));
     const app = await makeApp(t.db, clock.now());
     endpointId = (await makeEndpoint(t.db, app.id, clock.now(), { url: 'https://example.com/dead' })).id;
   });
@@ -76,6 +78,31 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
     const queued = await t.db.query('select 1 from courier_messages where app_id = $1', [operatorAppId]);
     expect(queued.rows).toEqual([]);
     expect(await relay().run()).toBe(0);
+  });
+
+  it('resumes its own endpoint, paused by a streak, when a worker starts, releasing the held notices', async () => {
+    const operatorEndpointId = (
+      await t.db.query<{ id: string }>('select id from courier_endpoints where app_id = $1', [operatorAppId])
+    ).rows[0]!.id;
+    await pauseForStreak(t.db, alarm(), clock, true);
+    await pauseForStreak(t.db, { endpointId: operatorEndpointId, failureStreak: 100 }, clock, true);
+    expect(await relay().run()).toBe(2);
+    expect(await heldCount(t.db, operatorEndpointId)).toBe(1);
+
+    const again = await ensureOperatorEndpoint(t.db, 'https://ops.example.com/fixed', clock);
+    expect(again).toEqual({ appId: operatorAppId, resumed: 1 });
+    expect(await getEndpointById(t.db, operatorEndpointId)).toMatchObject({
+      status: 'enabled',
+      url: 'https://ops.example.com/fixed',
+      failureStreak: 0,
+    });
+    expect(await heldCount(t.db, operatorEndpointId)).toBe(0);
+    // Only its own: a customer's endpoint paused stays paused until its owner resumes it.
+    expect((await state()).status).toBe('paused');
+    expect(await ensureOperatorEndpoint(t.db, 'https://ops.example.com/fixed', clock)).toEqual({
+      appId: operatorAppId,
+      resumed: null,
+    });
   });
 
   it('keeps an event it could not queue, logs, and sends it on a later run', async () => {

@@ -13,14 +13,17 @@ export async function startWorker(
   config: Config,
   logger: Logger,
 ): Promise<() => Promise<void>> {
-  const operatorRelay = config.operatorWebhookUrl
-    ? new OperatorRelay(
-        db,
-        await ensureOperatorEndpoint(db, config.operatorWebhookUrl, systemClock),
-        systemClock,
-        logger,
-      )
-    : undefined;
+  let operatorRelay: OperatorRelay | undefined;
+  if (config.operatorWebhookUrl) {
+    const { appId, resumed } = await ensureOperatorEndpoint(db, config.operatorWebhookUrl, systemClock);
+    if (resumed !== null) {
+      logger.warn(
+        { released: resumed },
+        'the operator webhook endpoint was paused; resumed, its held notices released',
+      );
+    }
+    operatorRelay = new OperatorRelay(db, appId, systemClock, logger);
+  }
   const { worker, sender } = createWorker({
     db,
     config,
