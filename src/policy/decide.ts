@@ -67,7 +67,7 @@ export function decide(input: DecisionInput): Decision {
 }
 
 /** The jittered backoff, unless an honoured Retry-After asks for longer. */
-function chooseWait({ outcome, attempts, policy, now, random }: DecisionInput): Wait {
+function chooseWait({ outcome, attempts, policy, now, giveUpAt, random }: DecisionInput): Wait {
   const nominal = nominalDelay(attempts, policy.backoff);
   const backoff = applyJitter(nominal, policy.backoff.jitter, random);
   const backoffWhy = `backoff ${formatDuration(nominal)}, ${JITTER_LABELS[policy.backoff.jitter]}`;
@@ -87,8 +87,14 @@ function chooseWait({ outcome, attempts, policy, now, random }: DecisionInput): 
   const clamp = asked > ceilingMs ? ` (clamped to the ${formatDuration(ceilingMs)} ceiling)` : '';
   const stated = `Retry-After ${roughly(asked)}${clamp}`;
   if (honoured > backoff) {
-    const why = `${stated} honoured, longer than backoff ${roughly(backoff)}`;
-    return { delayMs: honoured, reason: 'retry_after', why, floorMs: honoured, nominalMs: nominal };
+    // Jittered too, only ever later (up to a tenth more, within the give-up time): deliveries a
+    // receiver turned away with one Retry-After, an HTTP-date say, would all come back at once.
+    const extra =
+      policy.backoff.jitter === 'none'
+        ? 0
+        : Math.min(Math.floor(random() * (honoured / 10 + 1)), Math.max(0, giveUpAt - now - honoured));
+    const why = `${stated} honoured, longer than backoff ${roughly(backoff)}${extra > 0 ? ', plus jitter' : ''}`;
+    return { delayMs: honoured + extra, reason: 'retry_after', why, floorMs: honoured, nominalMs: nominal };
   }
   return {
     delayMs: backoff,

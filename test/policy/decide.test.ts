@@ -172,8 +172,33 @@ describe('decide: Retry-After', () => {
 
   it('accepts an HTTP-date', () => {
     const date = new Date(NOW + 2 * HOUR).toUTCString();
-    const decision = expectRetry(decide(input(status(503, { 'Retry-After': date }))));
+    const decision = expectRetry(decide(input(status(503, { 'Retry-After': date }), { random: () => 0 })));
     expect(decision).toMatchObject({ delayMs: 2 * HOUR, reason: 'retry_after' });
+  });
+
+  it('is jittered up to a tenth later, never earlier, and never past the give-up time', () => {
+    const date = new Date(NOW + 2 * HOUR).toUTCString();
+    const delays = Array.from({ length: 50 }, (_, seed) => {
+      const decision = expectRetry(
+        decide(input(status(503, { 'Retry-After': date }), { random: seededRandom(seed) })),
+      );
+      expect(decision.reason).toBe('retry_after');
+      expect(decision.detail).toMatch(/Retry-After 2h honoured, longer than backoff .+, plus jitter\)$/);
+      return decision.delayMs;
+    });
+    // Deliveries turned away with one date do not all come back in the same instant.
+    expect(new Set(delays).size).toBeGreaterThan(45);
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(2 * HOUR);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(2 * HOUR + 12 * MINUTE);
+    // With less room before the give-up time, the jitter shrinks to fit; without jitter, none.
+    const tight = decide(
+      input(status(503, { 'Retry-After': date }), { giveUpAt: NOW + 2 * HOUR + 1_000, random: () => 0.99 }),
+    );
+    expect(tight).toMatchObject({ kind: 'retry', delayMs: 2 * HOUR + 1_000 });
+    const exact = decide(
+      input(status(503, { 'Retry-After': date }), { policy: NO_JITTER, random: () => 0.99 }),
+    );
+    expect(exact).toMatchObject({ kind: 'retry', delayMs: 2 * HOUR });
   });
 
   it('is ignored on statuses outside retryAfter.statuses', () => {
@@ -198,7 +223,9 @@ describe('decide: Retry-After', () => {
 
   it('is clamped to the ceiling', () => {
     const policy = definePolicy({ retryAfter: { ceilingMs: 5 * MINUTE } });
-    const decision = expectRetry(decide(input(status(429, { 'Retry-After': '3600' }), { policy })));
+    const decision = expectRetry(
+      decide(input(status(429, { 'Retry-After': '3600' }), { policy, random: () => 0 })),
+    );
     expect(decision).toMatchObject({ delayMs: 5 * MINUTE, reason: 'retry_after' });
     expect(decision.detail).toMatch(
       /^attempt 2 of 16 in 5m \(Retry-After 1h \(clamped to the 5m ceiling\) honoured/,
@@ -230,7 +257,9 @@ describe('decide: Retry-After', () => {
   it('a longer request than the ceiling is capped, not ignored', () => {
     const policy = definePolicy({ retryAfter: { ceilingMs: 5 * MINUTE } });
     for (const asked of ['31536001', '99999999999999999999999999', 'Fri, 01 Jan 2100 00:00:00 GMT']) {
-      const decision = expectRetry(decide(input(status(503, { 'Retry-After': asked }), { policy })));
+      const decision = expectRetry(
+        decide(input(status(503, { 'Retry-After': asked }), { policy, random: () => 0 })),
+      );
       expect(decision).toMatchObject({ delayMs: 5 * MINUTE, reason: 'retry_after' });
     }
   });
