@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
 const PREFIX = 'enc:v1:';
+const TAG_BYTES = 16;
 
 /**
  * Encrypts signing secrets for storage (AES-256-GCM, a fresh 96-bit nonce each time). Courier must
@@ -26,8 +27,12 @@ export class SecretBox {
   open(stored: string): string {
     if (!SecretBox.isSealed(stored)) return stored;
     const raw = Buffer.from(stored.slice(PREFIX.length), 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    // A cut-off value would leave a short tag, which GCM accepts down to 4 bytes: refuse it.
+    if (raw.length < 12 + TAG_BYTES) throw new RangeError('sealed secret is truncated');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12), {
+      authTagLength: TAG_BYTES,
+    });
+    decipher.setAuthTag(raw.subarray(12, 12 + TAG_BYTES));
+    return Buffer.concat([decipher.update(raw.subarray(12 + TAG_BYTES)), decipher.final()]).toString('utf8');
   }
 }

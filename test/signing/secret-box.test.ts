@@ -25,6 +25,14 @@ describe('SecretBox (signing secrets at rest)', () => {
     expect(() => new SecretBox(randomBytes(32)).open(sealed)).toThrow();
   });
 
+  it('refuses a value whose tag was cut short, which GCM would otherwise check on fewer bytes', () => {
+    // An empty secret's value is its nonce and tag alone; the first 8 bytes of a tag are what GCM
+    // computes for an 8-byte tag, so a shortened value would still open.
+    const raw = Buffer.from(box.seal('').slice(7), 'base64');
+    expect(raw).toHaveLength(28);
+    expect(() => box.open(`enc:v1:${raw.subarray(0, 20).toString('base64')}`)).toThrow(/truncated/);
+  });
+
   it('returns values stored before encryption as they are, and wants a 32-byte key', () => {
     expect(box.open('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')).toBe('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
     expect(() => new SecretBox(randomBytes(16))).toThrow(/32 bytes/);
