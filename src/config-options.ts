@@ -32,12 +32,13 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     name: 'COURIER_HOST',
     default: '127.0.0.1',
-    description: 'Interface the API listens on (0.0.0.0 in a container).',
+    description: 'Interface the API listens on (set 0.0.0.0 in a container).',
   },
   {
     name: 'COURIER_ADMIN_TOKEN',
     default: '',
-    description: 'API token. Absent: one is generated on first start, printed once, and stored hashed.',
+    description:
+      'API token, at least 16 printable ASCII characters, no spaces. When set, it is the only token accepted (a generated one stops working). Absent: one is generated on first start, printed once, and stored hashed.',
   },
   {
     name: 'COURIER_SECRETS_KEY',
@@ -85,7 +86,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     name: 'COURIER_LEASE',
     default: '60s',
-    description: 'How long a claimed delivery stays with its worker; must exceed the request timeout.',
+    description:
+      'How long a claimed delivery stays with its worker; must exceed the request timeout by more than 5s.',
   },
   {
     name: 'COURIER_MAX_IN_FLIGHT',
@@ -137,7 +139,11 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: String(DEFAULT_BATCH_SIZE),
     description: 'Deliveries claimed per database round trip.',
   },
-  { name: 'COURIER_LOG_LEVEL', default: 'info', description: 'pino log level: debug, info, warn, error.' },
+  {
+    name: 'COURIER_LOG_LEVEL',
+    default: 'info',
+    description: 'pino log level: trace, debug, info, warn, error, fatal, silent.',
+  },
 ];
 
 /** The README's configuration table (kept in step by scripts/readme-config.ts and a test). */
