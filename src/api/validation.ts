@@ -49,13 +49,16 @@ export function compileSchema(schema: object, httpPart: string | undefined): Val
  */
 export const compileValidator: FastifySchemaCompiler<FastifySchema> = ({ schema, httpPart }) => {
   let compiled: ValidateFunction | undefined;
-  const validate = (data: unknown): boolean => {
+  // The context carries the request as parent, which Ajv needs to coerce a root value in place.
+  const validate = (data: unknown, context?: Parameters<ValidateFunction>[1]): boolean => {
     compiled ??= compileSchema(schema as object, httpPart);
-    const valid = compiled(data) as boolean;
+    const valid = compiled(data, context) as boolean;
     validate.errors = compiled.errors;
     return valid;
   };
   validate.errors = null as ValidateFunction['errors'];
+  // Fastify passes that context only to a function with a schemaEnv, as Ajv's own have.
+  validate.schemaEnv = true;
   return validate;
 };
 

@@ -6,6 +6,13 @@ import { holdEndpoint } from '../store/queries/endpoint-status.ts';
 import { type OperationalEvent, recordOperationalEvents } from '../store/queries/operational-events.ts';
 import { getEndpointById } from '../store/repos/endpoints.ts';
 
+const STREAK_REASON = 'consecutive permanent failures';
+
+/** Whether an endpoint's status reason is a streak's pause (pauseForStreak), not its owner's. */
+export function pausedByStreak(statusReason: string | null): boolean {
+  return statusReason?.endsWith(STREAK_REASON) === true;
+}
+
 /**
  * A streak of permanent failures means the URL is most likely dead: pause the endpoint (its
  * deliveries are held, not lost, for the retention period), record `endpoint.paused`, and tell the operator.
@@ -18,7 +25,7 @@ export async function pauseForStreak(
   relay: boolean,
 ): Promise<OperationalEvent | null> {
   const now = clock.now();
-  const reason = `paused after ${alarm.failureStreak} consecutive permanent failures`;
+  const reason = `paused after ${alarm.failureStreak} ${STREAK_REASON}`;
   const event = await db.transaction(async (tx) => {
     if (!(await holdEndpoint(tx, alarm.endpointId, 'paused', reason, now))) return null;
     const endpoint = await getEndpointById(tx, alarm.endpointId);

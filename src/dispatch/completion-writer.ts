@@ -48,12 +48,13 @@ export class CompletionWriter {
       );
       if (!paused) continue;
       this.#eventsRecorded = true;
-      const { appId, url, reason } = paused.data as { appId?: string; url?: string; reason: string };
-      const where = { appId, endpointId: alarm.endpointId, url };
+      // Not its URL: webhook URLs often carry a token in their path or query.
+      const { appId, reason } = paused.data as { appId?: string; reason: string };
+      const where = { appId, endpointId: alarm.endpointId };
       if (this.relay && appId === this.relay.appId) {
         this.log.error(
           where,
-          `the operator webhook endpoint was ${reason}: its notices are held until a worker restarts`,
+          `the operator webhook endpoint was ${reason}: its notices are held until it is resumed, or a worker starts with another URL`,
         );
       } else {
         this.log.warn(where, `endpoint ${reason}; its deliveries are held until it is resumed`);

@@ -8,6 +8,7 @@ import { lockUnrelayed, markRelayed } from '../store/queries/operational-events.
 import { publishBatch } from '../store/queries/publish.ts';
 import { createApplication, findApplication } from '../store/repos/applications.ts';
 import { createEndpoint, findEndpoint, updateEndpoint } from '../store/repos/endpoints.ts';
+import { pausedByStreak } from './auto-pause.ts';
 
 export const OPERATOR_APP_UID = 'courier-operator';
 export const OPERATOR_ENDPOINT_UID = 'operator';
@@ -20,14 +21,16 @@ const RESUME_SPREAD_MS = 10_000;
  * the signing secret with GET /api/v1/app/courier-operator/endpoint/operator/secret.
  *
  * Its own streak of permanent failures pauses it like any endpoint, and no notice can say so: a
- * start resumes it, releasing the notices held meanwhile, so fixing the URL and restarting is
- * enough. `resumed` is how many were released, null when it was not paused.
+ * start with another URL resumes it, releasing the notices held meanwhile, so fixing the URL and
+ * restarting is enough. A pause through the API, or the same URL (whose receiver may still refuse
+ * them, dead-lettering the notices), leaves it paused. `resumed` is how many notices were released,
+ * null when it was not resumed; `stillPaused` says it remains paused.
  */
 export async function ensureOperatorEndpoint(
   db: Database,
   url: string,
   clock: Clock,
-): Promise<{ appId: string; resumed: number | null }> {
+): Promise<{ appId: string; resumed: number | null; stillPaused: boolean }> {
   const now = clock.now();
   return db.transaction(async (tx) => {
     await tx.query(`select pg_advisory_xact_lock(hashtext('courier_operator_endpoint'))`);
@@ -58,9 +61,12 @@ export async function ensureOperatorEndpoint(
     } else if (endpoint.url !== url) {
       await updateEndpoint(tx, endpoint.id, { ...endpoint, ...fields }, now);
     }
-    const resumed =
-      endpoint?.status === 'paused' ? await resumeEndpoint(tx, endpoint.id, now, RESUME_SPREAD_MS, 0) : null;
-    return { appId: app.id, resumed };
+    if (endpoint?.status !== 'paused') return { appId: app.id, resumed: null, stillPaused: false };
+    if (endpoint.url === url || !pausedByStreak(endpoint.statusReason)) {
+      return { appId: app.id, resumed: null, stillPaused: true };
+    }
+    const resumed = await resumeEndpoint(tx, endpoint.id, now, RESUME_SPREAD_MS, 0);
+    return { appId: app.id, resumed, stillPaused: false };
   });
 }
 

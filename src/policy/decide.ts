@@ -87,12 +87,12 @@ function chooseWait({ outcome, attempts, policy, now, giveUpAt, random }: Decisi
   const clamp = asked > ceilingMs ? ` (clamped to the ${formatDuration(ceilingMs)} ceiling)` : '';
   const stated = `Retry-After ${roughly(asked)}${clamp}`;
   if (honoured > backoff) {
-    // Jittered too, only ever later (up to a tenth more, within the give-up time): deliveries a
-    // receiver turned away with one Retry-After, an HTTP-date say, would all come back at once.
+    // Jittered too, only ever later (up to a tenth more, within the ceiling and the give-up time):
+    // deliveries a receiver turned away with one Retry-After, an HTTP-date say, would all come back
+    // at once.
+    const room = Math.max(0, Math.min(ceilingMs, giveUpAt - now) - honoured);
     const extra =
-      policy.backoff.jitter === 'none'
-        ? 0
-        : Math.min(Math.floor(random() * (honoured / 10 + 1)), Math.max(0, giveUpAt - now - honoured));
+      policy.backoff.jitter === 'none' ? 0 : Math.min(Math.floor(random() * (honoured / 10 + 1)), room);
     const why = `${stated} honoured, longer than backoff ${roughly(backoff)}${extra > 0 ? ', plus jitter' : ''}`;
     return { delayMs: honoured + extra, reason: 'retry_after', why, floorMs: honoured, nominalMs: nominal };
   }

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 
 const CHILD = fileURLToPath(new URL('../support/heap-growth-child.ts', import.meta.url));
@@ -7,21 +8,38 @@ const CHILD = fileURLToPath(new URL('../support/heap-growth-child.ts', import.me
 const peakHeap = (...args: string[]) =>
   Number(execFileSync(process.execPath, ['--import', 'tsx', CHILD, ...args], { encoding: 'utf8' }));
 
-describe('limitHeapGrowth (courier serve)', () => {
-  it('keeps the heap well below what V8 lets it grow to by itself', () => {
-    // About 203 against 131 MB on the machine this was written on: the 35 MB of live objects
-    // are the same; what differs is how much garbage V8 lets pile up before collecting it.
-    const own = peakHeap();
-    const limited = peakHeap('limit');
-    expect(limited).toBeLessThan(own * 0.85);
-  }, 60_000);
+// Only where V8's heap limit is large (2 GiB or more, as on a machine with much memory), where
+// V8's own factor is up to four and limitHeapGrowth applies.
+describe.skipIf(getHeapStatistics().heap_size_limit < 2 * 1024 ** 3)(
+  'limitHeapGrowth (courier serve)',
+  () => {
+    it('keeps the heap well below what V8 lets it grow to by itself', () => {
+      // About 203 against 131 MB on the machine this was written on: the 35 MB of live objects
+      // are the same; what differs is how much garbage V8 lets pile up before collecting it.
+      const own = peakHeap();
+      const limited = peakHeap('limit');
+      expect(limited).toBeLessThan(own * 0.85);
+    }, 60_000);
 
-  it('leaves a --heap-growing-percent given to node alone', () => {
-    const explicit = Number(
-      execFileSync(process.execPath, ['--heap-growing-percent=300', '--import', 'tsx', CHILD, 'limit'], {
-        encoding: 'utf8',
-      }),
-    );
-    expect(explicit).toBeGreaterThan(peakHeap('limit') * 1.15);
-  }, 60_000);
-});
+    it('leaves alone a --heap-growing-percent given to node, and a small heap limit', () => {
+      const explicit = Number(
+        execFileSync(process.execPath, ['--heap-growing-percent=300', '--import', 'tsx', CHILD, 'limit'], {
+          encoding: 'utf8',
+        }),
+      );
+      expect(explicit).toBeGreaterThan(peakHeap('limit') * 1.15);
+      // With a 1 GiB limit V8's own factor (about 1.6) holds: the flag would let it reach 7 % higher.
+      const small = Number(
+        execFileSync(process.execPath, ['--max-old-space-size=1024', '--import', 'tsx', CHILD, 'limit'], {
+          encoding: 'utf8',
+        }),
+      );
+      const smallOwn = Number(
+        execFileSync(process.execPath, ['--max-old-space-size=1024', '--import', 'tsx', CHILD], {
+          encoding: 'utf8',
+        }),
+      );
+      expect(small).toBeLessThan(smallOwn * 1.04);
+    }, 60_000);
+  },
+);

@@ -118,7 +118,7 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     // Said in the log too: without an operator webhook, that is where an operator sees it.
     expect(warnings).toEqual([
       {
-        obj: { appId: app.id, endpointId: ep.id, url: receiver.url },
+        obj: { appId: app.id, endpointId: ep.id },
         msg: 'endpoint paused after 5 consecutive permanent failures; its deliveries are held until it is resumed',
       },
     ]);

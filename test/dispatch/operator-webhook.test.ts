@@ -3,7 +3,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { pauseForStreak } from '../../src/dispatch/auto-pause.ts';
 import { ensureOperatorEndpoint, OperatorRelay } from '../../src/dispatch/operator-webhook.ts';
 import { type Logger, silentLogger } from '../../src/logger.ts';
-import { heldCount } from '../../src/store/queries/endpoint-status.ts';
+import { heldCount, holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { lockUnrelayed } from '../../src/store/queries/operational-events.ts';
 import { getEndpointById } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -80,7 +80,7 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
     expect(await relay().run()).toBe(0);
   });
 
-  it('resumes its own endpoint, paused by a streak, when a worker starts, releasing the held notices', async () => {
+  it('resumes its own endpoint, paused by a streak, when a worker starts with another URL', async () => {
     const operatorEndpointId = (
       await t.db.query<{ id: string }>('select id from courier_endpoints where app_id = $1', [operatorAppId])
     ).rows[0]!.id;
@@ -89,8 +89,16 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
     expect(await relay().run()).toBe(2);
     expect(await heldCount(t.db, operatorEndpointId)).toBe(1);
 
+    // The same URL: its receiver may still refuse the notices, which would then be dead letters.
+    expect(await ensureOperatorEndpoint(t.db, 'https://ops.example.com/courier', clock)).toEqual({
+      appId: operatorAppId,
+      resumed: null,
+      stillPaused: true,
+    });
+    expect(await heldCount(t.db, operatorEndpointId)).toBe(1);
+
     const again = await ensureOperatorEndpoint(t.db, 'https://ops.example.com/fixed', clock);
-    expect(again).toEqual({ appId: operatorAppId, resumed: 1 });
+    expect(again).toEqual({ appId: operatorAppId, resumed: 1, stillPaused: false });
     expect(await getEndpointById(t.db, operatorEndpointId)).toMatchObject({
       status: 'enabled',
       url: 'https://ops.example.com/fixed',
@@ -99,10 +107,21 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
     expect(await heldCount(t.db, operatorEndpointId)).toBe(0);
     // Only its own: a customer's endpoint paused stays paused until its owner resumes it.
     expect((await state()).status).toBe('paused');
-    expect(await ensureOperatorEndpoint(t.db, 'https://ops.example.com/fixed', clock)).toEqual({
+  });
+
+  it('leaves its own endpoint paused through the API paused, whatever the URL', async () => {
+    const operatorEndpointId = (
+      await t.db.query<{ id: string }>('select id from courier_endpoints where app_id = $1', [operatorAppId])
+    ).rows[0]!.id;
+    await t.db.transaction((tx) =>
+      holdEndpoint(tx, operatorEndpointId, 'paused', 'paused through the API', clock.now()),
+    );
+    expect(await ensureOperatorEndpoint(t.db, 'https://ops.example.com/other', clock)).toEqual({
       appId: operatorAppId,
       resumed: null,
+      stillPaused: true,
     });
+    expect(await getEndpointById(t.db, operatorEndpointId)).toMatchObject({ status: 'paused' });
   });
 
   it('keeps an event it could not queue, logs, and sends it on a later run', async () => {

@@ -223,8 +223,9 @@ describe('decide: Retry-After', () => {
 
   it('is clamped to the ceiling', () => {
     const policy = definePolicy({ retryAfter: { ceilingMs: 5 * MINUTE } });
+    // Jitter too stops at the ceiling.
     const decision = expectRetry(
-      decide(input(status(429, { 'Retry-After': '3600' }), { policy, random: () => 0 })),
+      decide(input(status(429, { 'Retry-After': '3600' }), { policy, random: () => 0.99 })),
     );
     expect(decision).toMatchObject({ delayMs: 5 * MINUTE, reason: 'retry_after' });
     expect(decision.detail).toMatch(
@@ -258,7 +259,7 @@ describe('decide: Retry-After', () => {
     const policy = definePolicy({ retryAfter: { ceilingMs: 5 * MINUTE } });
     for (const asked of ['31536001', '99999999999999999999999999', 'Fri, 01 Jan 2100 00:00:00 GMT']) {
       const decision = expectRetry(
-        decide(input(status(503, { 'Retry-After': asked }), { policy, random: () => 0 })),
+        decide(input(status(503, { 'Retry-After': asked }), { policy, random: () => 0.99 })),
       );
       expect(decision).toMatchObject({ delayMs: 5 * MINUTE, reason: 'retry_after' });
     }

@@ -15,11 +15,21 @@ export async function startWorker(
 ): Promise<() => Promise<void>> {
   let operatorRelay: OperatorRelay | undefined;
   if (config.operatorWebhookUrl) {
-    const { appId, resumed } = await ensureOperatorEndpoint(db, config.operatorWebhookUrl, systemClock);
+    const { appId, resumed, stillPaused } = await ensureOperatorEndpoint(
+      db,
+      config.operatorWebhookUrl,
+      systemClock,
+    );
     if (resumed !== null) {
       logger.warn(
         { released: resumed },
-        'the operator webhook endpoint was paused; resumed, its held notices released',
+        'the operator webhook endpoint was paused; its URL changed, so resumed, its held notices released',
+      );
+    }
+    if (stillPaused) {
+      logger.error(
+        {},
+        'the operator webhook endpoint is paused: its notices are held. Fix COURIER_OPERATOR_WEBHOOK_URL, or POST /api/v1/app/courier-operator/endpoint/operator/resume',
       );
     }
     operatorRelay = new OperatorRelay(db, appId, systemClock, logger);
