@@ -62,10 +62,13 @@ export function retryAfterFromHeaders(headers: ResponseHeaders | undefined, now:
 function parseOne(raw: unknown, now: number): number | undefined {
   if (typeof raw !== 'string') return undefined;
   const text = raw.replace(/^[ \t]+|[ \t]+$/g, ''); // optional whitespace (OWS) is spaces and tabs
-  // delta-seconds is 1*DIGIT: no sign, no fraction, no exponent. However long, it asks for at least
-  // as long as any other value: the policy's ceiling, not this parser, decides how much of it to honour.
-  const delay = /^\d+$/.test(text)
-    ? Math.min(Number(text), MAX_DELTA_SECONDS) * 1000
+  // delta-seconds is 1*DIGIT. However long, it asks for at least as long as any other value: the
+  // policy's ceiling, not this parser, decides how much of it to honour. Two forms outside the
+  // grammar are read too, as ignoring them would bring us back sooner than asked: a fraction
+  // (`3600.0`), rounded up, and repeated headers a proxy joined with commas (`120, 120`), the first.
+  const seconds = /^(\d+)(?:\.(\d+))?(?:[ \t]*,[ \t]*\d+(?:\.\d+)?)*$/.exec(text);
+  const delay = seconds
+    ? Math.min(Number(seconds[1]) + (/[1-9]/.test(seconds[2] ?? '') ? 1 : 0), MAX_DELTA_SECONDS) * 1000
     : Math.max(0, httpDate(text, now) - now);
   return Number.isNaN(delay) ? undefined : delay;
 }

@@ -17,6 +17,12 @@ describe('parseRetryAfter: delta-seconds', () => {
     ['31536000', YEAR],
     ['31536001', YEAR + 1000], // longer than any ceiling allows, but still "longer": the policy caps it
     ['99999999999999999999999999', Math.floor(Number.MAX_SAFE_INTEGER / 1000) * 1000], // as long as can be
+    // Outside the grammar, read so as never to come back sooner than asked:
+    ['3600.0', 3_600_000], // a fraction, rounded up
+    ['1.5', 2_000],
+    ['0.001', 1_000],
+    ['120, 120', 120_000], // repeated headers a proxy joined: the first, as for repeated headers
+    ['30,600', 30_000],
   ])('%j → %i ms', (value, ms) => {
     expect(parseRetryAfter(value, NOW)).toBe(ms);
   });
@@ -85,8 +91,11 @@ describe('parseRetryAfter: unusable values are absent, never errors', () => {
     'soon',
     '-5',
     '+5',
-    '1.5',
+    '1.',
+    '.5',
     '1e3',
+    '120,',
+    '120, soon',
     '0x10',
     '',
     '   ',
