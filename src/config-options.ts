@@ -46,6 +46,12 @@ export const OPTIONS: readonly OptionSpec[] = [
     description:
       'Base64 of 32 random bytes that encrypts signing secrets at rest (AES-256-GCM). Absent: a key generated on first start and kept in the database. A key that cannot open the secrets stored is refused at start; set where the generated key is in use, it takes over (see Running it for real).',
   },
+  {
+    name: 'COURIER_SECRETS_KEY_PREVIOUS',
+    default: '',
+    description:
+      'When changing COURIER_SECRETS_KEY: the key it replaces. It still opens what it sealed, and the first start seals every secret again with the new key; drop it once every process has the new key.',
+  },
   { name: 'COURIER_RETRY_BASE', default: '1m', description: 'First retry delay; doubles each retry.' },
   { name: 'COURIER_RETRY_CAP', default: '1h', description: 'Longest delay between two attempts.' },
   {

@@ -14,6 +14,8 @@ export interface Config {
   adminToken: string | null;
   /** Base64 of 32 bytes; null: a key generated once and kept in the database. */
   secretsKey: string | null;
+  /** The configured key secretsKey replaces: it still opens what it sealed. */
+  secretsKeyPrevious: string | null;
   retry: PolicyOverrides;
   requestTimeoutMs: number;
   leaseMs: number;
@@ -229,8 +231,20 @@ export function loadConfig(env: Source = process.env): Config {
     throw new ConfigError('COURIER_SCHEMA', 'must be a lower-case SQL identifier of at most 41 characters');
   }
   const secretsKey = r.optional('COURIER_SECRETS_KEY');
-  if (secretsKey && Buffer.from(secretsKey, 'base64').length !== 32) {
-    throw new ConfigError('COURIER_SECRETS_KEY', 'must be base64 of 32 bytes (openssl rand -base64 32)');
+  const secretsKeyPrevious = r.optional('COURIER_SECRETS_KEY_PREVIOUS');
+  for (const [name, key] of [
+    ['COURIER_SECRETS_KEY', secretsKey],
+    ['COURIER_SECRETS_KEY_PREVIOUS', secretsKeyPrevious],
+  ] as const) {
+    if (key && Buffer.from(key, 'base64').length !== 32) {
+      throw new ConfigError(name, 'must be base64 of 32 bytes (openssl rand -base64 32)');
+    }
+  }
+  if (secretsKeyPrevious && !secretsKey) {
+    throw new ConfigError(
+      'COURIER_SECRETS_KEY_PREVIOUS',
+      'is the key COURIER_SECRETS_KEY replaces: set that too',
+    );
   }
   const adminToken = r.optional('COURIER_ADMIN_TOKEN');
   // A bearer token is one run of visible characters: one with a space could never be presented.
@@ -254,6 +268,7 @@ export function loadConfig(env: Source = process.env): Config {
     host: r.raw('COURIER_HOST'),
     adminToken,
     secretsKey,
+    secretsKeyPrevious,
     retry,
     requestTimeoutMs,
     leaseMs,

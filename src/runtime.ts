@@ -58,7 +58,7 @@ export async function openMigratedDatabase(config: Config, logger: Logger): Prom
         ),
     });
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-    const { resealed } = await enableSecretsAtRest(db, config.secretsKey);
+    const { resealed } = await enableSecretsAtRest(db, config.secretsKey, config.secretsKeyPrevious);
     if (resealed > 0) {
       logger.info(
         { resealed },

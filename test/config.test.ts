@@ -72,6 +72,9 @@ describe('configuration', () => {
     ['COURIER_ADMIN_TOKEN', 'correct horse battery staple'],
     ['COURIER_SCHEMA', 'Robert; drop table'],
     ['COURIER_SECRETS_KEY', 'c2hvcnQ='],
+    ['COURIER_SECRETS_KEY_PREVIOUS', 'c2hvcnQ='],
+    // The key it was replaced by is missing.
+    ['COURIER_SECRETS_KEY_PREVIOUS', Buffer.alloc(32, 1).toString('base64')],
     ['COURIER_RETRY_WINDOW', '36600d'],
     ['COURIER_RETENTION', 'never'],
     ['COURIER_RETENTION', '30m'],

@@ -2,10 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../signing/secret-box.ts';
 import { type Database, PARENT_DATABASE, type Queryable, type Transaction } from './db.ts';
 
-/** The key that seals, and the generated key it took over from, which still opens what it sealed. */
+/**
+ * The key that seals, and the keys it took over from (the configured previous key, the generated
+ * key), which still open what they sealed.
+ */
 interface Keys {
   box: SecretBox;
-  retired: SecretBox | null;
+  retired: SecretBox[];
 }
 
 const keys = new WeakMap<object, Keys>();
@@ -43,12 +46,18 @@ export interface SecretsAtRest {
  * start and at every later one, since processes still running with the generated key go on sealing
  * with it. The generated key stays in the database, retired (it still opens what it sealed), until
  * the operator deletes it once every process has COURIER_SECRETS_KEY.
+ *
+ * A configured key is changed the same way: the new one as COURIER_SECRETS_KEY and the one it
+ * replaces as COURIER_SECRETS_KEY_PREVIOUS (previousKey), which then opens what it sealed, until
+ * every process has the new key and the previous one is dropped.
  */
 export async function enableSecretsAtRest(
   db: Database,
   configuredKey?: string | null,
+  previousKey?: string | null,
 ): Promise<SecretsAtRest> {
   const configured = configuredKey ? new SecretBox(Buffer.from(configuredKey, 'base64')) : null;
+  const previous = configured && previousKey ? new SecretBox(Buffer.from(previousKey, 'base64')) : null;
   const { chosen, resealed } = await db.transaction(async (tx) => {
     // One process at a time: two starting with no key must share the one the first generates.
     await tx.query(`select pg_advisory_xact_lock(hashtext('courier_secrets_key'))`);
@@ -59,18 +68,15 @@ export async function enableSecretsAtRest(
       generated = new SecretBox(randomBytes(32));
       await writeSetting(tx, 'secrets_key', generated.key);
     }
-    const chosen: Keys = { box: configured ?? generated!, retired: configured ? generated : null };
+    const retired = configured ? [previous, generated].filter((k): k is SecretBox => k !== null) : [];
+    const chosen: Keys = { box: configured ?? generated!, retired };
     const check = settings.get('secrets_key_check')?.toString('utf8');
-    if (
-      check !== undefined &&
-      !opens(chosen.box, check) &&
-      !(chosen.retired && opens(chosen.retired, check))
-    ) {
+    if (check !== undefined && ![chosen.box, ...retired].some((k) => opens(k, check))) {
       throw mismatch(configured !== null, 'were sealed with another key');
     }
     // Without a check (an older release) every secret is tried; with one, only a takeover needs to.
     let resealed = 0;
-    if (check === undefined || chosen.retired) {
+    if (check === undefined || retired.length > 0) {
       const { moved, unreadable } = await reseal(tx, chosen);
       if (unreadable > 0)
         throw mismatch(configured !== null, `include ${unreadable} sealed with another key`);
@@ -88,21 +94,24 @@ export async function enableSecretsAtRest(
 function mismatch(configured: boolean, what: string): SecretsKeyMismatch {
   return new SecretsKeyMismatch(
     configured
-      ? `COURIER_SECRETS_KEY cannot open the signing secrets stored in this database: they ${what}. Set the key they were sealed with.`
+      ? `COURIER_SECRETS_KEY cannot open the signing secrets stored in this database: they ${what}. Set the key they were sealed with (changing keys: that one as COURIER_SECRETS_KEY_PREVIOUS).`
       : `the signing secrets stored in this database ${what} (a COURIER_SECRETS_KEY): set it.`,
   );
 }
 
-/** The secret, or null when the key is not the one that sealed it (AES-GCM's tag tells). */
-function openWith(box: SecretBox | null, sealed: string): string | null {
-  try {
-    return box ? box.open(sealed) : null;
-  } catch {
-    return null;
+/** The secret, or null when none of the keys is the one that sealed it (AES-GCM's tag tells). */
+function openWith(boxes: readonly SecretBox[], sealed: string): string | null {
+  for (const box of boxes) {
+    try {
+      return box.open(sealed);
+    } catch {
+      // Another key's: try the next.
+    }
   }
+  return null;
 }
 
-const opens = (box: SecretBox, sealed: string): boolean => openWith(box, sealed) !== null;
+const opens = (box: SecretBox, sealed: string): boolean => openWith([box], sealed) !== null;
 
 async function readSettings(tx: Transaction): Promise<Map<string, Buffer>> {
   const { rows } = await tx.query<{ name: string; value: Uint8Array }>(
@@ -120,7 +129,7 @@ async function writeSetting(tx: Transaction, name: string, value: Buffer): Promi
 }
 
 /**
- * Seals with the chosen key each stored secret that only the retired key opens, or that was never
+ * Seals with the chosen key each stored secret that only a retired key opens, or that was never
  * sealed; counts those neither key opens. Rows being written meanwhile are sealed at the next start.
  */
 async function reseal(tx: Transaction, chosen: Keys): Promise<{ moved: number; unreadable: number }> {
@@ -161,8 +170,9 @@ export function openSecret(db: Queryable, stored: string): string {
   try {
     return k.box.open(stored);
   } catch (error) {
-    // Sealed by a process still running with the retired key: AES-GCM tells a wrong key apart.
-    if (!k.retired) throw error;
-    return k.retired.open(stored);
+    // Sealed by a process still running with a retired key: AES-GCM tells a wrong key apart.
+    const plain = openWith(k.retired, stored);
+    if (plain === null) throw error;
+    return plain;
   }
 }

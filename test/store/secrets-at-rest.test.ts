@@ -79,6 +79,35 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
   });
 
+  it('changes a configured key for another with COURIER_SECRETS_KEY_PREVIOUS', async () => {
+    const now = Date.now();
+    const app = await makeApp(t.db, now);
+    const secret = generateSecret();
+    const first = randomBytes(32).toString('base64');
+    const second = randomBytes(32).toString('base64');
+    await enableSecretsAtRest(t.db, first);
+    const ep = await makeEndpoint(t.db, app.id, now, { url: receiver.url }, secret);
+    const sealedFirst = (await t.db.query<{ key: string }>('select key from courier_endpoint_secrets'))
+      .rows[0]!.key;
+
+    // The new key alone cannot open what the first sealed, and says how to change keys.
+    await expect(enableSecretsAtRest(t.db, second)).rejects.toThrow(/COURIER_SECRETS_KEY_PREVIOUS/);
+    expect(await enableSecretsAtRest(t.db, second, first)).toEqual({ resealed: 1 });
+    const sealedSecond = (await t.db.query<{ key: string }>('select key from courier_endpoint_secrets'))
+      .rows[0]!.key;
+    expect(new SecretBox(Buffer.from(second, 'base64')).open(sealedSecond)).toBe(secret);
+    // A process still on the first key sealed this meanwhile: the previous key opens it, and the
+    // next start seals it again.
+    await t.db.query('update courier_endpoint_secrets set key = $1', [sealedFirst]);
+    expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+    expect(await enableSecretsAtRest(t.db, second, first)).toEqual({ resealed: 1 });
+
+    // Every process on the new key: the previous one is dropped, and the first is refused.
+    expect(await enableSecretsAtRest(t.db, second)).toEqual({ resealed: 0 });
+    expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+    await expect(enableSecretsAtRest(t.db, first)).rejects.toThrow(SecretsKeyMismatch);
+  });
+
   it('refuses another key once one is chosen, even before any endpoint exists', async () => {
     const key = randomBytes(32).toString('base64');
     const fresh = await openTestDatabase(backend);
