@@ -19,8 +19,13 @@ const LARGE_HEAP_LIMIT = 2 * 1024 ** 3;
  * itself is left as it is.
  */
 export function limitHeapGrowth(percent = 100): void {
-  const given = process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent(=|$)/.test(arg));
-  if (given || getHeapStatistics().heap_size_limit < LARGE_HEAP_LIMIT) return;
+  if (!heapGrowthToLimit(process.execArgv, getHeapStatistics().heap_size_limit)) return;
   // Read at each full collection, so it applies from the next one on.
   setFlagsFromString(`--heap-growing-percent=${percent}`);
+}
+
+/** Whether limitHeapGrowth sets the flag, given node's own arguments and V8's heap limit. */
+export function heapGrowthToLimit(execArgv: readonly string[], heapSizeLimit: number): boolean {
+  const given = execArgv.some((arg) => /^--heap[-_]growing[-_]percent(=|$)/.test(arg));
+  return !given && heapSizeLimit >= LARGE_HEAP_LIMIT;
 }
