@@ -9,6 +9,13 @@ import { parseSecret, webhookHeaders } from '../signing/index.ts';
 import type { ClaimedDelivery } from '../store/queries/claim.ts';
 import type { Completion } from '../store/queries/complete.ts';
 
+/** A claimed delivery with its slot taken and its request signed, ready to send. */
+export interface Ready {
+  delivery: ClaimedDelivery;
+  policy: RetryPolicy;
+  request: SendRequest;
+}
+
 export interface SenderLike {
   send(request: SendRequest): Promise<SendResult>;
 }

@@ -1,16 +1,15 @@
 import type { Clock } from '../clock.ts';
-import type { SendRequest } from '../delivery/sender.ts';
 import { type Logger, silentLogger } from '../logger.ts';
-import type { RetryPolicy } from '../policy/types.ts';
 import type { Database } from '../store/db.ts';
 import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '../store/queries/claim.ts';
 import type { Completion } from '../store/queries/complete.ts';
 import { type Lease, release } from '../store/queries/unclaim.ts';
-import { buildRequest, completionFor } from './attempt.ts';
+import { buildRequest, completionFor, type Ready } from './attempt.ts';
 import { COMPLETION_HURRY_MS, COMPLETION_LINGER_MS, Linger, needsSlotsBack } from './completion-linger.ts';
 import { CompletionWriter } from './completion-writer.ts';
 import { HeldSlots } from './held-slots.ts';
 import { Housekeeping } from './housekeeping.ts';
+import { OwnFailures } from './own-failures.ts';
 import { SendLag } from './send-lag.ts';
 import { Wakeups } from './wakeups.ts';
 import { WorkLostAtShutdown } from './work-lost.ts';
@@ -22,13 +21,6 @@ import {
 } from './worker-options.ts';
 
 export type { WorkerOptions };
-
-/** A claimed delivery with its slot taken and its request signed, ready to send. */
-interface Ready {
-  delivery: ClaimedDelivery;
-  policy: RetryPolicy;
-  request: SendRequest;
-}
 
 const COMPLETION_BATCH = 500;
 
@@ -47,7 +39,7 @@ const ABANDONED_REQUEST_GRACE_MS = 250;
 /**
  * Claims due deliveries, sends them, and records what the policy decided. No retry logic lives
  * here: decide() chooses, the store applies. The worker's own failures (exceptions, database
- * errors, shutdown) give deliveries back untouched instead of counting an attempt.
+ * errors, shutdown) count no attempt: the deliveries go back untouched (own-failures.ts).
  */
 export class Worker {
   readonly owner: string;
@@ -80,8 +72,7 @@ export class Worker {
   /** Deliveries given back because they could not leave soon enough after their claim (send-lag.ts). */
   lateReleases = 0;
   private readonly sendLag = new SendLag();
-  /** Consecutive failures of this worker itself; it slows its claiming while they last. */
-  private ownFailures = 0;
+  private readonly ownFailures = new OwnFailures();
   private readonly writer: CompletionWriter;
 
   constructor(private readonly options: WorkerOptions) {
@@ -178,8 +169,9 @@ export class Worker {
         this.waitingForRoom = false;
         continue;
       }
-      if (this.ownFailures > 0) {
-        await this.wakeups.sleep(Math.min(5_000, 50 * 2 ** Math.min(this.ownFailures, 7)));
+      const pause = this.ownFailures.pauseMs();
+      if (pause > 0) {
+        await this.wakeups.sleep(pause);
         if (!this.running) break;
       }
       this.wakeups.clear();
@@ -288,7 +280,7 @@ export class Worker {
       if (needsSlotsBack(this.held.count(delivery.endpointId), delivery.maxInFlight)) {
         this.linger.hurry(COMPLETION_HURRY_MS);
       }
-      this.ownFailures = 0;
+      this.ownFailures.succeeded(delivery.id);
     } catch (error) {
       this.failedOn(delivery, error);
     } finally {
@@ -296,11 +288,15 @@ export class Worker {
     }
   }
 
-  /** The worker's own failure, not the receiver's: no attempt counted, the delivery given back. */
+  /** The worker's own failure, not the receiver's: no attempt counted (own-failures.ts). */
   private failedOn(lease: Lease, error: unknown): void {
-    this.ownFailures++;
-    this.log.error({ err: error, deliveryId: lease.id }, 'worker failed on a delivery; giving it back');
-    this.giveBack(lease);
+    const again = this.ownFailures.failed(lease.id) === 'keep_leased';
+    const what = again
+      ? 'this delivery again; leaving it leased until its lease runs out'
+      : 'a delivery; giving it back';
+    this.log.error({ err: error, deliveryId: lease.id }, `worker failed on ${what}`);
+    if (again) this.held.letGo(lease.id);
+    else this.giveBack(lease);
   }
 
   /** No longer sending: room for the loop to claim more. */

@@ -1,0 +1,36 @@
+/** Deliveries remembered at most; past it the memory starts over (each then gets one more give-back). */
+const MAX_TRACKED = 10_000;
+
+/**
+ * The worker's own failures (a bug, a database error), which are not the receiver's: no attempt
+ * is counted for them. In a row, on any deliveries, they pace the claim loop. On one delivery, the
+ * first is given back at once (another try may well work), and a second in a row leaves it leased,
+ * so it comes back when its lease runs out (the housekeeping's reaper) rather than at claim speed:
+ * a delivery this worker cannot prepare or send would otherwise be claimed, fail and be given back
+ * in a hot loop, an error line each time.
+ */
+export class OwnFailures {
+  #inARow = 0;
+  readonly #perDelivery = new Map<number, number>();
+
+  /** Counts a failure on this delivery; says what to do with its lease. */
+  failed(deliveryId: number): 'give_back' | 'keep_leased' {
+    this.#inARow++;
+    if (this.#perDelivery.size >= MAX_TRACKED && !this.#perDelivery.has(deliveryId))
+      this.#perDelivery.clear();
+    const times = (this.#perDelivery.get(deliveryId) ?? 0) + 1;
+    this.#perDelivery.set(deliveryId, times);
+    return times === 1 ? 'give_back' : 'keep_leased';
+  }
+
+  /** A request went out for this delivery, whatever its outcome. */
+  succeeded(deliveryId: number): void {
+    this.#inARow = 0;
+    this.#perDelivery.delete(deliveryId);
+  }
+
+  /** How long the claim loop waits before claiming: none after a success, 100 ms doubling to 5 s. */
+  pauseMs(): number {
+    return this.#inARow === 0 ? 0 : Math.min(5_000, 50 * 2 ** Math.min(this.#inARow, 7));
+  }
+}
