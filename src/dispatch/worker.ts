@@ -290,13 +290,13 @@ export class Worker {
 
   /** The worker's own failure, not the receiver's: no attempt counted (own-failures.ts). */
   private failedOn(lease: Lease, error: unknown): void {
-    const again = this.ownFailures.failed(lease.id) === 'keep_leased';
-    const what = again
-      ? 'this delivery again; leaving it leased until its lease runs out'
-      : 'a delivery; giving it back';
+    const delayMs = this.ownFailures.failed(lease.id);
+    const what =
+      delayMs > 0
+        ? `this delivery again; giving it back due in ${delayMs / 1000} s`
+        : 'a delivery; giving it back';
     this.log.error({ err: error, deliveryId: lease.id }, `worker failed on ${what}`);
-    if (again) this.held.letGo(lease.id);
-    else this.giveBack(lease);
+    this.giveBack(delayMs > 0 ? { ...lease, dueAt: this.clock.now() + delayMs } : lease);
   }
 
   /** No longer sending: room for the loop to claim more. */
@@ -310,9 +310,9 @@ export class Worker {
     return this.releases.some((l) => l.id === deliveryId) || this.completing.has(deliveryId);
   }
 
-  /** Deliveries due again at once, untouched: written without the linger's full wait. */
+  /** Deliveries due again at once (or at their dueAt), untouched: written without the linger's full wait. */
   private giveBack(...leases: Lease[]): void {
-    this.releases.push(...leases.map(({ id, leaseUntil }) => ({ id, leaseUntil })));
+    this.releases.push(...leases.map(({ id, leaseUntil, dueAt }) => ({ id, leaseUntil, dueAt })));
     this.flushSoon();
     this.linger.hurry(COMPLETION_HURRY_MS);
   }

@@ -5,7 +5,6 @@ import type { Database } from '../../src/store/db.ts';
 import { listDeadLetters, replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
 import { heldCount, holdEndpoint, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { listOperationalEvents } from '../../src/store/queries/operational-events.ts';
-import { reapExpiredLeases } from '../../src/store/queries/unclaim.ts';
 import { getEndpointById } from '../../src/store/repos/endpoints.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -216,37 +215,39 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     await sender.close();
   });
 
-  it('leaves a delivery it failed on twice in a row leased, so it comes back with its lease, not in a hot loop', async () => {
+  it('gives a delivery it failed on twice in a row back due later, not in a hot loop', async () => {
     const errors: string[] = [];
     const logger = { ...silentLogger, error: (_o: object, msg?: string) => void errors.push(msg ?? '') };
-    const { clock, worker, sender } = virtualWorker(t.db, { logger, leaseMs: 60_000 });
+    const { clock, worker, sender } = virtualWorker(t.db, { logger });
     const app = await makeApp(t.db, clock.now());
     const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
     await publishJson(t.db, app.id, clock.now(), {});
     await t.db.query(`update courier_endpoint_secrets set key = 'not-a-secret' where endpoint_id = $1`, [
       ep.id,
     ]);
-    const lease = async () =>
+    const row = async () =>
       (
-        await t.db.query<{ lease_owner: string | null; attempts: number }>(
-          'select lease_owner, attempts from courier_deliveries',
+        await t.db.query<{ lease_owner: string | null; attempts: number; due_in: number }>(
+          `select lease_owner, attempts,
+                  (extract(epoch from next_attempt_at) * 1000)::float8 - $1 as due_in
+             from courier_deliveries`,
+          [clock.now()],
         )
       ).rows[0];
     expect(await worker.runOnce()).toBe(1);
-    expect(await lease()).toEqual({ lease_owner: null, attempts: 0 }); // given back: due at once
+    expect(await row()).toEqual({ lease_owner: null, attempts: 0, due_in: 0 }); // given back: due at once
     expect(await worker.runOnce()).toBe(1);
-    expect(await lease()).toEqual({ lease_owner: worker.owner, attempts: 0 }); // kept
+    expect(await row()).toEqual({ lease_owner: null, attempts: 0, due_in: 60_000 }); // due in a minute
     expect(errors).toEqual([
       'worker failed on a delivery; giving it back',
-      'worker failed on this delivery again; leaving it leased until its lease runs out',
+      'worker failed on this delivery again; giving it back due in 60 s',
     ]);
-    // Claimed again only once the lease has run out and the reaper took it back.
     expect(await worker.runOnce()).toBe(0);
-    clock.advance(60_001);
-    expect(await reapExpiredLeases(t.db, clock.now())).toBe(1);
+    clock.advance(60_000);
     expect(await worker.runOnce()).toBe(1);
-    expect(await lease()).toMatchObject({ lease_owner: worker.owner, attempts: 0 });
+    expect(await row()).toEqual({ lease_owner: null, attempts: 0, due_in: 120_000 }); // then two
     expect(receiver.requests).toHaveLength(0);
+    expect(worker.inFlight).toBe(0);
     await sender.close();
   });
 

@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { OwnFailures } from '../../src/dispatch/own-failures.ts';
 
 describe('OwnFailures', () => {
-  it('gives a delivery back the first time, keeps it leased from the second, until a request goes out', () => {
+  it('gives a delivery back due at once the first time, then a minute later doubling to an hour', () => {
     const failures = new OwnFailures();
-    expect(failures.failed(1)).toBe('give_back');
-    expect(failures.failed(2)).toBe('give_back');
-    expect(failures.failed(1)).toBe('keep_leased');
-    expect(failures.failed(1)).toBe('keep_leased');
+    expect(failures.failed(1)).toBe(0);
+    expect(failures.failed(2)).toBe(0);
+    const delays = Array.from({ length: 8 }, () => failures.failed(1) / 60_000);
+    expect(delays).toEqual([1, 2, 4, 8, 16, 32, 60, 60]);
     failures.succeeded(1);
-    expect(failures.failed(1)).toBe('give_back');
+    expect(failures.failed(1)).toBe(0);
   });
 
   it('paces the claim loop while failures run in a row: 100 ms doubling to 5 s, none after a success', () => {

@@ -5,6 +5,8 @@ import { toDate } from '../rows.ts';
 export interface Lease {
   id: number;
   leaseUntil: number;
+  /** Given back due then (or as it was, if later), rather than as it was. */
+  dueAt?: number;
 }
 
 export interface Released {
@@ -14,15 +16,18 @@ export interface Released {
 }
 
 /**
- * Gives claimed deliveries back untouched: same attempt count, same next_attempt_at.
- * Used when the worker itself failed (exception, database error, shutdown) before a request went out.
+ * Gives claimed deliveries back untouched: same attempt count, same next_attempt_at (or a later
+ * dueAt). Used when the worker itself failed (exception, database error, shutdown) before a request went out.
  * Only the leases named: a give-back queued for one claim cannot end a later claim of the delivery.
  */
 export async function release(db: Queryable, owner: string, leases: readonly Lease[]): Promise<Released> {
   if (leases.length === 0) return { released: 0, busy: [] };
+  const due = leases.some((l) => l.dueAt !== undefined)
+    ? leases.map((l) => (l.dueAt === undefined ? null : toDate(l.dueAt)))
+    : null;
   const { rows } = await db.query<{ released: number; busy: string[] }>(
-    'select released, busy from courier_release($1, $2, $3)',
-    [leases.map((l) => l.id), leases.map((l) => toDate(l.leaseUntil)), owner],
+    'select released, busy from courier_release($1, $2, $3, $4)',
+    [leases.map((l) => l.id), leases.map((l) => toDate(l.leaseUntil)), owner, due],
   );
   return { released: rows[0]!.released, busy: rows[0]!.busy.map(Number) };
 }
