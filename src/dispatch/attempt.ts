@@ -95,6 +95,7 @@ export function completionFor(
     giveUpAt: deadline,
     lastError: decision.kind === 'delivered' ? null : decision.classification.reason,
     streak: streakEffect(decision.classification),
+    ...('holdEndpointUntil' in decision && { holdEndpointUntil: decision.holdEndpointUntil }),
     attempt: {
       id: newId('atmpt', now),
       number: attempts,

@@ -34,14 +34,18 @@ export function decide(input: DecisionInput): Decision {
   if (classification.verdict === 'permanent') {
     return { kind: 'failed', detail: classification.reason, classification };
   }
+  const asked = askedWait(input);
+  // The receiver's wait is about the receiver, not this delivery: its other deliveries wait too,
+  // also when this one waits longer for its backoff or gives up.
+  const hold = asked && asked.honouredMs > 0 ? { holdEndpointUntil: now + asked.honouredMs } : {};
   const spent = exhausted(attempts, giveUpAt, now, policy.giveUp);
-  if (spent !== undefined) return { kind: 'expired', ...spent, classification };
+  if (spent !== undefined) return { kind: 'expired', ...spent, classification, ...hold };
 
-  const { delayMs, reason, why, floorMs, nominalMs } = chooseWait(input);
+  const { delayMs, reason, why, floorMs, nominalMs } = chooseWait(input, asked);
   const next = `attempt ${attempts + 1} of ${policy.giveUp.maxAttempts}`;
   if (now + delayMs <= giveUpAt) {
     const detail = `${next} in ${roughly(delayMs)} (${why})`;
-    return { kind: 'retry', at: now + delayMs, delayMs, reason, detail, classification };
+    return { kind: 'retry', at: now + delayMs, delayMs, reason, detail, classification, ...hold };
   }
   if (reason === 'retry_after' || giveUpAt - now < floorMs) {
     // The receiver told us not to come back before then; retrying earlier would undercut it
@@ -49,7 +53,7 @@ export function decide(input: DecisionInput): Decision {
     const detail =
       `Retry-After ${roughly(floorMs)} reaches past the give-up time (${roughly(giveUpAt - now)} left); ` +
       'giving up rather than returning before the receiver allows';
-    return { kind: 'expired', reason: 'deadline', detail, classification };
+    return { kind: 'expired', reason: 'deadline', detail, classification, ...hold };
   }
   // exhausted() already ruled out giveUpAt <= now, so one last attempt fits at the deadline, unless
   // so little time is left that it would come sooner than equal jitter ever allows: a near-instant
@@ -60,32 +64,50 @@ export function decide(input: DecisionInput): Decision {
     const detail =
       `only ${roughly(lastDelay)} left before the give-up time, less than half the ` +
       `${formatDuration(nominalMs)} backoff; giving up rather than retrying at once`;
-    return { kind: 'expired', reason: 'deadline', detail, classification };
+    return { kind: 'expired', reason: 'deadline', detail, classification, ...hold };
   }
   const detail = `${next} in ${roughly(lastDelay)} (${why}; clamped to the give-up time: last attempt)`;
-  return { kind: 'retry', at: giveUpAt, delayMs: lastDelay, reason: 'backoff', detail, classification };
+  return {
+    kind: 'retry',
+    at: giveUpAt,
+    delayMs: lastDelay,
+    reason: 'backoff',
+    detail,
+    classification,
+    ...hold,
+  };
 }
 
-/** The jittered backoff, unless an honoured Retry-After asks for longer. */
-function chooseWait({ outcome, attempts, policy, now, giveUpAt, random }: DecisionInput): Wait {
-  const nominal = nominalDelay(attempts, policy.backoff);
-  const backoff = applyJitter(nominal, policy.backoff.jitter, random);
-  const backoffWhy = `backoff ${formatDuration(nominal)}, ${JITTER_LABELS[policy.backoff.jitter]}`;
+/** A Retry-After the outcome carries on one of policy.retryAfter.statuses: asked, and as honoured (to the ceiling). */
+interface AskedWait {
+  readonly askedMs: number;
+  readonly honouredMs: number;
+}
+
+function askedWait({ outcome, policy, now }: DecisionInput): AskedWait | undefined {
   // A 429 or 503 whose body was then cut off still asked for its wait.
   const answer =
     outcome.kind === 'response' ? outcome : outcome.kind === 'network' ? outcome.answered : undefined;
-  const asked =
-    answer && policy.retryAfter.statuses.includes(answer.status)
-      ? retryAfterFromHeaders(answer.headers, now)
-      : undefined;
+  if (!answer || !policy.retryAfter.statuses.includes(answer.status)) return undefined;
+  const askedMs = retryAfterFromHeaders(answer.headers, now);
+  return askedMs === undefined
+    ? undefined
+    : { askedMs, honouredMs: Math.min(askedMs, policy.retryAfter.ceilingMs) };
+}
+
+/** The jittered backoff, unless an honoured Retry-After asks for longer. */
+function chooseWait({ attempts, policy, now, giveUpAt, random }: DecisionInput, asked?: AskedWait): Wait {
+  const nominal = nominalDelay(attempts, policy.backoff);
+  const backoff = applyJitter(nominal, policy.backoff.jitter, random);
+  const backoffWhy = `backoff ${formatDuration(nominal)}, ${JITTER_LABELS[policy.backoff.jitter]}`;
   if (asked === undefined) {
     return { delayMs: backoff, reason: 'backoff', why: backoffWhy, floorMs: 0, nominalMs: nominal };
   }
 
   const { ceilingMs } = policy.retryAfter;
-  const honoured = Math.min(asked, ceilingMs);
-  const clamp = asked > ceilingMs ? ` (clamped to the ${formatDuration(ceilingMs)} ceiling)` : '';
-  const stated = `Retry-After ${roughly(asked)}${clamp}`;
+  const { askedMs, honouredMs: honoured } = asked;
+  const clamp = askedMs > ceilingMs ? ` (clamped to the ${formatDuration(ceilingMs)} ceiling)` : '';
+  const stated = `Retry-After ${roughly(askedMs)}${clamp}`;
   if (honoured > backoff) {
     // Jittered too, only ever later (up to a tenth more, within the ceiling and the give-up time):
     // deliveries a receiver turned away with one Retry-After, an HTTP-date say, would all come back

@@ -99,6 +99,11 @@ export type Decision =
       readonly reason: 'backoff' | 'retry_after';
       readonly detail: string;
       readonly classification: Classification;
+      /**
+       * An honoured Retry-After: no delivery to this endpoint is sent before then (its receiver
+       * asked; Courier holds the endpoint, not only this delivery). Absent without one.
+       */
+      readonly holdEndpointUntil?: number;
     }
   | { readonly kind: 'failed'; readonly detail: string; readonly classification: Classification }
   | {
@@ -106,6 +111,8 @@ export type Decision =
       readonly reason: 'max_attempts' | 'deadline';
       readonly detail: string;
       readonly classification: Classification;
+      /** As a retry's. */
+      readonly holdEndpointUntil?: number;
     };
 
 export interface DecisionInput {

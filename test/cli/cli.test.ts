@@ -85,6 +85,24 @@ describe('courier operator commands', () => {
     expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ id: endpointId, uid: 'main' })]);
   });
 
+  it('endpoints shows a wait the receiver asked for until it ends', async () => {
+    const hold = (at: string | null) =>
+      api.db.query('update courier_endpoint_queues set retry_after_until = $2 where endpoint_id = $1', [
+        endpointId,
+        at,
+      ]);
+    try {
+      await hold('2099-01-01T12:00:00Z');
+      const held = await cli(['endpoints', 'acme']);
+      expect(held.stdout).toMatch(/ enabled; Retry-After until 2099-01-01 12:00:00Z +\d+ /);
+      await hold('2001-01-01T12:00:00Z');
+      const over = await cli(['endpoints', 'acme']);
+      expect(over.stdout).toMatch(/ enabled +\d+ /);
+    } finally {
+      await hold(null);
+    }
+  });
+
   it('attempts shows the deliveries made', async () => {
     await deliverAll();
     const [table, json, one] = await Promise.all([

@@ -5,7 +5,7 @@ import type { Database } from '../../src/store/db.ts';
 import { listDeadLetters, replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
 import { heldCount, holdEndpoint, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { listOperationalEvents } from '../../src/store/queries/operational-events.ts';
-import { getEndpointById } from '../../src/store/repos/endpoints.ts';
+import { getEndpointById, updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { virtualWorker } from '../support/engine.ts';
@@ -22,12 +22,14 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
   let t: TestDatabase;
   let receiver: Receiver;
   let status: number;
+  let headers: Record<string, string>;
 
   beforeEach(async () => {
     t = await openTestDatabase(backend);
     status = 200;
+    headers = {};
     receiver = await startReceiver((_req, res) => {
-      res.writeHead(status);
+      res.writeHead(status, headers);
       res.end();
     });
   });
@@ -194,6 +196,71 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     await worker.runOnce();
     await sender.close();
     expect(await getEndpointById(t.db, ep.id)).toMatchObject({ failureStreak: 0 });
+  });
+
+  it("a Retry-After holds the endpoint's other deliveries until then, not another endpoint's", async () => {
+    const { clock, worker, sender } = virtualWorker(t.db);
+    const other = await startReceiver((_req, res) => res.end());
+    const start = clock.now();
+    const app = await makeApp(t.db, start);
+    const ep = await makeEndpoint(t.db, app.id, start, { url: receiver.url, maxInFlight: 1 });
+    const otherApp = await makeApp(t.db, start);
+    await makeEndpoint(t.db, otherApp.id, start, { url: other.url });
+    for (let i = 0; i < 3; i++) await publishJson(t.db, app.id, start, { i });
+    status = 429;
+    headers = { 'retry-after': '120' };
+    expect(await worker.runOnce()).toBe(1);
+    expect(await getEndpointById(t.db, ep.id)).toMatchObject({ retryAfterUntil: start + 120_000 });
+    status = 200;
+    headers = {};
+    // The other application's endpoint is not held.
+    await publishJson(t.db, otherApp.id, start, {});
+    expect(await worker.runOnce()).toBe(1);
+    expect(other.requests).toHaveLength(1);
+    clock.advance(119_999);
+    expect(await worker.runOnce()).toBe(0);
+    expect(receiver.requests).toHaveLength(1);
+    clock.advance(1);
+    // One at a time (maxInFlight 1): the two that never got an answer, then the turned-away one,
+    // whose own retry was jittered later.
+    expect(await worker.runOnce()).toBe(1);
+    expect(await worker.runOnce()).toBe(1);
+    clock.advance(12_000);
+    expect(await worker.runOnce()).toBe(1);
+    await sender.close();
+    await other.close();
+    expect(await states(t.db)).toEqual({ delivered: 4 });
+    expect(receiver.requests.map((r) => JSON.parse(r.body.toString()).i).sort()).toEqual([0, 0, 1, 2]);
+  });
+
+  it("a new URL clears the old receiver's failure streak and the wait it asked for", async () => {
+    const { clock, worker, sender } = virtualWorker(t.db);
+    const moved = await startReceiver((_req, res) => res.end());
+    const app = await makeApp(t.db, clock.now());
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url, maxInFlight: 1 });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    await publishJson(t.db, app.id, clock.now(), { n: 2 });
+    status = 404;
+    expect(await worker.runOnce()).toBe(1);
+    status = 429;
+    headers = { 'retry-after': '3600' };
+    expect(await worker.runOnce()).toBe(1);
+    const held = await getEndpointById(t.db, ep.id);
+    expect(held).toMatchObject({ failureStreak: 1, retryAfterUntil: clock.now() + 3_600_000 });
+    // Settings other than the URL leave both as they are.
+    await updateEndpoint(t.db, ep.id, { ...held!, description: 'renamed' }, clock.now());
+    expect(await getEndpointById(t.db, ep.id)).toMatchObject({
+      failureStreak: 1,
+      retryAfterUntil: held!.retryAfterUntil,
+    });
+    await updateEndpoint(t.db, ep.id, { ...held!, url: moved.url }, clock.now());
+    expect(await getEndpointById(t.db, ep.id)).toMatchObject({ failureStreak: 0, retryAfterUntil: null });
+    // The 404's retry (a minute's backoff at most) goes to the new receiver; the 429's keeps its own hour.
+    clock.advance(60_000);
+    expect(await worker.runOnce()).toBe(1);
+    await sender.close();
+    await moved.close();
+    expect(moved.requests.map((r) => r.body.toString())).toEqual(['{"n":1}']);
   });
 
   it("does not count the worker's own failure as an attempt", async () => {

@@ -35,6 +35,7 @@ describe('endpoints', () => {
       rateLimit: 5,
       throttleRate: 5,
       maxInFlight: api.config.maxInFlight,
+      retryAfterUntil: null,
       retryPolicy: null,
       version: 1,
       metadata: {},
@@ -139,6 +140,30 @@ describe('endpoints', () => {
         })
       ).status,
     ).toBe(201);
+  });
+
+  it('shows the wait its receiver asked for, until a PATCH moves it to another URL', async () => {
+    const { id } = await createEndpoint(api, appId, { url: 'https://example.com/slow' });
+    await api.db.query(
+      `update courier_endpoint_queues set retry_after_until = '2026-01-01T13:00:00Z', failure_streak = 2
+        where endpoint_id = $1`,
+      [id],
+    );
+    const url = `${base()}/${id}`;
+    expect((await api.request('GET', url)).body).toMatchObject({
+      retryAfterUntil: '2026-01-01T13:00:00.000Z',
+    });
+    await api.request('PATCH', url, { body: { description: 'same receiver' } });
+    expect((await api.request('GET', url)).body).toMatchObject({
+      retryAfterUntil: '2026-01-01T13:00:00.000Z',
+    });
+    const moved = await api.request('PATCH', url, { body: { url: 'https://example.com/fast' } });
+    expect(moved.body).toMatchObject({ retryAfterUntil: null });
+    const { rows } = await api.db.query(
+      'select failure_streak from courier_endpoint_queues where endpoint_id = $1',
+      [id],
+    );
+    expect(rows).toEqual([{ failure_streak: 0 }]);
   });
 
   it('PUT replaces settings (or creates with that uid), PATCH changes only what is given', async () => {

@@ -276,6 +276,57 @@ describe('decide: Retry-After', () => {
   });
 });
 
+describe('decide: a Retry-After holds the endpoint', () => {
+  it('until the honoured wait, without the jitter its own delivery gets', () => {
+    const decision = expectRetry(
+      decide(input(status(429, { 'Retry-After': '600' }), { random: () => 0.99 })),
+    );
+    expect(decision.holdEndpointUntil).toBe(NOW + 10 * MINUTE);
+    expect(decision.at).toBeGreaterThan(NOW + 10 * MINUTE);
+  });
+
+  it('also when the backoff is longer: the receiver asked not to be sent anything before then', () => {
+    const decision = expectRetry(decide(input(status(503, { 'retry-after': '5' }), { policy: NO_JITTER })));
+    expect(decision).toMatchObject({ reason: 'backoff', at: NOW + MINUTE, holdEndpointUntil: NOW + 5_000 });
+  });
+
+  it('to the ceiling, and also when the delivery expires', () => {
+    const policy = definePolicy({ retryAfter: { ceilingMs: 5 * MINUTE } });
+    expect(decide(input(status(429, { 'Retry-After': '3600' }), { policy }))).toMatchObject({
+      kind: 'retry',
+      holdEndpointUntil: NOW + 5 * MINUTE,
+    });
+    expect(
+      decide(input(status(429, { 'Retry-After': '3600' }), { giveUpAt: NOW + 30 * MINUTE })),
+    ).toMatchObject({ kind: 'expired', holdEndpointUntil: NOW + HOUR });
+    expect(
+      decide(input(status(429, { 'Retry-After': '60' }), { attempts: DEFAULT_POLICY.giveUp.maxAttempts })),
+    ).toMatchObject({ kind: 'expired', reason: 'max_attempts', holdEndpointUntil: NOW + MINUTE });
+  });
+
+  it('not without a usable Retry-After, on another status, for a date passed, or on a permanent failure', () => {
+    const outcomes: Outcome[] = [
+      status(429),
+      status(429, { 'Retry-After': 'soon' }),
+      status(429, { 'Retry-After': new Date(NOW - MINUTE).toUTCString() }),
+      status(500, { 'Retry-After': '600' }),
+      status(410, { 'Retry-After': '600' }),
+      { kind: 'network', failure: 'timeout' },
+    ];
+    for (const outcome of outcomes) {
+      const decision = decide(input(outcome));
+      expect(decision.kind).not.toBe('delivered');
+      expect('holdEndpointUntil' in decision, JSON.stringify(outcome)).toBe(false);
+    }
+    const permanent = definePolicy({ classifier: { overrides: { 429: 'permanent' } } });
+    expect(decide(input(status(429, { 'Retry-After': '600' }), { policy: permanent }))).toEqual({
+      kind: 'failed',
+      detail: expect.any(String),
+      classification: expect.objectContaining({ verdict: 'permanent' }),
+    });
+  });
+});
+
 describe('decide: invalid input', () => {
   it.each([{ attempts: 0 }, { attempts: 1.5 }, { now: Number.NaN }, { giveUpAt: Number.POSITIVE_INFINITY }])(
     '%o throws a RangeError',

@@ -155,7 +155,11 @@ describe('migrations', () => {
       const applying = migrate(db, { lockTimeoutMs: 100, tries: 3 });
       await new Promise((resolve) => setTimeout(resolve, 300));
       await holder.query('rollback');
-      expect(await applying).toEqual(['0023_publish_leaner', '0024_release_later']);
+      expect(await applying).toEqual([
+        '0023_publish_leaner',
+        '0024_release_later',
+        '0025_retry_after_holds_endpoint',
+      ]);
     } finally {
       await holder.end();
       await db.close();

@@ -114,6 +114,14 @@ export const EndpointOut = Type.Object(
     rateLimit: Type.Integer(),
     throttleRate: Type.Integer(),
     maxInFlight: Type.Integer({ description: 'Courier extension.' }),
+    retryAfterUntil: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Courier extension: the end of the last wait the receiver asked for (Retry-After on a 429 or 503). ' +
+          'No delivery to this endpoint is sent before it. Cleared when the URL changes.',
+      }),
+    ),
     retryPolicy: RetryPolicyOverrides,
     version: Type.Integer(),
     metadata: StringMap('Free-form string pairs.'),
@@ -139,6 +147,7 @@ export function endpointOut(e: Endpoint) {
     rateLimit: e.rateLimit,
     throttleRate: e.rateLimit,
     maxInFlight: e.maxInFlight,
+    retryAfterUntil: e.retryAfterUntil === null ? null : iso(e.retryAfterUntil),
     retryPolicy: (e.retryPolicy ?? null) as Record<string, never> | null,
     version: e.version,
     metadata: e.metadata,

@@ -1,5 +1,5 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { output } from '../format.ts';
+import { output, timestamp } from '../format.ts';
 
 interface EndpointOut {
   id: string;
@@ -10,14 +10,20 @@ interface EndpointOut {
   disabledReason?: string | null;
   rateLimit?: number | null;
   maxInFlight?: number;
+  retryAfterUntil?: string | null;
 }
 
-/** enabled, or `paused: <why>`; `status` is a Courier extension, `disabled` is Svix's. */
-function statusOf(e: EndpointOut): string {
+/**
+ * enabled, or `paused: <why>`, and a wait its receiver asked for that has not ended by `now`;
+ * `status` and `retryAfterUntil` are Courier extensions, `disabled` is Svix's.
+ */
+function statusOf(e: EndpointOut, now: number): string {
   const status = e.status ?? (e.disabled ? 'disabled' : 'enabled');
   const reason = e.disabledReason;
-  if (!reason) return status;
-  return reason.startsWith(status) ? reason : `${status}: ${reason}`; // not "disabled: disabled by its owner"
+  // not "disabled: disabled by its owner"
+  const stated = !reason ? status : reason.startsWith(status) ? reason : `${status}: ${reason}`;
+  const until = e.retryAfterUntil;
+  return until && Date.parse(until) > now ? `${stated}; Retry-After until ${timestamp(until)}` : stated;
 }
 
 /** Svix's EndpointStats: the endpoint's messages of the last 28 days, by where they stand. */
@@ -59,6 +65,7 @@ export async function endpoints(app: string, options: OperatorOptions & { stats?
     order: 'ascending',
   });
   const list: Listed[] = options.stats ? await statsOf(client, app, endpoints) : endpoints;
+  const now = Date.now();
   const count = (key: keyof EndpointStats) => (e: Listed) => String(e.stats?.[key] ?? '-');
   output(
     options.json,
@@ -67,7 +74,7 @@ export async function endpoints(app: string, options: OperatorOptions & { stats?
       { header: 'ID', value: (e: Listed) => e.id },
       { header: 'UID', value: (e) => e.uid ?? '-' },
       { header: 'URL', value: (e) => e.url, max: 60 },
-      { header: 'STATUS', value: statusOf, max: 60 },
+      { header: 'STATUS', value: (e) => statusOf(e, now), max: 60 },
       { header: 'MAX IN FLIGHT', value: (e) => String(e.maxInFlight ?? '-'), align: 'right' },
       { header: 'RATE LIMIT', value: (e) => (e.rateLimit ? `${e.rateLimit}/s` : '-'), align: 'right' },
       ...(options.stats

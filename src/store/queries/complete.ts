@@ -19,6 +19,8 @@ export interface Completion {
   giveUpAt: number;
   lastError: string | null;
   streak: 'reset' | 'increment' | 'unchanged';
+  /** The receiver asked (Retry-After) not to be sent anything before then: the endpoint waits (0025). */
+  holdEndpointUntil?: number;
   attempt: Omit<Attempt, 'deliveryId' | 'messageId' | 'endpointId'>;
 }
 
@@ -40,7 +42,8 @@ const ms = (at: number | null) => (at === null ? null : Math.trunc(at));
 
 /**
  * One completion as a row of values, in the column order courier_complete_rows reads (listed in
- * migration 0009; the 22nd, since 0022, names the message of one written again): half the bytes
+ * migration 0009; the 22nd, since 0022, names the message of one written again; the 23rd, since
+ * 0025, holds the endpoint): half the bytes
  * of an object with named fields, and a third of the parsing.
  */
 function completionRow(c: Completion): unknown[] {
@@ -69,6 +72,7 @@ function completionRow(c: Completion): unknown[] {
     a.reason,
     a.detail,
     c.rewrite ? (c.messageId ?? null) : null,
+    ms(c.holdEndpointUntil ?? null),
   ];
 }
 

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db.ts';
 import { toMs } from '../rows.ts';
 import type { Page } from './applications.ts';
-import { type Endpoint, type EndpointRow, fromRow } from './endpoints.ts';
+import { type Endpoint, type EndpointRow, fromRow, QUEUE_COLUMNS } from './endpoints.ts';
 
 /** Where one message stands at one endpoint, in Svix's terms. */
 export type DestinationStatus = 'success' | 'pending' | 'sending' | 'fail';
@@ -42,7 +42,7 @@ const DESTINATIONS = `with s as materialized (
         and not exists (select 1 from courier_deliveries d where d.message_id = $1 and d.endpoint_id = a.endpoint_id)
       order by a.endpoint_id, a.id desc)
   )
-  select e.*, q.failure_streak,
+  select e.*, ${QUEUE_COLUMNS},
          s.state as d_state, s.attempts as d_attempts, s.next_attempt_at as d_next_attempt_at, s.leased as d_leased
     from s
     join courier_endpoints e on e.id = s.endpoint_id

@@ -24,6 +24,8 @@ export interface Endpoint {
   metadata: Record<string, string>;
   version: number;
   failureStreak: number;
+  /** The end of the last wait its receiver asked for (Retry-After on a 429 or 503); nothing is sent before it. */
+  retryAfterUntil: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -60,11 +62,15 @@ export interface EndpointRow {
   metadata: Record<string, string>;
   version: number;
   failure_streak: number;
+  retry_after_until: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const SELECT = `select e.*, q.failure_streak from courier_endpoints e
+/** The queue row's columns an Endpoint shows (fromRow). */
+export const QUEUE_COLUMNS = 'q.failure_streak, q.retry_after_until';
+
+const SELECT = `select e.*, ${QUEUE_COLUMNS} from courier_endpoints e
   join courier_endpoint_queues q on q.endpoint_id = e.id`;
 
 export const fromRow = (r: EndpointRow): Endpoint => ({
@@ -84,6 +90,7 @@ export const fromRow = (r: EndpointRow): Endpoint => ({
   metadata: r.metadata,
   version: r.version,
   failureStreak: r.failure_streak,
+  retryAfterUntil: toMs(r.retry_after_until),
   createdAt: toMs(r.created_at)!,
   updatedAt: toMs(r.updated_at)!,
 });
@@ -186,18 +193,23 @@ export async function listEndpoints(
   return { data: rows.slice(0, opts.limit).map(fromRow), done: rows.length <= opts.limit };
 }
 
-/** Replaces an endpoint's settings and keeps its queue row's limits in step. */
+/**
+ * Replaces an endpoint's settings and keeps its queue row's limits in step. A new URL is likely
+ * another receiver: the old one's failure streak and the wait it asked for no longer apply.
+ */
 export async function updateEndpoint(
   db: Queryable,
   id: string,
   fields: EndpointFields,
   now: number,
 ): Promise<void> {
-  await db.query(
-    `update courier_endpoints set uid = $2, url = $3, description = $4, event_types = $5, channels = $6,
+  const { rows } = await db.query<{ moved: boolean }>(
+    `update courier_endpoints e set uid = $2, url = $3, description = $4, event_types = $5, channels = $6,
        rate_limit = $7, max_in_flight = $8, retry_policy = $9, headers = $10, metadata = $11,
-       version = coalesce($12, version), updated_at = $13
-     where id = $1`,
+       version = coalesce($12, e.version), updated_at = $13
+       from courier_endpoints before
+     where e.id = $1 and before.id = e.id
+     returning before.url <> e.url as moved`,
     [
       id,
       fields.uid ?? null,
@@ -215,8 +227,12 @@ export async function updateEndpoint(
     ],
   );
   await db.query(
-    'update courier_endpoint_queues set max_in_flight = $2, rate_limit = $3 where endpoint_id = $1',
-    [id, fields.maxInFlight, fields.rateLimit],
+    `update courier_endpoint_queues set max_in_flight = $2, rate_limit = $3,
+       failure_streak = case when $4 then 0 else failure_streak end,
+       blocked_until = case when $4 then null else blocked_until end,
+       retry_after_until = case when $4 then null else retry_after_until end
+     where endpoint_id = $1`,
+    [id, fields.maxInFlight, fields.rateLimit, rows[0]?.moved ?? false],
   );
   // A raised cap or rate limit can make held-back deliveries claimable now.
   await notifyWorkers(db);
