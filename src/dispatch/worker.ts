@@ -360,7 +360,7 @@ export class Worker {
         const queued = this.releases.length > 0 ? new Set(this.completions.map((c) => c.deliveryId)) : null;
         const releasing = this.releases.filter((l) => !queued?.has(l.id));
         if (releasing.length > 0) {
-          const { busy } = await release(this.db, this.owner, releasing);
+          const { busy } = await release(this.db, this.owner, releasing, this.clock.now());
           // One whose row another transaction holds (a resend, an expunge) stays queued, until its
           // lease has run out: the reaper takes it back then.
           const done = releasing.filter((l) => !busy.includes(l.id) || l.leaseUntil <= this.clock.now());

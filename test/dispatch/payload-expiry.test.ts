@@ -4,11 +4,12 @@ import { PayloadExpirySweeper } from '../../src/dispatch/payload-expiry.ts';
 import { newId } from '../../src/ids.ts';
 import { publish } from '../../src/store/publisher.ts';
 import { claim } from '../../src/store/queries/claim.ts';
+import { complete } from '../../src/store/queries/complete.ts';
 import { replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
 import { resendDelivery } from '../../src/store/queries/resend.ts';
-import { release } from '../../src/store/queries/unclaim.ts';
+import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
-import { makeApp, makeEndpoint } from '../support/fixtures.ts';
+import { deliveredCompletion, makeApp, makeEndpoint } from '../support/fixtures.ts';
 import { holdOpen } from '../support/transactions.ts';
 
 const HOUR = 3_600_000;
@@ -97,10 +98,86 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     expect((await stored(id)).bytes).toBe(15);
     // The other endpoint's delivery is not sent with the expired bytes.
     expect((await deliveries(id)).filter((d) => !d.leased)).toEqual([expired]);
-    await release(t.db, 'w1', [claimed.deliveries[0]!]);
+    await release(t.db, 'w1', [claimed.deliveries[0]!], clock.now() + HOUR);
     expect(await sweeper.sweep(clock.now() + HOUR)).toEqual({ expunged: 1, inFlight: 0 });
     expect(await deliveries(id)).toEqual([expired, expired]);
     await t.db.query('delete from courier_deliveries');
+  });
+
+  describe('an attempt under way when its payload expired is not sent again, before any later sweep, when its lease ends', () => {
+    const expiredUnderWay = async () => {
+      clock.advance(HOUR);
+      const id = await publishKept(HOUR);
+      const claimed = await claim(t.db, { owner: 'w1', now: clock.now(), leaseMs: 60_000, limit: 1 });
+      expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
+        expunged: 0,
+        inFlight: 1,
+      });
+      return { id, delivery: claimed.deliveries[0]! };
+    };
+    const afterwards = async (id: string) => {
+      expect(await deliveries(id)).toEqual([expired, expired]);
+      // Nothing of it is claimed again, however late.
+      const later = await claim(t.db, {
+        owner: 'w2',
+        now: clock.now() + 10 * HOUR,
+        leaseMs: 60_000,
+        limit: 10,
+      });
+      expect(later.deliveries).toEqual([]);
+      expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
+        expunged: 1,
+        inFlight: 0,
+      });
+      await t.db.query('delete from courier_deliveries');
+    };
+
+    it('in a retry', async () => {
+      const { id, delivery } = await expiredUnderWay();
+      const at = clock.now() + HOUR + 1_000;
+      const retry = deliveredCompletion(delivery.id, 1, at);
+      await complete(
+        t.db,
+        'w1',
+        at,
+        [
+          {
+            ...retry,
+            state: 'pending',
+            nextAttemptAt: at + 5_000,
+            lastError: 'HTTP 503',
+            streak: 'unchanged',
+          },
+        ],
+        100,
+      );
+      await afterwards(id);
+    });
+
+    it('in a give-back', async () => {
+      const { id, delivery } = await expiredUnderWay();
+      expect(await release(t.db, 'w1', [delivery], clock.now() + HOUR)).toEqual({ released: 1, busy: [] });
+      await afterwards(id);
+    });
+
+    it('in a lease taken over', async () => {
+      const { id } = await expiredUnderWay();
+      expect(await reapExpiredLeases(t.db, clock.now() + HOUR + 60_000)).toBe(1);
+      await afterwards(id);
+    });
+
+    it('not before its expiry: a give-back then leaves it to be sent', async () => {
+      clock.advance(HOUR);
+      const id = await publishKept(HOUR);
+      const claimed = await claim(t.db, { owner: 'w1', now: clock.now(), leaseMs: 60_000, limit: 1 });
+      await release(t.db, 'w1', claimed.deliveries, clock.now() + HOUR - 1);
+      expect(await deliveries(id)).toEqual([pending, pending]);
+      expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
+        expunged: 1,
+        inFlight: 0,
+      });
+      await t.db.query('delete from courier_deliveries');
+    });
   });
 
   it('replays and resends nothing of a payload past its expiry, swept or not, even while an attempt holds its bytes', async () => {
@@ -129,7 +206,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     });
     expect(await resend(other)).toBe('expunged');
     expect((await deliveries(id)).filter((d) => !d.leased)).toEqual([expired]);
-    await release(t.db, 'w1', [claimed.deliveries[0]!]);
+    await release(t.db, 'w1', [claimed.deliveries[0]!], due);
     expect(await sweeper.sweep(due)).toEqual({ expunged: 1, inFlight: 0 });
     await t.db.query('delete from courier_deliveries');
   });

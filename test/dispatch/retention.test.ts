@@ -264,7 +264,7 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
     const givenBack = await publishTo(paused.appId);
     const claimed = await claim(t.db, { owner: 'worker', now: clock.now(), leaseMs: 60_000, limit: 10 });
     await holdEndpoint(t.db, paused.endpointId, 'paused', 'test', clock.now());
-    await release(t.db, 'worker', claimed.deliveries);
+    await release(t.db, 'worker', claimed.deliveries, clock.now());
     expect(await states(givenBack)).toEqual(['held']);
 
     clock.advance(RETENTION + 1);

@@ -299,7 +299,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     await publishJson(t.db, appId, clock.now(), { i: 1 });
     const [d] = await claimAs('w');
     const before = await t.db.query('select attempts, next_attempt_at from courier_deliveries');
-    expect(await release(t.db, 'w', [d!])).toEqual({ released: 1, busy: [] });
+    expect(await release(t.db, 'w', [d!], clock.now())).toEqual({ released: 1, busy: [] });
     const after = await t.db.query('select attempts, next_attempt_at, state from courier_deliveries');
     expect(after.rows[0]).toMatchObject({ ...before.rows[0], state: 'pending' });
     expect(await claimAs('other')).toHaveLength(1);
@@ -313,9 +313,9 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     clock.advance(1);
     const [again] = await claimAs('w');
     // A give-back queued for the first claim does not end the second.
-    expect(await release(t.db, 'w', [first!])).toEqual({ released: 0, busy: [] });
+    expect(await release(t.db, 'w', [first!], clock.now())).toEqual({ released: 0, busy: [] });
     expect(await claimAs('other')).toHaveLength(0);
-    expect(await release(t.db, 'w', [again!])).toEqual({ released: 1, busy: [] });
+    expect(await release(t.db, 'w', [again!], clock.now())).toEqual({ released: 1, busy: [] });
     expect(await claimAs('other')).toHaveLength(1);
   });
 
@@ -359,11 +359,11 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
         tx.query('select 1 from courier_deliveries where id = $1 for update', [d!.id]),
       );
       try {
-        expect(await release(t.db, 'w', [d!])).toEqual({ released: 0, busy: [d!.id] });
+        expect(await release(t.db, 'w', [d!], clock.now())).toEqual({ released: 0, busy: [d!.id] });
       } finally {
         await locked.commit();
       }
-      expect(await release(t.db, 'w', [d!])).toEqual({ released: 1, busy: [] });
+      expect(await release(t.db, 'w', [d!], clock.now())).toEqual({ released: 1, busy: [] });
     },
   );
 

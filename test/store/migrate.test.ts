@@ -158,7 +158,7 @@ describe('migrations', () => {
       expect(await applying).toEqual([
         '0023_publish_leaner',
         '0024_release_later',
-        '0025_retry_after_holds_endpoint',
+        '0025_lease_ends',
       ]);
     } finally {
       await holder.end();

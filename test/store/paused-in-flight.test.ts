@@ -102,7 +102,7 @@ describe('a delivery in flight when its endpoint is paused', () => {
     const { endpointId, id, leased } = await inFlight('release-after-pause');
     await pause(endpointId);
     const before = await queueOf(endpointId);
-    expect(await release(api.db, OWNER, leased)).toEqual({ released: 1, busy: [] });
+    expect(await release(api.db, OWNER, leased, api.clock.now())).toEqual({ released: 1, busy: [] });
     expect(await stateOf(id)).toEqual({ state: 'held', lease_owner: null });
     expect(await heldCount(api.db, endpointId)).toBe(2);
     // Its slot is free again, and it does not make the paused queue look due.
@@ -111,7 +111,7 @@ describe('a delivery in flight when its endpoint is paused', () => {
 
   it('given back while the pause commits: held', async () => {
     const { endpointId, id, leased } = await inFlight('release-during-pause');
-    expect(await duringPause(endpointId, () => release(api.db, OWNER, leased))).toEqual({
+    expect(await duringPause(endpointId, () => release(api.db, OWNER, leased, api.clock.now()))).toEqual({
       released: 1,
       busy: [],
     });
@@ -147,7 +147,7 @@ describe('a delivery in flight when its endpoint is paused', () => {
   it('is released with the others on resume', async () => {
     const { endpointId, id, now, leased } = await inFlight('resume-after-release');
     await pause(endpointId);
-    await release(api.db, OWNER, leased);
+    await release(api.db, OWNER, leased, api.clock.now());
     expect(await resumeEndpoint(api.db, endpointId, now, 60_000, 7)).toBe(2);
     expect(await stateOf(id)).toEqual({ state: 'pending', lease_owner: null });
     expect(await heldCount(api.db, endpointId)).toBe(0);
@@ -155,7 +155,7 @@ describe('a delivery in flight when its endpoint is paused', () => {
 
   it('an active endpoint gets its deliveries back as pending, as before', async () => {
     const { endpointId, id, now, leased } = await inFlight('release-active');
-    expect(await release(api.db, OWNER, leased)).toEqual({ released: 1, busy: [] });
+    expect(await release(api.db, OWNER, leased, api.clock.now())).toEqual({ released: 1, busy: [] });
     expect(await stateOf(id)).toEqual({ state: 'pending', lease_owner: null });
     await lease(id, now);
     await complete(api.db, OWNER, now, [retry(id, now)], 100);

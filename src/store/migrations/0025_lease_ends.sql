@@ -1,4 +1,6 @@
--- A receiver that answers 429 or 503 with Retry-After asks not to be sent anything before then,
+-- Two rules for the moment a lease ends.
+--
+-- 1. A receiver that answers 429 or 503 with Retry-After asks not to be sent anything before then,
 -- but only the delivery that got the answer waited: the endpoint's other deliveries went on
 -- arriving, each to be turned away in turn. A completion now carries the instant a honoured
 -- Retry-After ends (column 22 of p_rows; a previous release's workers send columns 0-21), and
@@ -7,7 +9,16 @@
 -- passed). retry_after_until keeps the receiver's instant apart from the rate limit's short
 -- blocks, for the API to show. An endpoint's URL change clears both (endpoints.ts).
 --
--- Same signature and result: workers of the previous release keep working during an upgrade.
+-- 2. A payload whose retention ran out while one of its deliveries was leased keeps its bytes for
+-- that attempt (the expiry sweep fails the rest and comes back later), but nothing marked the
+-- leased delivery: when its lease ended in a retry, a give-back or a reaped lease, it was pending
+-- again and could be claimed and sent with the expired bytes before the next sweep. Every way a
+-- lease ends back to pending or held now fails such a delivery ("payload expired") instead, as the
+-- sweep does with the rest: courier_complete_rows for a retry, courier_unclaim (reaper and
+-- give-back) given p_now. The lookup runs only for deliveries not delivered, off the hot path.
+--
+-- Same signatures and results, with p_now defaulted: workers of the previous release keep working
+-- during an upgrade (without rule 2 for their give-backs and reaps).
 
 alter table courier_endpoint_queues add column retry_after_until timestamptz;
 
@@ -21,6 +32,7 @@ declare
   v_seq integer[];
   v_streak text[];
   v_hold timestamptz[];
+  v_expired bigint[] := '{}';
   v_locked text[];
   v_ids bigint[];
   v_done bigint[];
@@ -33,6 +45,11 @@ begin
          coalesce(array_agg((r ->> 0)::bigint) filter (where r ->> 1 = 'delivered'), '{}')
     into v_ids, v_done
     from jsonb_array_elements(p_rows) r;
+  if cardinality(v_ids) > 0 then
+    select coalesce(array_agg(d.id), '{}') into v_expired
+      from courier_deliveries d join courier_payload_expiries pe on pe.message_id = d.message_id
+     where d.id = any(v_ids) and pe.expires_at <= p_now;
+  end if;
   with input as materialized (
     select (r.ord - 1)::integer as seq, (x ->> 0)::bigint as delivery_id, x ->> 1 as state,
            (x ->> 2)::integer as attempts, courier_ms_time(x ->> 3) as next_attempt_at,
@@ -54,13 +71,15 @@ begin
       -- A retry for an endpoint paused meanwhile waits as held, like the rest of its deliveries.
       -- One written before only ends the claim it now matches, as a give-back does: what was
       -- done since its first write (a replay, another worker's attempt) stays as it is.
-      set state = case when x.written then case when q.active then 'pending' else 'held' end
+      set state = case when d.id = any(v_expired) and (x.written or x.state = 'pending') then 'failed'
+                       when x.written then case when q.active then 'pending' else 'held' end
                        when x.state = 'pending' and not q.active then 'held' else x.state end,
           attempts = case when x.written then d.attempts else x.attempts end,
           next_attempt_at = case when x.written then d.next_attempt_at
                                  else coalesce(x.next_attempt_at, d.next_attempt_at) end,
           give_up_at = case when x.written then d.give_up_at else x.give_up_at end,
-          last_error = case when x.written then d.last_error else x.last_error end,
+          last_error = case when d.id = any(v_expired) and (x.written or x.state = 'pending') then 'payload expired'
+                            when x.written then d.last_error else x.last_error end,
           lease_owner = null, lease_expires_at = null, updated_at = p_now
     from input x, courier_endpoint_queues q
     where d.id = any(v_ids) and d.id = x.delivery_id and d.lease_owner = p_owner
@@ -158,4 +177,101 @@ begin
                    and greatest(u.next_due_at, u.blocked_until) > p_now
               then greatest(u.next_due_at, u.blocked_until) end
   from upd_q u;
+end $$;
+
+drop function courier_unclaim(bigint[], text, timestamptz, integer);
+
+create function courier_unclaim(p_ids bigint[], p_owner text, p_expired_before timestamptz, p_limit integer,
+                                p_now timestamptz default null)
+returns integer language plpgsql set enable_seqscan = off as $$
+declare
+  v_ids bigint[];
+  v_eps text[];
+  v_next timestamptz[];
+  v_expired bigint[] := '{}';
+begin
+  if p_ids is not null then
+    select coalesce(array_agg(d.id), '{}') into v_ids from (
+      select d.id from courier_deliveries d
+      where d.id = any(p_ids) and d.lease_owner is not null
+        and (p_owner is null or d.lease_owner = p_owner)
+        and (p_expired_before is null or d.lease_expires_at <= p_expired_before)
+      order by d.id limit p_limit
+      for update skip locked) d;
+  else
+    -- A leased delivery was due when claimed, so it sits at the head of its endpoint's due range,
+    -- and an endpoint has at most in_flight of them: only endpoints with some in flight are
+    -- searched, and no further than that many leases.
+    select coalesce(array_agg(v.id), '{}') into v_ids from (
+      select d.id from courier_deliveries d
+      where d.id in (
+        select l.id from courier_endpoint_queues q
+        cross join lateral (
+          select d2.id, d2.lease_expires_at from courier_deliveries d2
+          where d2.endpoint_id = q.endpoint_id and d2.state = 'pending'
+            and d2.next_attempt_at <= p_expired_before and d2.lease_owner is not null
+          order by d2.next_attempt_at
+          limit q.in_flight) l
+        where q.in_flight > 0 and l.lease_expires_at <= p_expired_before)
+        -- Again on the row as locked: its completion may have committed since the search.
+        and d.lease_owner is not null and d.lease_expires_at <= p_expired_before
+        and (p_owner is null or d.lease_owner = p_owner)
+      order by d.id limit p_limit
+      for update skip locked) v;
+  end if;
+  -- The queue rows before the state is chosen: a pause or resume in progress holds its endpoint's
+  -- row until it commits, so the update below (a newer snapshot) sees it. Given back to a paused or
+  -- disabled endpoint, a delivery waits as held, like the rest of its deliveries (the pause skipped
+  -- it, leased), and does not make the queue look due.
+  perform 1 from courier_endpoint_queues q
+    where q.endpoint_id in (select d.endpoint_id from courier_deliveries d where d.id = any(v_ids))
+    order by q.endpoint_id for update;
+  if p_now is not null and cardinality(v_ids) > 0 then
+    select coalesce(array_agg(d.id), '{}') into v_expired
+      from courier_deliveries d join courier_payload_expiries pe on pe.message_id = d.message_id
+     where d.id = any(v_ids) and pe.expires_at <= p_now;
+  end if;
+  with upd as (
+    update courier_deliveries d
+      set state = case when d.id = any(v_expired) then 'failed' when q.active then 'pending' else 'held' end,
+          last_error = case when d.id = any(v_expired) then 'payload expired' else d.last_error end,
+          updated_at = case when d.id = any(v_expired) then p_now else d.updated_at end,
+          lease_owner = null, lease_expires_at = null
+    from courier_endpoint_queues q
+    where d.id = any(v_ids) and q.endpoint_id = d.endpoint_id
+    returning d.endpoint_id, case when q.active and d.id <> all(v_expired) then d.next_attempt_at end as next_attempt_at
+  )
+  select coalesce(array_agg(upd.endpoint_id), '{}'), coalesce(array_agg(upd.next_attempt_at), '{}')
+    into v_eps, v_next from upd;
+  if cardinality(v_eps) > 0 then
+    perform courier_queue_return(v_eps, v_next);
+  end if;
+  return cardinality(v_eps);
+end $$;
+
+drop function courier_release(bigint[], timestamptz[], text, timestamptz[]);
+
+create function courier_release(p_ids bigint[], p_leases timestamptz[], p_owner text, p_due timestamptz[] default null,
+                                p_now timestamptz default null)
+returns table (released integer, busy bigint[]) language plpgsql set enable_seqscan = off as $$
+declare
+  v_ids bigint[];
+begin
+  select coalesce(array_agg(d.id), '{}') into v_ids from (
+    select d.id from courier_deliveries d join unnest(p_ids, p_leases) as l(id, lease) on l.id = d.id
+    where d.lease_owner = p_owner and d.lease_expires_at = l.lease
+    order by d.id
+    for update of d skip locked) d;
+  if p_due is not null then
+    -- Before courier_unclaim, which hands the endpoint's queue the rows' next_attempt_at.
+    update courier_deliveries d set next_attempt_at = greatest(d.next_attempt_at, l.due)
+      from unnest(p_ids, p_due) as l(id, due)
+     where d.id = l.id and l.due is not null and d.id = any(v_ids);
+  end if;
+  return query select
+    -- Locked by this transaction now, so courier_unclaim's own skip locked passes none of them by.
+    courier_unclaim(v_ids, p_owner, null, cardinality(v_ids), p_now),
+    (select coalesce(array_agg(d.id), '{}') from courier_deliveries d
+       join unnest(p_ids, p_leases) as l(id, lease) on l.id = d.id
+      where d.lease_owner = p_owner and d.lease_expires_at = l.lease and d.id <> all(v_ids));
 end $$;
