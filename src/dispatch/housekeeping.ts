@@ -64,10 +64,17 @@ export class Housekeeping {
         this.onTakenOver();
         this.log.warn({ deliveries: taken }, 'took over deliveries whose lease expired');
       }
+    } catch (error) {
+      // While it fails, a crashed worker's deliveries stay stuck, and their leases hold back the
+      // resend, expunge and retention of their messages.
+      this.log.warn({ err: error }, 'taking over expired leases failed');
+      return;
+    }
+    try {
       const analysed = await analyzeIfStale(this.db);
       if (analysed.length > 0) this.log.debug({ tables: analysed }, 'refreshed planner statistics');
     } catch (error) {
-      this.log.debug({ err: error }, 'housekeeping failed');
+      this.log.debug({ err: error }, 'refreshing planner statistics failed');
     }
   }
 }

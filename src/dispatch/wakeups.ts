@@ -9,6 +9,7 @@ import type { Database } from '../store/db.ts';
 export class Wakeups {
   private signalled = false;
   private waiter: (() => void) | null = null;
+  private sleeper: (() => void) | null = null;
   private unlisten: (() => Promise<void>) | null = null;
   private stopped = false;
   private due: { at: number; timer: NodeJS.Timeout } | null = null;
@@ -81,19 +82,32 @@ export class Wakeups {
     });
   }
 
-  /** Sleeps ms regardless of signals (backing off after failures); only stop() cuts it short. */
-  async sleep(ms: number): Promise<void> {
-    const started = Date.now();
-    while (!this.stopped && Date.now() - started < ms) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(50, ms)));
-    }
+  /** Sleeps ms regardless of signals (backing off after failures); only halt() or stop() cuts it short. */
+  sleep(ms: number): Promise<void> {
+    if (this.stopped || ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        if (self.sleeper === done) self.sleeper = null;
+        resolve();
+      }
+      this.sleeper = done;
+    });
   }
 
-  async stop(): Promise<void> {
+  /** Ends the wait or sleep under way, and every later one at once: the worker is stopping. */
+  halt(): void {
     this.stopped = true;
     if (this.due) clearTimeout(this.due.timer);
     this.due = null;
+    this.sleeper?.();
     this.signal();
+  }
+
+  async stop(): Promise<void> {
+    this.halt();
     await this.unlisten?.().catch(() => {});
     this.unlisten = null;
   }

@@ -134,7 +134,8 @@ export class Worker {
   async stop(graceMs = 10_000): Promise<void> {
     this.running = false;
     const housekeeping = this.housekeeping.stop();
-    this.wakeups.signal();
+    // A claim loop backing off after failures would otherwise sleep out its pause (up to 5 s).
+    this.wakeups.halt();
     await this.loopDone;
     await housekeeping;
     const deadline = Date.now() + graceMs;

@@ -50,3 +50,42 @@ describe('Wakeups.signalAt (work due later on an endpoint a completion freed)', 
     expect(vi.getTimerCount()).toBe(0);
   });
 });
+
+describe('Wakeups.sleep (a back-off after failures)', () => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+  const wakeups = () => new Wakeups({} as Database, clock, silentLogger, 30_000);
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  function sleeping(w: Wakeups, ms: number): () => boolean {
+    let woken = false;
+    void w.sleep(ms).then(() => {
+      woken = true;
+    });
+    return () => woken;
+  }
+
+  it('lasts its time whatever signals come, with one timer', async () => {
+    const w = wakeups();
+    const woken = sleeping(w, 5_000);
+    expect(vi.getTimerCount()).toBe(1);
+    w.signal();
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(woken()).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(woken()).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('is cut short by halt(), and none lasts after it', async () => {
+    const w = wakeups();
+    const woken = sleeping(w, 5_000);
+    w.halt();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(woken()).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+    const later = sleeping(w, 5_000);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(later()).toBe(true);
+  });
+});

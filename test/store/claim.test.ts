@@ -22,6 +22,24 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
   beforeAll(async () => {
     t = await openTestDatabase(backend);
   });
+  it("announces a dead letter whose sibling delivery's completion is written again", async () => {
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/a' });
+    await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/b' });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    const [first, second] = await claimAs('w');
+    const gone = delivered(second!.id, 1, clock.now());
+    const deadLetter = {
+      ...gone,
+      state: 'failed' as const,
+      lastError: 'HTTP 410',
+      streak: 'increment' as const,
+    };
+    // The second's completion committed, its answer lost: it is written again beside the first's.
+    await complete(t.db, 'w', clock.now(), [deadLetter], 100);
+    const subjects = await lockDeadLetters(t.db, 'w', [first!.id, second!.id], [deadLetter.attempt.id]);
+    expect(subjects.map((s) => s.deliveryId)).toEqual([first!.id]);
+  });
+
   afterAll(async () => {
     await t.drop();
   });

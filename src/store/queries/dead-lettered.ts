@@ -45,7 +45,8 @@ export async function lockDeadLetters(
        left join courier_endpoints e on e.id = d.endpoint_id
       where d.id = any($1) and d.lease_owner = $2
         and ($3::text[] is null
-             or not exists (select 1 from courier_attempts a where a.message_id = d.message_id and a.id = any($3)))
+             or not exists (select 1 from courier_attempts a
+                             where a.message_id = d.message_id and a.id = any($3) and a.delivery_id = d.id))
       order by d.id
       for update of d`,
     [deliveryIds, owner, rewritten.length > 0 ? rewritten : null],
