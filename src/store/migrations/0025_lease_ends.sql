@@ -7,7 +7,8 @@
 -- courier_complete_rows holds the endpoint until then through blocked_until, which claims
 -- already respect (the rate limit's own use of it is overwritten only by a claim, after it has
 -- passed). retry_after_until keeps the receiver's instant apart from the rate limit's short
--- blocks, for the API to show. An endpoint's URL change clears both (endpoints.ts).
+-- blocks, for the API to show. An endpoint's URL change clears both (endpoints.ts), and a hold or
+-- a streak step from an attempt to a URL the endpoint no longer has counts for nothing.
 --
 -- 2. A payload whose retention ran out while one of its deliveries was leased keeps its bytes for
 -- that attempt (the expiry sweep fails the rest and comes back later), but nothing marked the
@@ -103,12 +104,20 @@ begin
   )
   select coalesce(array_agg(upd.endpoint_id), '{}'), coalesce(array_agg(upd.state), '{}'),
          coalesce(array_agg(upd.next_attempt_at), '{}'), coalesce(array_agg(x.seq), '{}'),
-         -- An attempt counts toward its endpoint's streak once, however often it is written.
-         coalesce(array_agg(case when not x.written then x.streak end), '{}'),
+         -- An attempt counts toward its endpoint's streak once, however often it is written, and
+         -- only as the endpoint's now: a failure or a hold of a URL changed since (requests to it
+         -- finishing after the change) is the old receiver's.
+         coalesce(array_agg(case when not x.written and (x.streak <> 'increment' or cur.same_url) then x.streak end), '{}'),
          coalesce(array_agg(upd.id), '{}'),
-         coalesce(array_agg(x.hold_until), '{}')
+         coalesce(array_agg(case when cur.same_url then x.hold_until end), '{}')
     into v_eps, v_states, v_next, v_seq, v_streak, v_dids, v_hold
-    from fin upd join input x on x.delivery_id = upd.id;
+    from fin upd join input x on x.delivery_id = upd.id
+    -- Looked up only for the rare rows it matters to, not for every delivered one.
+    cross join lateral (
+      select case when x.streak = 'increment' or x.hold_until is not null
+                  then exists (select 1 from courier_endpoints e where e.id = upd.endpoint_id and e.url = x.url)
+                  else true end as same_url
+    ) cur;
 
   if cardinality(v_eps) = 0 then
     return;

@@ -94,6 +94,8 @@ export async function resumeEndpoint(
   await db.query(
     `update courier_endpoint_queues
         set active = true, failure_streak = 0,
+            -- An owner's resume is a go: it lifts a wait the receiver asked for (Retry-After) too.
+            blocked_until = null, retry_after_until = null,
             next_due_at = (select min(next_attempt_at) from courier_deliveries
                             where endpoint_id = $1 and state = 'pending' and lease_owner is null)
       where endpoint_id = $1`,
