@@ -204,13 +204,15 @@ describe('Sender with loopback allowed', () => {
     expect(r.requests).toHaveLength(1);
   });
 
-  it('connects to the address it checked even if the name now resolves elsewhere (rebinding)', async () => {
+  it('connects to the address it checked even if the name now resolves elsewhere (rebinding)', async (ctx) => {
     // The same port on two loopback addresses; only 127.0.0.1 is allowed.
     const allowed = await receiver(reply(200, {}, 'checked'));
     const inside = await startReceiver(reply(200, {}, 'rebound'), '127.0.0.2', allowed.port).catch(
       () => undefined,
     );
-    if (inside) cleanups.push(() => inside.close());
+    // Without a receiver on 127.0.0.2, a connection to it could not be seen: skip, not pass.
+    if (!inside) return ctx.skip('127.0.0.2 cannot be bound here');
+    cleanups.push(() => inside.close());
     let calls = 0;
     const rebinding: Resolver = (_host, _options, callback) => {
       calls += 1;
@@ -221,7 +223,7 @@ describe('Sender with loopback allowed', () => {
     const first = await s.send({ url: `http://rebind.test:${allowed.port}/`, body, headers: {} });
     expect(first.responseBody).toBe('checked');
     expect(calls).toBe(1);
-    expect(inside?.requests ?? []).toHaveLength(0);
+    expect(inside.requests).toHaveLength(0);
   });
 
   it('refuses a name when one of its addresses is outside the allow-list', async () => {

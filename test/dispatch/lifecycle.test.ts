@@ -233,6 +233,25 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     expect(receiver.requests.map((r) => JSON.parse(r.body.toString()).i).sort()).toEqual([0, 0, 1, 2]);
   });
 
+  it("a pause and resume by the endpoint's owner lifts the wait its receiver asked for", async () => {
+    const { clock, worker, sender } = virtualWorker(t.db);
+    const app = await makeApp(t.db, clock.now());
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url, maxInFlight: 1 });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    await publishJson(t.db, app.id, clock.now(), { n: 2 });
+    status = 503;
+    headers = { 'retry-after': '86400' };
+    expect(await worker.runOnce()).toBe(1);
+    status = 200;
+    expect(await worker.runOnce()).toBe(0);
+    await holdEndpoint(t.db, ep.id, 'disabled', null, clock.now());
+    await resumeEndpoint(t.db, ep.id, clock.now(), 0, 1);
+    expect(await getEndpointById(t.db, ep.id)).toMatchObject({ status: 'enabled', retryAfterUntil: null });
+    expect(await worker.runOnce()).toBe(1);
+    await sender.close();
+    expect(receiver.requests.map((r) => r.body.toString())).toEqual(['{"n":1}', '{"n":2}']);
+  });
+
   it("a new URL clears the old receiver's failure streak and the wait it asked for", async () => {
     const { clock, worker, sender } = virtualWorker(t.db);
     const moved = await startReceiver((_req, res) => res.end());

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { holdOpen, waitingBehind } from '../support/transactions.ts';
 import { createApp, locs, startApi, type TestApi } from './support.ts';
 
 describe('applications', () => {
@@ -113,25 +114,22 @@ describe('applications', () => {
 
   it('keeps both of two concurrent PATCHes of one application', async () => {
     const id = await createApp(api, { name: 'before' });
-    let release!: () => void;
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const holder = api.db.transaction(async (tx) => {
-      await tx.query('select 1 from courier_applications where id = $1 for update', [id]);
-      locked();
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
-    });
-    await isLocked;
-    const name = api.request('PATCH', `/api/v1/app/${id}`, { body: { name: 'after' } });
-    const metadata = api.request('PATCH', `/api/v1/app/${id}`, { body: { metadata: { tier: 'gold' } } });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    release();
-    await holder;
-    expect([(await name).status, (await metadata).status]).toEqual([200, 200]);
+    const holder = await holdOpen(api.db, (tx) =>
+      tx.query('select 1 from courier_applications where id = $1 for update', [id]),
+    );
+    const patches = [
+      api.request('PATCH', `/api/v1/app/${id}`, { body: { name: 'after' } }),
+      api.request('PATCH', `/api/v1/app/${id}`, { body: { metadata: { tier: 'gold' } } }),
+    ] as const;
+    try {
+      // Both must wait for the row lock, or the lost update under test could not happen.
+      await waitingBehind(api.db, holder.pid, patches.length);
+    } finally {
+      await holder.commit();
+      await Promise.allSettled(patches); // the server cannot close (afterAll) while they are in flight
+    }
+    const [name, metadata] = await Promise.all(patches);
+    expect([name.status, metadata.status]).toEqual([200, 200]);
     expect((await api.request('GET', `/api/v1/app/${id}`)).body).toMatchObject({
       name: 'after',
       metadata: { tier: 'gold' },

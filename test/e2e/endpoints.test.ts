@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/store/db.ts';
 import { deleteEndpoint } from '../../src/store/repos/endpoints.ts';
+import { holdOpen, waitingBehind } from '../support/transactions.ts';
 import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
 
 describe('endpoints', () => {
@@ -231,28 +232,25 @@ describe('endpoints', () => {
     expect(unknown.body.code).toBe('not_found');
   });
 
-  /** Holds the endpoint's row locked until released, as a concurrent edit in progress would. */
-  async function holdRow(endpointId: string, then?: (tx: Transaction) => Promise<void>) {
-    let locked!: () => void;
-    let release!: () => void;
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const done = api.db.transaction(async (tx) => {
+  /**
+   * Holds the endpoint's row locked, as a concurrent edit in progress would, having done `then` under
+   * the lock. The returned function commits once all the given requests are blocked behind it.
+   */
+  async function holdRow(endpointId: string, then?: (tx: Transaction) => Promise<unknown>) {
+    const held = await holdOpen(api.db, async (tx) => {
       await tx.query('select 1 from courier_endpoints where id = $1 for update', [endpointId]);
-      locked();
-      await released;
       await then?.(tx);
     });
-    await isLocked;
-    return async () => {
-      // Long enough for the requests to have read the row and to wait for its lock.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      release();
-      await done;
+    return async <T extends unknown[]>(requests: [...T]) => {
+      try {
+        // Proves each request read the row and waits for its lock, which no fixed sleep could.
+        await waitingBehind(api.db, held.pid, requests.length);
+      } finally {
+        await held.commit();
+        // Even on failure: the server cannot close (afterAll) while requests are in flight.
+        await Promise.allSettled(requests);
+      }
+      return Promise.all(requests);
     };
   }
 
@@ -260,13 +258,12 @@ describe('endpoints', () => {
     const ep = await createEndpoint(api, appId, { url: 'https://example.com/c', description: 'before' });
     const path = `${base()}/${ep.id}`;
     const finish = await holdRow(ep.id);
-    const headers = api.request('PATCH', `${path}/headers`, { body: { headers: { 'X-Tenant': 't1' } } });
-    const description = api.request('PATCH', path, { body: { description: 'after' } });
-    const moreHeaders = api.request('PATCH', `${path}/headers`, { body: { headers: { 'X-Region': 'eu' } } });
-    await finish();
-    expect([(await headers).status, (await description).status, (await moreHeaders).status]).toEqual([
-      204, 200, 204,
+    const [headers, description, moreHeaders] = await finish([
+      api.request('PATCH', `${path}/headers`, { body: { headers: { 'X-Tenant': 't1' } } }),
+      api.request('PATCH', path, { body: { description: 'after' } }),
+      api.request('PATCH', `${path}/headers`, { body: { headers: { 'X-Region': 'eu' } } }),
     ]);
+    expect([headers.status, description.status, moreHeaders.status]).toEqual([204, 200, 204]);
     expect((await api.request('GET', path)).body.description).toBe('after');
     expect((await api.request('GET', `${path}/headers`)).body.headers).toEqual({
       'X-Tenant': 't1',
@@ -277,12 +274,14 @@ describe('endpoints', () => {
   it('answers 404 to an edit of an endpoint deleted while the edit waited', async () => {
     const ep = await createEndpoint(api, appId, { url: 'https://example.com/d', uid: 'racing' });
     const path = `${base()}/${ep.id}`;
+    // Deleted (uncommitted) under the lock: the edits still see the endpoint, and wait for the row.
     const finish = await holdRow(ep.id, (tx) => deleteEndpoint(tx, ep.id, api.clock.now()));
-    const patch = api.request('PATCH', path, { body: { uid: 'racing', description: 'late' } });
-    const headers = api.request('PUT', `${path}/headers`, { body: { headers: { 'X-Late': '1' } } });
-    await finish();
-    expect((await patch).status).toBe(404);
-    expect((await headers).status).toBe(404);
+    const [patch, headers] = await finish([
+      api.request('PATCH', path, { body: { uid: 'racing', description: 'late' } }),
+      api.request('PUT', `${path}/headers`, { body: { headers: { 'X-Late': '1' } } }),
+    ]);
+    expect(patch.status).toBe(404);
+    expect(headers.status).toBe(404);
     const { rows } = await api.db.query<{ uid: string | null; description: string }>(
       'select uid, description from courier_endpoints where id = $1',
       [ep.id],

@@ -1,7 +1,11 @@
 /** Bad input of every kind gets a JSON error with a stable code: never HTML, never a 500. */
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatabaseUnavailableError } from '../../src/store/db.ts';
-import { createApp, locs, startApi, type TestApi } from './support.ts';
+import { buildServer } from '../../src/api/server.ts';
+import { ManualClock } from '../../src/clock.ts';
+import { PgDatabase } from '../../src/store/pg.ts';
+import { freePort } from '../support/ports.ts';
+import { createApp, locs, startApi, type TestApi, TOKEN, testConfig } from './support.ts';
 
 describe('errors', () => {
   let api: TestApi;
@@ -122,23 +126,41 @@ describe('errors', () => {
 
 describe('database unavailable', () => {
   it('answers 503 JSON on any route, and /health/ready says so', async () => {
-    const api = await startApi();
-    const { db } = api;
-    const original = db.query.bind(db);
+    // A real PgDatabase pointed at a loopback port nothing listens on: every query is refused.
+    // Built with buildServer directly, since startApi prepares a database that must answer.
+    const dbPort = await freePort();
+    const db = new PgDatabase({
+      connectionString: `postgres://postgres@127.0.0.1:${dbPort}/test`,
+      poolSize: 1,
+    });
+    const app = await buildServer({
+      db,
+      config: testConfig(),
+      clock: new ManualClock(Date.UTC(2026, 0, 1, 12)),
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const get = async (path: string, headers: Record<string, string> = {}) => {
+      const res = await fetch(url + path, { headers });
+      const text = await res.text();
+      const body = (text ? JSON.parse(text) : null) as { code: string; detail: string } | null;
+      return { status: res.status, type: res.headers.get('content-type'), body };
+    };
     try {
-      db.query = async () => {
-        throw new DatabaseUnavailableError('database unavailable: connection refused');
-      };
-      const ready = await api.request('GET', '/health/ready', { token: null });
+      const ready = await get('/health/ready');
       expect(ready.status).toBe(503);
-      expect(ready.body.code).toBe('database_unavailable');
-      const list = await api.request('GET', '/api/v1/app');
+      expect(ready.body?.code).toBe('database_unavailable');
+      // The configured admin token is checked without the database: the route's own query fails.
+      const list = await get('/api/v1/app', { authorization: `Bearer ${TOKEN}` });
       expect(list.status).toBe(503);
+      expect(list.type).toMatch(/^application\/json/);
       expect(list.body).toEqual({ code: 'database_unavailable', detail: expect.any(String) });
-      expect((await api.request('GET', '/health', { token: null })).status).toBe(204);
+      // The store's error names the server; the answer to a client does not.
+      expect(list.body?.detail).not.toContain(String(dbPort));
+      expect((await get('/health')).status).toBe(204);
     } finally {
-      db.query = original;
-      await api.close();
+      await app.close();
+      await db.close();
     }
   });
 });

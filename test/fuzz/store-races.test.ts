@@ -169,9 +169,14 @@ describe('store races (defects outside src/api)', () => {
         resumeEndpoint(tx, endpointId, api.clock.now(), 1_000, 1),
       );
       const acting = act();
-      // Fixed, the act waits for the resume's locks; unfixed, it finished without waiting.
-      await blockedBy(api.db, resume.pid).catch(() => {});
-      await resume.commit();
+      acting.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
+      try {
+        // The act must wait for the resume's locks (blockedBy throws if it never does), or the
+        // interleaving under test did not happen. Commit regardless, so no transaction stays open.
+        await blockedBy(api.db, resume.pid);
+      } finally {
+        await resume.commit();
+      }
       return acting;
     }
 

@@ -22,6 +22,41 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
   beforeAll(async () => {
     t = await openTestDatabase(backend);
   });
+  it("takes a hold or a streak step only from an attempt to the endpoint's URL as it now is", async () => {
+    const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/old' });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    await publishJson(t.db, appId, clock.now(), { i: 2 });
+    const [first, second] = await claimAs('w');
+    // Both requests went to the old URL; the URL changes while they are in flight.
+    await updateEndpoint(t.db, ep.id, { ...ep, url: 'http://127.0.0.1:1/new' }, clock.now());
+    const turnedAway = (id: number, url: string) => {
+      const base = delivered(id, 1, clock.now());
+      return {
+        ...base,
+        state: 'pending' as const,
+        nextAttemptAt: clock.now() + 60_000,
+        lastError: 'HTTP 429',
+        streak: 'increment' as const,
+        holdEndpointUntil: clock.now() + 3_600_000,
+        attempt: { ...base.attempt, url, statusCode: 429, decision: 'retry' as const },
+      };
+    };
+    const queue = async () =>
+      (
+        await t.db.query(
+          'select failure_streak, retry_after_until from courier_endpoint_queues where endpoint_id = $1',
+          [ep.id],
+        )
+      ).rows[0];
+    await complete(t.db, 'w', clock.now(), [turnedAway(first!.id, 'http://127.0.0.1:1/old')], 100);
+    expect(await queue()).toEqual({ failure_streak: 0, retry_after_until: null });
+    await complete(t.db, 'w', clock.now(), [turnedAway(second!.id, 'http://127.0.0.1:1/new')], 100);
+    expect(await queue()).toEqual({
+      failure_streak: 1,
+      retry_after_until: new Date(clock.now() + 3_600_000),
+    });
+  });
+
   it("announces a dead letter whose sibling delivery's completion is written again", async () => {
     await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/a' });
     await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/b' });

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/logger.ts';
-import { openDatabase } from '../../src/runtime.ts';
+import { openDatabase, openMigratedDatabase } from '../../src/runtime.ts';
 import { loadMigrations, migrate } from '../../src/store/migrate.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
 import { TEST_DATABASE_URL } from '../support/databases.ts';
@@ -19,14 +20,32 @@ describe('migrations', () => {
   afterAll(() => admin(`drop schema if exists ${schema} cascade`));
 
   it('start on a schema that does not exist yet, several processes together', async () => {
-    // Concurrent "create schema if not exists" race: the loser failed as a duplicate.
+    // Concurrent "create schema if not exists" race: the loser failed as a duplicate. Each process
+    // then migrates (as `courier serve` starts), and must find every migration file applied.
     const fresh = `t_mig_${randomBytes(4).toString('hex')}`;
     const config = loadConfig({ COURIER_DATABASE_URL: TEST_DATABASE_URL, COURIER_SCHEMA: fresh });
+    // Read from the directory itself, not through loadMigrations, which is under test here.
+    const files = readdirSync(new URL('../../src/store/migrations/', import.meta.url))
+      .filter((file) => file.endsWith('.sql'))
+      .sort()
+      .map((file) => ({ version: Number(file.slice(0, 4)), name: file.replace(/\.sql$/, '') }));
+    expect(files.length).toBeGreaterThan(20);
     try {
       for (let round = 0; round < 3; round++) {
         await admin(`drop schema if exists ${fresh} cascade`);
-        const dbs = await Promise.all([0, 1, 2, 3, 4, 5].map(() => openDatabase(config, silentLogger)));
-        await Promise.all(dbs.map((db) => db.close()));
+        const dbs = await Promise.all(
+          [0, 1, 2, 3, 4, 5].map(() => openMigratedDatabase(config, silentLogger)),
+        );
+        try {
+          for (const db of dbs) {
+            const { rows } = await db.query<{ schema: string; version: number; name: string }>(
+              `select current_schema() as schema, version, name from ${fresh}.courier_migrations order by version`,
+            );
+            expect(rows).toEqual(files.map((file) => ({ schema: fresh, ...file })));
+          }
+        } finally {
+          await Promise.all(dbs.map((db) => db.close()));
+        }
       }
     } finally {
       await admin(`drop schema if exists ${fresh} cascade`);
@@ -155,11 +174,7 @@ describe('migrations', () => {
       const applying = migrate(db, { lockTimeoutMs: 100, tries: 3 });
       await new Promise((resolve) => setTimeout(resolve, 300));
       await holder.query('rollback');
-      expect(await applying).toEqual([
-        '0023_publish_leaner',
-        '0024_release_later',
-        '0025_lease_ends',
-      ]);
+      expect(await applying).toEqual(['0023_publish_leaner', '0024_release_later', '0025_lease_ends']);
     } finally {
       await holder.end();
       await db.close();

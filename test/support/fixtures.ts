@@ -60,7 +60,7 @@ export function deliveredCompletion(id: number, attempts: number, now: number): 
       id: `atmpt_${id}_${attempts}_${now}`,
       number: attempts,
       trigger: 0,
-      url: 'http://127.0.0.1/',
+      url: 'http://127.0.0.1:1/',
       startedAt: now,
       durationMs: 1,
       statusCode: 200,

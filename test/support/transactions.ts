@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 /** Deterministic interleavings: a transaction held open (its locks held, nothing committed), and the NOTIFYs heard. */
 import type { Database, Transaction } from '../../src/store/db.ts';
 
@@ -37,6 +38,27 @@ export async function blockedBy(db: Database, pid: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`nothing blocked on session ${pid}`);
+}
+
+/**
+ * Waits until `n` sessions wait for the locks session `pid` holds. Only the first waiter on a row is
+ * blocked by the holder itself; the others queue behind that waiter, so the chain is followed.
+ */
+export async function waitingBehind(db: Database, pid: number, n: number): Promise<void> {
+  await blockedBy(db, pid);
+  let waiting = 0;
+  for (let i = 0; i < 200 && waiting < n; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 10));
+    const { rows } = await db.query<{ n: number }>(
+      `with recursive w(pid) as (
+         select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))
+         union select a.pid from pg_stat_activity a join w on w.pid = any(pg_blocking_pids(a.pid)))
+       select count(*)::int as n from w`,
+      [pid],
+    );
+    waiting = rows[0]!.n;
+  }
+  expect(waiting, `sessions waiting behind ${pid}`).toBe(n);
 }
 
 /**
