@@ -20,8 +20,6 @@ import {
   workerOwnerId,
 } from './worker-options.ts';
 
-export type { WorkerOptions };
-
 const COMPLETION_BATCH = 500;
 
 /** How soon to look again at work that is due but was locked when the claim passed it. */
@@ -210,14 +208,19 @@ export class Worker {
     try {
       claimed = await claim(this.db, { owner: this.owner, now, leaseMs: this.leaseMs, limit });
     } catch (error) {
-      if (error instanceof UnusableClaim) {
-        // As dispatch() would: one still ours from before keeps its open request and its lease.
-        this.giveBack(...error.leases.filter((l) => !this.held.has(l.id) || this.beingLetGo(l.id)));
-      }
+      if (error instanceof UnusableClaim) this.giveBack(...error.leases.filter((l) => this.ours(l.id)));
       throw error;
     }
     this.sendLag.claimed(this.clock.now() - now);
+    // An endpoint whose secrets cannot be opened fails alone, as in prepare(); the rest goes out.
+    for (const { error, ...lease } of claimed.unreadable)
+      if (this.ours(lease.id)) this.failedOn(lease, error);
     return claimed;
+  }
+
+  /** As dispatch() judges: one still ours from an earlier claim keeps its open request and lease. */
+  private ours(deliveryId: number): boolean {
+    return !this.held.has(deliveryId) || this.beingLetGo(deliveryId);
   }
 
   /**

@@ -261,7 +261,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       100,
     );
     // The claim took all that was pending, so only the retry makes the endpoint due again.
-    expect(await claimNext('w')).toEqual({ deliveries: [], nextDueAt: retryAt });
+    expect(await claimNext('w')).toEqual({ deliveries: [], nextDueAt: retryAt, unreadable: [] });
     clock.advance(90_000);
     const [again] = await claimAs('w');
     expect(again).toMatchObject({ id: d!.id, attempts: 1, endpointId: ep.id });
@@ -276,7 +276,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     const rest = await claimNext('w', 2);
     expect(rest.deliveries).toHaveLength(1);
     expect(rest.nextDueAt).toBeNull();
-    expect(await claimNext('w')).toEqual({ deliveries: [], nextDueAt: null });
+    expect(await claimNext('w')).toEqual({ deliveries: [], nextDueAt: null, unreadable: [] });
   });
 
   it.skipIf(backend === 'pglite')(
@@ -292,7 +292,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       // and conclude nothing is pending (that would strand the new delivery).
       const publishing = await holdOpen(t.db, (tx) => publishJson(tx, appId, clock.now(), { i: 3 }));
       // Skipped, the endpoint still reads as due: the worker looks again soon instead of sleeping.
-      expect(await claimNext('w')).toEqual({ deliveries: [], nextDueAt: clock.now() });
+      expect(await claimNext('w')).toEqual({ deliveries: [], nextDueAt: clock.now(), unreadable: [] });
       await publishing.commit();
       const after = await claimNext('w');
       expect(after.deliveries).toMatchObject([

@@ -57,6 +57,40 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     expect(() => new Webhook(generateSecret()).verify(body, headers)).toThrow('No matching signature found');
   });
 
+  it('holds back only the endpoint whose secret cannot be opened, not the rest of the claim', async () => {
+    const { clock, worker, sender } = virtualWorker(t.db);
+    const app = await makeApp(t.db, clock.now());
+    const broken = await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/broken` });
+    await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/fine` });
+    // Sealed by a process with a key this one does not have.
+    const foreign = new SecretBox(randomBytes(32)).seal(generateSecret());
+    await t.db.query('update courier_endpoint_secrets set key = $1 where endpoint_id = $2', [
+      foreign,
+      broken.id,
+    ]);
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    const states = async () =>
+      (
+        await t.db.query<{ endpoint_id: string; state: string; attempts: number }>(
+          'select endpoint_id, state, attempts from courier_delivery_states order by endpoint_id',
+        )
+      ).rows.map((r) =>
+        r.endpoint_id === broken.id ? `broken ${r.state} ${r.attempts}` : `fine ${r.state}`,
+      );
+    expect(await worker.runOnce()).toBe(1);
+    expect(receiver.requests.map((r) => r.url)).toEqual(['/fine']);
+    expect((await states()).sort()).toEqual(['broken pending 0', 'fine delivered']);
+    // Given back due at once the first time; failing again, due a minute later: no hot loop.
+    expect(await worker.runOnce()).toBe(0);
+    expect(await worker.runOnce()).toBe(0);
+    const { rows } = await t.db.query<{ due: Date }>(
+      'select next_attempt_at as due from courier_deliveries where endpoint_id = $1',
+      [broken.id],
+    );
+    expect(rows[0]!.due.getTime()).toBe(clock.now() + 60_000);
+    await sender.close();
+  });
+
   it('moves the secrets from the generated key to COURIER_SECRETS_KEY, then refuses any other key', async () => {
     const now = Date.now();
     const app = await makeApp(t.db, now);

@@ -53,6 +53,16 @@ export interface ClaimResult {
    * by another transaction makes now or earlier; null when nothing is pending anywhere.
    */
   nextDueAt: number | null;
+  /**
+   * Claimed, but their endpoints' secrets could not be opened: the caller gives them back (the
+   * worker's own failure, not an attempt). The rest of the claim is handed over as usual.
+   */
+  unreadable: UnreadableDelivery[];
+}
+
+export interface UnreadableDelivery extends Lease {
+  endpointId: string;
+  error: unknown;
 }
 
 export interface ClaimInput {
@@ -116,9 +126,9 @@ export async function claim(
   ]);
   const nextDueAt = toMs(all[0]?.next_due_at ?? null);
   const rows = all.filter((r): r is ClaimRow & { delivery_id: number } => r.delivery_id !== null);
-  if (rows.length === 0) return { deliveries: [], nextDueAt };
+  if (rows.length === 0) return { deliveries: [], nextDueAt, unreadable: [] };
   try {
-    return { deliveries: await handOver(db, input, rows, cache), nextDueAt };
+    return { ...(await handOver(db, input, rows, cache)), nextDueAt };
   } catch (error) {
     throw new UnusableClaim(
       rows.map((r) => ({ id: r.delivery_id, leaseUntil: input.now + input.leaseMs })),
@@ -132,18 +142,29 @@ async function handOver(
   input: ClaimInput,
   rows: readonly (ClaimRow & { delivery_id: number })[],
   cache: EndpointConfigCache,
-): Promise<ClaimedDelivery[]> {
-  const configs = await cache.resolve(
+): Promise<Pick<ClaimResult, 'deliveries' | 'unreadable'>> {
+  const { configs, unreadable } = await cache.resolve(
     db,
     rows.map((r) => ({ endpointId: r.endpoint_id, version: `${r.endpoint_version}.${r.app_version}` })),
     input.now,
   );
-  return rows.map((r) => {
+  const leaseUntil = input.now + input.leaseMs;
+  const result: Pick<ClaimResult, 'deliveries' | 'unreadable'> = { deliveries: [], unreadable: [] };
+  for (const r of rows) {
+    if (unreadable.has(r.endpoint_id)) {
+      result.unreadable.push({
+        id: r.delivery_id,
+        leaseUntil,
+        endpointId: r.endpoint_id,
+        error: unreadable.get(r.endpoint_id),
+      });
+      continue;
+    }
     const config = configs.get(r.endpoint_id) as EndpointConfig;
-    return {
+    result.deliveries.push({
       id: r.delivery_id,
       claimedAt: input.now,
-      leaseUntil: input.now + input.leaseMs,
+      leaseUntil,
       messageId: r.message_id,
       endpointId: r.endpoint_id,
       attempts: r.attempts,
@@ -157,6 +178,7 @@ async function handOver(
       appPolicy: config.appPolicy,
       secrets: config.secretsAt(input.now),
       maxInFlight: config.maxInFlight,
-    };
-  });
+    });
+  }
+  return result;
 }

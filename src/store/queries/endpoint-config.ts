@@ -29,6 +29,12 @@ interface ConfigRow {
 
 const MAX_ENTRIES = 10_000;
 
+export interface ResolvedConfigs {
+  configs: ReadonlyMap<string, EndpointConfig>;
+  /** Endpoints whose secrets could not be opened (sealed with a key this process lacks), and why. */
+  unreadable: ReadonlyMap<string, unknown>;
+}
+
 /**
  * Endpoint configuration (URL, headers, policies, secrets) by endpoint, valid while the endpoint's
  * and its application's config_version stay the same; every change bumps one of them.
@@ -40,7 +46,8 @@ export class EndpointConfigCache {
     db: Queryable,
     wanted: readonly { endpointId: string; version: string }[],
     now: number,
-  ): Promise<Map<string, EndpointConfig>> {
+  ): Promise<ResolvedConfigs> {
+    const unreadable = new Map<string, unknown>();
     const stale = new Set<string>();
     for (const { endpointId, version } of wanted) {
       if (this.entries.get(endpointId)?.version !== version) stale.add(endpointId);
@@ -55,13 +62,17 @@ export class EndpointConfigCache {
         toDate(now),
       ]);
       for (const row of rows) {
-        this.entries.set(
-          row.endpoint_id,
-          toConfig({ ...row, secret_keys: row.secret_keys.map((k) => openSecret(db, k)) }),
-        );
+        // One endpoint's secret that cannot be opened is that endpoint's problem alone.
+        try {
+          const secretKeys = row.secret_keys.map((k) => openSecret(db, k));
+          this.entries.set(row.endpoint_id, toConfig({ ...row, secret_keys: secretKeys }));
+        } catch (error) {
+          this.entries.delete(row.endpoint_id);
+          unreadable.set(row.endpoint_id, error);
+        }
       }
     }
-    return this.entries;
+    return { configs: this.entries, unreadable };
   }
 }
 
