@@ -45,16 +45,22 @@ describe('worker crashes and shutdowns', () => {
   }, async () => {
     const now = systemClock.now();
     const app = await makeApp(t.db, now);
-    // The first request for each message hangs long enough for the kill; later ones succeed.
-    const url = receiver.script('crash', (n) =>
-      n === 1 ? { status: 200, delayMs: 1_500 } : { status: 200 },
-    );
+    // The victim's requests hang until the kill ends them (its cap of 5 in flight, no more); the
+    // rescuer's succeed.
+    let victimAlive = true;
+    const url = receiver.script('crash', () => (victimAlive ? { hang: true } : { status: 200 }));
     await makeEndpoint(t.db, app.id, now, { url, maxInFlight: 5, eventTypes: ['crash'] });
     for (let i = 0; i < 20; i++)
       await publishJson(t.db, app.id, systemClock.now(), { i }, { eventType: 'crash' });
 
-    const victim = await spawnWorker(t.schema!, ENV);
+    // A request timeout the kill surely comes within, however loaded the machine.
+    const victim = await spawnWorker(t.schema!, {
+      ...ENV,
+      COURIER_REQUEST_TIMEOUT: '10s',
+      COURIER_LEASE: '16s',
+    });
     await until(async () => receiver.seen.length >= 5, 20_000, 'requests in flight');
+    victimAlive = false;
     victim.child.kill('SIGKILL');
     await victim.exited;
     const inFlightAtKill = receiver.seen.length;
@@ -90,7 +96,12 @@ describe('worker crashes and shutdowns', () => {
     async (_, signals) => {
       const now = systemClock.now();
       const app = await makeApp(t.db, now);
-      const url = receiver.script(`graceful${signals.length}`, () => ({ status: 200, delayMs: 800 }));
+      // Held open until the signals are sent: they reach the worker with all four in flight.
+      let letGo!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        letGo = resolve;
+      });
+      const url = receiver.script(`graceful${signals.length}`, () => ({ status: 200, after: gate }));
       await makeEndpoint(t.db, app.id, now, {
         url,
         maxInFlight: 4,
@@ -110,6 +121,13 @@ describe('worker crashes and shutdowns', () => {
         await new Promise((resolve) => setTimeout(resolve, 5));
         worker.child.kill(signal);
       }
+      // It waits for them: still running while they are held (a short look, only ever a pass when right).
+      const early = await Promise.race([
+        worker.exited.then(() => 'exited'),
+        new Promise((resolve) => setTimeout(() => resolve('running'), 300)),
+      ]);
+      expect(early).toBe('running');
+      letGo();
       expect(await worker.exited).toBe(0);
       const { rows } = await t.db.query<{ state: string; n: number }>(
         `select d.state, count(*)::int as n from courier_delivery_states d join courier_messages m on m.id = d.message_id

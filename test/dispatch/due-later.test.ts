@@ -43,7 +43,7 @@ describe.each(BACKENDS)('a retry on an endpoint at its cap, on %s', (backend) =>
     try {
       await publishJson(t.db, app.id, systemClock.now(), { m: 'A' });
       await publishJson(t.db, app.id, systemClock.now(), { m: 'B' });
-      const deadline = Date.now() + 6_000;
+      const deadline = Date.now() + 20_000;
       while (arrivals.filter((a) => a.m === 'A').length < 2 && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -53,7 +53,9 @@ describe.each(BACKENDS)('a retry on an endpoint at its cap, on %s', (backend) =>
     }
     const [firstA, retryA] = arrivals.filter((a) => a.m === 'A');
     expect(arrivals.map((a) => a.m)).toEqual(['A', 'B', 'A']);
-    // Due a second after the first attempt; sent within a second of that, not 30 s later.
-    expect(retryA!.at - firstA!.at).toBeLessThan(2_000);
+    // Due a second after the first attempt: sent then, not at the idle timeout 30 s later (the
+    // bound leaves a loaded machine 9 s of slack either way).
+    expect(retryA!.at - firstA!.at).toBeGreaterThanOrEqual(1_000);
+    expect(retryA!.at - firstA!.at).toBeLessThan(10_000);
   });
 });

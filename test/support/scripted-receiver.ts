@@ -5,7 +5,8 @@ import type { AddressInfo, Socket } from 'node:net';
 export interface Reply {
   status: number;
   headers?: Record<string, string>;
-  delayMs?: number;
+  /** Answered once this settles: a request held open until the test lets it go. */
+  after?: Promise<unknown>;
 }
 export type Script = (attempt: number) => Reply | { reset: true } | { hang: true };
 
@@ -94,7 +95,7 @@ export class ScriptedReceiver {
         res.writeHead(answer.status, answer.headers);
         res.end('{"ok":true}');
       };
-      if (answer.delayMs) setTimeout(reply, answer.delayMs);
+      if (answer.after) void answer.after.finally(reply);
       else reply();
     });
   }
