@@ -81,4 +81,27 @@ describe('the messages sent to an endpoint (listAttemptedMessages)', () => {
       'query.status',
     ]);
   });
+
+  it("shows a pending message's next attempt no sooner than its endpoint's Retry-After hold", async () => {
+    const appId = await createApp(api);
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/held` });
+    const msgId = await publishMessage(api, appId, { eventType: 'e', payload: { n: 'ok' } });
+    const held = api.clock.now() + 3_600_000;
+    await api.db.query('update courier_endpoint_queues set retry_after_until = $2 where endpoint_id = $1', [
+      ep.id,
+      new Date(held),
+    ]);
+    const svix = new Svix(TOKEN, { serverUrl: api.url });
+    const [listed] = (await svix.messageAttempt.listAttemptedMessages(appId, ep.id)).data;
+    expect(listed!.nextAttempt?.getTime()).toBe(held);
+    const [destination] = (await svix.messageAttempt.listAttemptedDestinations(appId, msgId)).data;
+    expect(destination!.nextAttempt?.getTime()).toBe(held);
+    // A hold already past leaves the delivery's own time.
+    await api.db.query('update courier_endpoint_queues set retry_after_until = $2 where endpoint_id = $1', [
+      ep.id,
+      new Date(api.clock.now() - 1_000),
+    ]);
+    const [after] = (await svix.messageAttempt.listAttemptedMessages(appId, ep.id)).data;
+    expect(after!.nextAttempt?.getTime()).toBe(api.clock.now());
+  });
 });

@@ -58,13 +58,20 @@ const STATUS_OF: Record<string, DestinationStatus> = {
   expired: 'fail',
 };
 
+/** Its own time, or later while its endpoint waits out a receiver's Retry-After. */
+function nextAttempt(r: DestinationRow): number | null {
+  const own = toMs(r.d_next_attempt_at);
+  const held = toMs(r.retry_after_until);
+  return own === null || held === null ? own : Math.max(own, held);
+}
+
 function fromDestinationRow(r: DestinationRow): Destination {
   const status = r.d_leased ? 'sending' : STATUS_OF[r.d_state]!;
   return {
     endpoint: fromRow(r),
     status,
     attempts: r.d_attempts,
-    nextAttemptAt: status === 'pending' && r.d_state === 'pending' ? toMs(r.d_next_attempt_at) : null,
+    nextAttemptAt: status === 'pending' && r.d_state === 'pending' ? nextAttempt(r) : null,
   };
 }
 

@@ -40,7 +40,11 @@ const ENDPOINT_MESSAGES = (withPayload: boolean, descending: boolean) => `
       select case when d.lease_owner is not null or d.state = 'in_flight' then 'sending'
                   when d.state in ('pending', 'held') then 'pending'
                   when d.state = 'delivered' then 'success' else 'fail' end as status,
-             case when d.state = 'pending' and d.lease_owner is null then d.next_attempt_at end as next_attempt_at
+             -- Later while the endpoint waits out a receiver's Retry-After (greatest() passes a null by).
+             case when d.state = 'pending' and d.lease_owner is null
+                  then greatest(d.next_attempt_at,
+                                (select q.retry_after_until from courier_endpoint_queues q where q.endpoint_id = $9))
+             end as next_attempt_at
         from courier_deliveries d where d.message_id = m.id and d.endpoint_id = $9
       union all
       select 'success', null::timestamptz
