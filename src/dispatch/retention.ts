@@ -3,8 +3,15 @@ import type { Logger } from '../logger.ts';
 import type { Queryable } from '../store/db.ts';
 import { purgeMessages, purgeOperationalEvents } from '../store/queries/retention.ts';
 
-/** Messages looked at per statement: one short transaction each, never a long lock. */
+/** Messages looked at per statement, at most: one short transaction each, never a long lock. */
 export const PURGE_BATCH = 1000;
+/**
+ * Attempt and delivery rows one statement aims to delete at most: the messages per statement
+ * follow from the rows per message the last one deleted (a fan-out to many endpoints means fewer).
+ */
+export const PURGE_ROW_BUDGET = 20_000;
+/** Messages the first statement looks at, before any fan-out is known. */
+const FIRST_LIMIT = 100;
 /** Statements per sweep: bounds one sweep's work however much is waiting. */
 export const PURGE_STATEMENTS_PER_SWEEP = 20;
 
@@ -22,6 +29,8 @@ export interface SweepResult {
  */
 export class RetentionSweeper {
   private after = '';
+  /** Messages the next statement looks at (PURGE_ROW_BUDGET). */
+  private limit: number;
   /** Housekeeping runs on an interval: a sweep slower than the interval must not overlap the next. */
   private sweeping = false;
 
@@ -30,7 +39,10 @@ export class RetentionSweeper {
     private readonly retentionMs: number,
     private readonly batch = PURGE_BATCH,
     private readonly statements = PURGE_STATEMENTS_PER_SWEEP,
-  ) {}
+    private readonly rowBudget = PURGE_ROW_BUDGET,
+  ) {
+    this.limit = Math.min(batch, FIRST_LIMIT);
+  }
 
   async sweep(now: number): Promise<SweepResult> {
     if (this.sweeping) return { messages: 0, operationalEvents: 0 };
@@ -60,14 +72,11 @@ export class RetentionSweeper {
     const result: SweepResult = { messages: 0, operationalEvents: 0 };
     const messagesBefore = idsBefore('msg', cutoff);
     for (let i = 0; i < this.statements; i++) {
-      const pass = await purgeMessages(this.db, {
-        before: messagesBefore,
-        after: this.after,
-        limit: this.batch,
-        now,
-      });
+      const limit = this.limit;
+      const pass = await purgeMessages(this.db, { before: messagesBefore, after: this.after, limit, now });
       result.messages += pass.purged;
-      if (pass.scanned < this.batch) {
+      this.limit = nextLimit(limit, pass, this.rowBudget, this.batch);
+      if (pass.scanned < limit) {
         this.after = '';
         break;
       }
@@ -81,4 +90,18 @@ export class RetentionSweeper {
     }
     return result;
   }
+}
+
+/**
+ * Messages for the next statement: as many as the row budget holds at the rows per message just
+ * deleted, between 1 and `batch`; twice as many when nothing was deleted to judge by.
+ */
+export function nextLimit(
+  limit: number,
+  pass: { purged: number; rowsDeleted: number },
+  rowBudget: number,
+  batch: number,
+): number {
+  if (pass.purged === 0 || pass.rowsDeleted === 0) return Math.min(batch, limit * 2);
+  return Math.max(1, Math.min(batch, Math.floor(rowBudget / (pass.rowsDeleted / pass.purged))));
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import { RetentionSweeper } from '../../src/dispatch/retention.ts';
+import { nextLimit, RetentionSweeper } from '../../src/dispatch/retention.ts';
 import { newId } from '../../src/ids.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
@@ -72,6 +72,25 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
     while ((await worker.runOnce()) > 0) {}
     await sender.close();
   };
+
+  it('sizes each statement by the rows per message it deleted: a wide fan-out means fewer messages', async () => {
+    const app = await makeApp(t.db, clock.now());
+    for (let i = 0; i < 10; i++) {
+      const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/ok` });
+      await holdEndpoint(t.db, ep.id, 'paused', 'test', clock.now());
+    }
+    // 120 messages of 10 held deliveries each (held deliveries do not keep a message).
+    for (let i = 0; i < 120; i++) await publishTo(app.id);
+    clock.advance(RETENTION + 1);
+    // One statement a sweep, a budget of 45 rows: the first looks at 100 messages (the fan-out
+    // unknown), the next at 4 (45 rows at 10 a message).
+    const sweeper = new RetentionSweeper(t.db, RETENTION, 1000, 1, 45);
+    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 100, operationalEvents: 0 });
+    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 4, operationalEvents: 0 });
+    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 4, operationalEvents: 0 });
+    const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_deliveries');
+    expect(rows[0]!.n).toBe(120);
+  });
 
   it('deletes old messages with their attempts, dead letters and held deliveries, and keeps those in flight or retrying', async () => {
     const ok = await appWith('/ok');
@@ -331,5 +350,18 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
       expect((await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).messages).toBe(0);
       expect(await messageExists(old)).toBe(true);
     });
+  });
+});
+
+describe('nextLimit (messages for the next retention statement)', () => {
+  it('holds the row budget at the rows per message just deleted, within 1 and the batch', () => {
+    expect(nextLimit(100, { purged: 100, rowsDeleted: 200 }, 20_000, 1000)).toBe(1000);
+    expect(nextLimit(1000, { purged: 50, rowsDeleted: 50_000 }, 20_000, 1000)).toBe(20);
+    expect(nextLimit(20, { purged: 1, rowsDeleted: 1_000_000 }, 20_000, 1000)).toBe(1);
+  });
+
+  it('doubles when nothing was deleted to judge by', () => {
+    expect(nextLimit(100, { purged: 0, rowsDeleted: 0 }, 20_000, 1000)).toBe(200);
+    expect(nextLimit(800, { purged: 0, rowsDeleted: 0 }, 20_000, 1000)).toBe(1000);
   });
 });

@@ -174,7 +174,12 @@ describe('migrations', () => {
       const applying = migrate(db, { lockTimeoutMs: 100, tries: 3 });
       await new Promise((resolve) => setTimeout(resolve, 300));
       await holder.query('rollback');
-      expect(await applying).toEqual(['0023_publish_leaner', '0024_release_later', '0025_lease_ends']);
+      // 0023 and every migration after it.
+      expect(await applying).toEqual(
+        loadMigrations()
+          .filter((m) => m.version >= 23)
+          .map((m) => m.name),
+      );
     } finally {
       await holder.end();
       await db.close();

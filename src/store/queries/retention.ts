@@ -8,6 +8,8 @@ export interface PurgePass {
   purged: number;
   /** The last id looked at: where the next call goes on. */
   lastId: string | null;
+  /** Attempt and delivery rows deleted with the messages (migration 0026). */
+  rowsDeleted: number;
 }
 
 /**
@@ -18,12 +20,19 @@ export async function purgeMessages(
   db: Queryable,
   pass: { before: string; after: string; limit: number; now: number },
 ): Promise<PurgePass> {
-  const { rows } = await db.query<{ scanned: number; purged: number; last_id: string | null }>(
-    'select * from courier_purge_messages($1, $2, $3, $4)',
-    [pass.before, pass.after, pass.limit, toDate(pass.now)],
-  );
+  const { rows } = await db.query<{
+    scanned: number;
+    purged: number;
+    last_id: string | null;
+    rows_deleted: number;
+  }>('select scanned, purged, last_id, rows_deleted from courier_purge_messages($1, $2, $3, $4)', [
+    pass.before,
+    pass.after,
+    pass.limit,
+    toDate(pass.now),
+  ]);
   const row = rows[0]!;
-  return { scanned: row.scanned, purged: row.purged, lastId: row.last_id };
+  return { scanned: row.scanned, purged: row.purged, lastId: row.last_id, rowsDeleted: row.rows_deleted };
 }
 
 /** Deletes up to `limit` operational events with ids below `before`; returns how many. */

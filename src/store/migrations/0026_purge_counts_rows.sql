@@ -1,0 +1,42 @@
+-- Retention deleted up to p_limit messages a statement, however many deliveries and attempts each
+-- had: with a fan-out to a thousand endpoints, one statement deleted a million rows, in one
+-- transaction and one burst of WAL. courier_purge_messages now also says how many attempt and
+-- delivery rows it deleted, and the sweeper (src/dispatch/retention.ts) sizes the next statement
+-- from it. Same arguments, and the three columns a previous release's workers read (they select
+-- by name) still there.
+drop function courier_purge_messages(text, text, integer, timestamptz);
+
+create function courier_purge_messages(p_before text, p_after text, p_limit integer, p_now timestamptz)
+returns table (scanned integer, purged integer, last_id text, rows_deleted integer)
+language plpgsql as $$
+declare
+  v_ids text[];
+  v_candidates text[];
+  v_locked text[];
+  v_deliveries bigint[];
+  v_victims text[];
+  v_attempts integer;
+  v_rows integer;
+begin
+  select coalesce(array_agg(m.id order by m.id), '{}') into v_ids from (
+    select id from courier_messages
+    where id > greatest(p_after, 'msg_') and id < p_before order by id limit p_limit
+  ) m;
+  if cardinality(v_ids) = 0 then
+    return query select 0, 0, null::text, 0;
+    return;
+  end if;
+  -- First without locks, so that messages that must stay cost a look and not a row lock each.
+  v_candidates := courier_retention_deletable(v_ids, p_now, null);
+  select coalesce(array_agg(m.id), '{}') into v_locked
+    from (select id from courier_messages where id = any(v_candidates) for update skip locked) m;
+  select coalesce(array_agg(d.id), '{}') into v_deliveries
+    from (select id from courier_deliveries where message_id = any(v_locked) for update skip locked) d;
+  v_victims := courier_retention_deletable(v_locked, p_now, v_deliveries);
+  delete from courier_attempts where message_id = any(v_victims);
+  get diagnostics v_attempts = row_count;
+  delete from courier_deliveries where message_id = any(v_victims);
+  get diagnostics v_rows = row_count;
+  delete from courier_messages where id = any(v_victims);
+  return query select cardinality(v_ids), cardinality(v_victims), v_ids[cardinality(v_ids)], v_attempts + v_rows;
+end $$;
