@@ -67,9 +67,17 @@ function fingerprint(request: FastifyRequest): string {
 export function registerIdempotency(app: Api, deps: ApiDeps): void {
   const { db, clock, logger } = deps;
   let claims = 0;
-  /** Gives the key back for a repeat; a publish that ran leaves it its message id (its outcome is unknown). */
+  /**
+   * Gives the key back for a repeat. A publish that ran, in this try or an earlier one (a repeat
+   * that failed before it could tell), leaves it its message id: that outcome is unknown.
+   */
   const release = (request: FastifyRequest, key: IdempotencyKey) =>
-    releaseIdempotencyKey(db, key, request.publishAttempted === true, request.idempotencyToken ?? null);
+    releaseIdempotencyKey(
+      db,
+      key,
+      request.publishAttempted === true || request.messageIdToPublish?.retried === true,
+      request.idempotencyToken ?? null,
+    );
 
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key'];

@@ -19,6 +19,8 @@ describe('idempotency keys when the database falters', () => {
   let losePublish: 'before' | 'after' | null = null;
   /** The next lookup of a message by id misses, as if the earlier try were still committing. */
   let missLookup = false;
+  /** The next lookup of a message by id fails, the database faltering again. */
+  let failLookup = false;
 
   beforeAll(async () => {
     t = await openTestDatabase('pg');
@@ -34,6 +36,10 @@ describe('idempotency keys when the database falters', () => {
       if (losePublish === 'after' && sql.includes('courier_flush_barrier')) {
         // Committed, but whether it is on disk is unknown: the publish answers 503.
         losePublish = null;
+        return Promise.reject(new DatabaseUnavailableError('database unavailable: Connection terminated'));
+      }
+      if (failLookup && sql.includes('from courier_messages') && sql.includes('order by id = $2 desc')) {
+        failLookup = false;
         return Promise.reject(new DatabaseUnavailableError('database unavailable: Connection terminated'));
       }
       if (missLookup && sql.includes('from courier_messages') && sql.includes('order by id = $2 desc')) {
@@ -102,6 +108,50 @@ describe('idempotency keys when the database falters', () => {
       expect([third.body.id, third.headers.get('idempotent-replayed')]).toEqual([again.body.id, 'true']);
     },
   );
+
+  it('keeps the message id of a publish whose outcome is unknown through a repeat that fails before publishing', async () => {
+    const appId = await createApp(api);
+    const post = () =>
+      api.request<{ id: string }>('POST', `/api/v1/app/${appId}/msg`, {
+        body: { eventType: 'a', payload: { n: 2 } },
+        headers: { 'idempotency-key': 'lost-then-faltering' },
+      });
+    losePublish = 'after';
+    expect((await post()).status).toBe(503);
+    // The repeat fails looking for the first try's message: it must not let the key forget it.
+    failLookup = true;
+    expect((await post()).status).toBe(503);
+    const third = await post();
+    expect(third.status).toBe(202);
+    const { rows } = await t.db.query<{ id: string }>('select id from courier_messages where app_id = $1', [
+      appId,
+    ]);
+    expect(rows.map((r) => r.id)).toEqual([third.body.id]);
+  });
+
+  it('answers a repeat with an eventId that meets its own earlier try in the publish with 202, not 409', async () => {
+    const appId = await createApp(api);
+    const post = () =>
+      api.request<{ id: string }>('POST', `/api/v1/app/${appId}/msg`, {
+        body: { eventType: 'a', eventId: 'evt-own', payload: { n: 3 } },
+        headers: { 'idempotency-key': 'lost-with-event-id' },
+      });
+    losePublish = 'after';
+    expect((await post()).status).toBe(503);
+    missLookup = true;
+    const again = await post();
+    expect(again.status).toBe(202);
+    const { rows } = await t.db.query<{ id: string }>('select id from courier_messages where app_id = $1', [
+      appId,
+    ]);
+    expect(rows.map((r) => r.id)).toEqual([again.body.id]);
+    // Another key with the same eventId is still a conflict.
+    const other = await api.request('POST', `/api/v1/app/${appId}/msg`, {
+      body: { eventType: 'a', eventId: 'evt-own', payload: { n: 3 } },
+      headers: { 'idempotency-key': 'another' },
+    });
+    expect(other.status).toBe(409);
+  });
 
   it('lets only the request holding a key store or release it', async () => {
     const key = { scope: 'test', key: 'held', method: 'POST', path: '/api/v1/app/x/msg' };

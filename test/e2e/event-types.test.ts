@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { holdOpen, waitingBehind } from '../support/transactions.ts';
 import { createApp, locs, startApi, type TestApi } from './support.ts';
 
 describe('event types', () => {
@@ -110,5 +111,26 @@ describe('event types', () => {
       body: { eventType: 'never.declared', payload: {} },
     });
     expect(msg.status).toBe(202);
+  });
+
+  it('keeps both of a PATCH and an archive that race: each is computed from the row as the other left it', async () => {
+    await api.request('POST', '/api/v1/event-type', { body: { name: 'race.both', description: 'before' } });
+    // A transaction holds the row while both requests arrive; they queue on it.
+    const held = await holdOpen(api.db, (tx) =>
+      tx.query(`select 1 from courier_event_types where name = 'race.both' for update`),
+    );
+    const requests = [
+      api.request('PATCH', '/api/v1/event-type/race.both', { body: { description: 'after' } }),
+      api.request('DELETE', '/api/v1/event-type/race.both'),
+    ];
+    try {
+      await waitingBehind(api.db, held.pid, requests.length);
+    } finally {
+      await held.commit();
+      await Promise.allSettled(requests);
+    }
+    expect((await Promise.all(requests)).map((r) => r.status).sort()).toEqual([200, 204]);
+    const now = await api.request('GET', '/api/v1/event-type/race.both');
+    expect(now.body).toMatchObject({ description: 'after', archived: true });
   });
 });

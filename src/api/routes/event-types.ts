@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import type { Queryable } from '../../store/db.ts';
 import {
   createEventType,
   deleteEventType,
@@ -41,8 +42,9 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
     };
   }
 
-  async function requireEventType(name: string): Promise<EventType> {
-    const found = await findEventType(db, name);
+  /** Within `tx`, locked until it ends. */
+  async function requireEventType(name: string, tx?: Queryable): Promise<EventType> {
+    const found = await findEventType(tx ?? db, name, tx !== undefined);
     if (!found) throw notFound(`Event type ${name} not found`);
     return found;
   }
@@ -145,12 +147,14 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
         response: { 200: EventTypeOut },
       },
     },
-    async (request) => {
-      const current = await requireEventType(request.params.event_type_name);
-      const updated = await updateEventType(db, current.name, fieldsOf(request.body, current), clock.now());
-      if (!updated) throw notFound(`Event type ${current.name} not found`);
-      return eventTypeOut(updated);
-    },
+    // Computed from the row as locked: a concurrent PATCH or archive is kept, not written over.
+    async (request) =>
+      db.transaction(async (tx) => {
+        const current = await requireEventType(request.params.event_type_name, tx);
+        const updated = await updateEventType(tx, current.name, fieldsOf(request.body, current), clock.now());
+        if (!updated) throw notFound(`Event type ${current.name} not found`);
+        return eventTypeOut(updated);
+      }),
   );
 
   app.delete(
@@ -167,9 +171,16 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
-      const current = await requireEventType(request.params.event_type_name);
-      if (request.query.expunge) await deleteEventType(db, current.name);
-      else await updateEventType(db, current.name, { ...current, archived: true }, clock.now());
+      if (request.query.expunge) {
+        if (!(await deleteEventType(db, request.params.event_type_name))) {
+          throw notFound(`Event type ${request.params.event_type_name} not found`);
+        }
+      } else {
+        await db.transaction(async (tx) => {
+          const current = await requireEventType(request.params.event_type_name, tx);
+          await updateEventType(tx, current.name, { ...current, archived: true }, clock.now());
+        });
+      }
       return reply.code(204).send();
     },
   );

@@ -170,8 +170,12 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         if (answered) return answered;
         throw databaseUnavailable('The outcome of an earlier try of this request is not known yet; retry');
       }
-      if (!result.created)
+      if (!result.created) {
+        // Under this request's own id: an earlier try, committing after this one looked, has it.
+        const answered = intended && result.messageId === intended.id ? await earlier() : null;
+        if (answered) return answered;
         throw conflict(`A message with eventId ${eventId} already exists (${result.messageId})`);
+      }
       request.publishedMessageId = result.messageId;
       return reply.code(202).send({
         id: result.messageId,

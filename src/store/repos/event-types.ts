@@ -41,8 +41,12 @@ const fromRow = (r: Row): EventType => ({
 
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 
-export async function findEventType(db: Queryable, name: string): Promise<EventType | null> {
-  const { rows } = await db.query<Row>('select * from courier_event_types where name = $1', [name]);
+/** `lock`: held until the transaction ends, so that a change computed from it loses no concurrent one. */
+export async function findEventType(db: Queryable, name: string, lock = false): Promise<EventType | null> {
+  const { rows } = await db.query<Row>(
+    `select * from courier_event_types where name = $1${lock ? ' for update' : ''}`,
+    [name],
+  );
   return rows[0] ? fromRow(rows[0]) : null;
 }
 
