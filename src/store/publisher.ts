@@ -10,6 +10,11 @@ import {
 /** Messages per statement; a batch this size writes in a few milliseconds. */
 const MAX_BATCH = 100;
 /**
+ * Payload bytes per statement, past its first message: large payloads go in smaller batches, far
+ * from PostgreSQL's 1 GB limit on a statement's parameter (COURIER_MAX_PAYLOAD may be 64 MiB).
+ */
+export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
+/**
  * Batches being written at once per database; more publishes wait and join the next batch. One:
  * notifying commits take a database-wide lock in turn, so a second batch in flight would mostly
  * wait at its commit, while publishes arriving meanwhile could join neither. Measured at 1,000
@@ -47,13 +52,24 @@ class Publisher {
 
   private pump(): void {
     while (this.writing < MAX_WRITING && this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_BATCH);
+      const batch = this.queue.splice(0, this.batchLength());
       this.writing++;
       void this.write(batch).finally(() => {
         this.writing--;
         this.pump();
       });
     }
+  }
+
+  /** How many of the queued go in the next batch: up to MAX_BATCH, within MAX_BATCH_BYTES but the first. */
+  private batchLength(): number {
+    let bytes = 0;
+    let n = 0;
+    for (; n < Math.min(MAX_BATCH, this.queue.length); n++) {
+      bytes += this.queue[n]!.input.payload.length;
+      if (n > 0 && bytes > MAX_BATCH_BYTES) break;
+    }
+    return n;
   }
 
   private async write(batch: Pending[]): Promise<void> {
