@@ -16,9 +16,13 @@ export class OwnFailures {
   #inARow = 0;
   readonly #perDelivery = new Map<number, number>();
 
-  /** Counts a failure on this delivery; says in how long it is to be due again. */
-  failed(deliveryId: number): number {
-    this.#inARow++;
+  /**
+   * Counts a failure on this delivery; says in how long it is to be due again. `paces`: false for
+   * a failure of one endpoint's own (a secret this process cannot open), which must not slow the
+   * claims of every other endpoint.
+   */
+  failed(deliveryId: number, paces = true): number {
+    if (paces) this.#inARow++;
     if (this.#perDelivery.size >= MAX_TRACKED && !this.#perDelivery.has(deliveryId)) {
       this.#perDelivery.clear();
     }

@@ -6,8 +6,9 @@ import { purgeMessages, purgeOperationalEvents } from '../store/queries/retentio
 /** Messages looked at per statement, at most: one short transaction each, never a long lock. */
 export const PURGE_BATCH = 1000;
 /**
- * Attempt and delivery rows one statement aims to delete at most: the messages per statement
- * follow from the rows per message the last one deleted (a fan-out to many endpoints means fewer).
+ * Attempt and delivery rows one statement deletes at most (past its first message): the messages
+ * it looks at follow from the rows per message the last one deleted (a fan-out to many endpoints
+ * means fewer), and it stops within the budget where the fan-out grew meanwhile (migration 0026).
  */
 export const PURGE_ROW_BUDGET = 20_000;
 /** Messages the first statement looks at, before any fan-out is known. */
@@ -73,7 +74,13 @@ export class RetentionSweeper {
     const messagesBefore = idsBefore('msg', cutoff);
     for (let i = 0; i < this.statements; i++) {
       const limit = this.limit;
-      const pass = await purgeMessages(this.db, { before: messagesBefore, after: this.after, limit, now });
+      const pass = await purgeMessages(this.db, {
+        before: messagesBefore,
+        after: this.after,
+        limit,
+        now,
+        rowBudget: this.rowBudget,
+      });
       result.messages += pass.purged;
       this.limit = nextLimit(limit, pass, this.rowBudget, this.batch);
       if (pass.scanned < limit) {

@@ -214,7 +214,7 @@ export class Worker {
     this.sendLag.claimed(this.clock.now() - now);
     // An endpoint whose secrets cannot be opened fails alone, as in prepare(); the rest goes out.
     for (const { error, ...lease } of claimed.unreadable)
-      if (this.ours(lease.id)) this.failedOn(lease, error);
+      if (this.ours(lease.id)) this.failedOn(lease, error, false);
     return claimed;
   }
 
@@ -293,8 +293,8 @@ export class Worker {
   }
 
   /** The worker's own failure, not the receiver's: no attempt counted (own-failures.ts). */
-  private failedOn(lease: Lease, error: unknown): void {
-    const delayMs = this.ownFailures.failed(lease.id);
+  private failedOn(lease: Lease, error: unknown, paces = true): void {
+    const delayMs = this.ownFailures.failed(lease.id, paces);
     const what =
       delayMs > 0
         ? `this delivery again; giving it back due in ${delayMs / 1000} s`

@@ -23,4 +23,11 @@ describe('OwnFailures', () => {
     failures.succeeded(42);
     expect(failures.pauseMs()).toBe(0);
   });
+
+  it("does not pace the claim loop for one endpoint's own failures, yet delays those deliveries", () => {
+    const failures = new OwnFailures();
+    for (let i = 0; i < 20; i++) failures.failed(i, false);
+    expect(failures.pauseMs()).toBe(0);
+    expect(failures.failed(0, false)).toBe(60_000);
+  });
 });

@@ -83,13 +83,38 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
     for (let i = 0; i < 120; i++) await publishTo(app.id);
     clock.advance(RETENTION + 1);
     // One statement a sweep, a budget of 45 rows: the first looks at 100 messages (the fan-out
-    // unknown), the next at 4 (45 rows at 10 a message).
+    // unknown) and stops at the fifth (40 rows before it); the next ones at 4 (45 rows at 10 a message).
     const sweeper = new RetentionSweeper(t.db, RETENTION, 1000, 1, 45);
-    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 100, operationalEvents: 0 });
+    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 5, operationalEvents: 0 });
     expect(await sweeper.sweep(clock.now())).toEqual({ messages: 4, operationalEvents: 0 });
     expect(await sweeper.sweep(clock.now())).toEqual({ messages: 4, operationalEvents: 0 });
     const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_deliveries');
-    expect(rows[0]!.n).toBe(120);
+    expect(rows[0]!.n).toBe((120 - 13) * 10);
+  });
+
+  it('stops a statement within the row budget where the fan-out grew since the last one', async () => {
+    const narrow = await makeApp(t.db, clock.now());
+    const wide = await makeApp(t.db, clock.now());
+    const endpoint = async (appId: string) => {
+      const ep = await makeEndpoint(t.db, appId, clock.now(), { url: `${receiver.url}/ok` });
+      await holdEndpoint(t.db, ep.id, 'paused', 'test', clock.now());
+    };
+    await endpoint(narrow.id);
+    for (let i = 0; i < 10; i++) await endpoint(wide.id);
+    // 30 messages of one held delivery, then 30 of ten.
+    for (let i = 0; i < 30; i++) await publishTo(narrow.id);
+    for (let i = 0; i < 30; i++) await publishTo(wide.id);
+    clock.advance(RETENTION + 1);
+    // One statement a sweep, 25 rows: the first looks at 100 messages but stops at the 25th
+    // narrow one; the next looks at 25 (a row each), stopping after the 5 narrow ones left and 2
+    // wide ones (5 + 10 + 10 rows); the next at 7 (25 rows at 3.6 a message), stopping after 3
+    // wide ones; then 2 a statement (25 rows at 10 a message).
+    const sweeper = new RetentionSweeper(t.db, RETENTION, 1000, 1, 25);
+    const sweeps: number[] = [];
+    for (let i = 0; i < 4; i++) sweeps.push((await sweeper.sweep(clock.now())).messages);
+    expect(sweeps).toEqual([25, 7, 3, 2]);
+    const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_messages');
+    expect(rows[0]!.n).toBe(60 - 37);
   });
 
   it('deletes old messages with their attempts, dead letters and held deliveries, and keeps those in flight or retrying', async () => {

@@ -31,7 +31,10 @@ const MAX_ENTRIES = 10_000;
 
 export interface ResolvedConfigs {
   configs: ReadonlyMap<string, EndpointConfig>;
-  /** Endpoints whose secrets could not be opened (sealed with a key this process lacks), and why. */
+  /**
+   * Endpoints whose configuration this process cannot use, and why: a secret sealed with a key it
+   * lacks, or (gone meanwhile) none found.
+   */
   unreadable: ReadonlyMap<string, unknown>;
 }
 
@@ -72,7 +75,15 @@ export class EndpointConfigCache {
         }
       }
     }
-    return { configs: this.entries, unreadable };
+    // This claim's own view: a later claim's resolve may drop entries from the cache meanwhile.
+    const configs = new Map<string, EndpointConfig>();
+    for (const { endpointId } of wanted) {
+      const config = this.entries.get(endpointId);
+      if (config) configs.set(endpointId, config);
+      else if (!unreadable.has(endpointId))
+        unreadable.set(endpointId, new Error('endpoint configuration not found'));
+    }
+    return { configs, unreadable };
   }
 }
 

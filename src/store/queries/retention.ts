@@ -14,22 +14,24 @@ export interface PurgePass {
 
 /**
  * Deletes messages with ids below `before` (made before the retention cutoff) and above `after`,
- * looking at up to `limit` of them, unless a delivery keeps them (migration 0014 says which).
+ * looking at up to `limit` of them, unless a delivery keeps them (migration 0014 says which); with
+ * `rowBudget`, no more of them than their attempts and deliveries fit in it, one at least (0026).
  */
 export async function purgeMessages(
   db: Queryable,
-  pass: { before: string; after: string; limit: number; now: number },
+  pass: { before: string; after: string; limit: number; now: number; rowBudget?: number },
 ): Promise<PurgePass> {
   const { rows } = await db.query<{
     scanned: number;
     purged: number;
     last_id: string | null;
     rows_deleted: number;
-  }>('select scanned, purged, last_id, rows_deleted from courier_purge_messages($1, $2, $3, $4)', [
+  }>('select scanned, purged, last_id, rows_deleted from courier_purge_messages($1, $2, $3, $4, $5)', [
     pass.before,
     pass.after,
     pass.limit,
     toDate(pass.now),
+    pass.rowBudget ?? null,
   ]);
   const row = rows[0]!;
   return { scanned: row.scanned, purged: row.purged, lastId: row.last_id, rowsDeleted: row.rows_deleted };
