@@ -69,31 +69,33 @@ export class Wakeups {
     }
     const ms = Math.min(timeoutMs ?? this.maxIdleMs, this.maxIdleMs);
     if (ms <= 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        if (self.waiter === done) self.waiter = null;
-        self.signalled = false;
-        resolve();
-      }
-      this.waiter = done;
+    // At the wake itself, not a tick later: a signal after it is kept for the next wait.
+    return this.timed(ms, 'waiter', () => {
+      this.signalled = false;
     });
   }
 
   /** Sleeps ms regardless of signals (backing off after failures); only halt() or stop() cuts it short. */
   sleep(ms: number): Promise<void> {
     if (this.stopped || ms <= 0) return Promise.resolve();
+    return this.timed(ms, 'sleeper');
+  }
+
+  /**
+   * Resolves after ms, or once the function it leaves in `slot` is called (which clears the slot
+   * and runs `woken` first).
+   */
+  private timed(ms: number, slot: 'waiter' | 'sleeper', woken?: () => void): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       const self = this;
       function done() {
         clearTimeout(timer);
-        if (self.sleeper === done) self.sleeper = null;
+        if (self[slot] === done) self[slot] = null;
+        woken?.();
         resolve();
       }
-      this.sleeper = done;
+      this[slot] = done;
     });
   }
 
