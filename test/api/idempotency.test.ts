@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../../src/store/db.ts';
 import {
   claimIdempotencyKey,
@@ -50,6 +50,24 @@ describe('idempotency keys when the database falters', () => {
     });
     api = await startApi({ database: { ...t, db } });
   });
+  // A fault a test set up but no query met must not fall on the next test.
+  afterEach(() => {
+    failingStores = 0;
+    losePublish = null;
+    missLookup = false;
+    failLookup = false;
+  });
+  /**
+   * The first try of a publish whose commit's answer is lost: 503, or, where the HTTP client sent
+   * the request again by itself (seen on a loaded machine), already the repeat's 202.
+   */
+  const lostAfterCommit = async (post: () => Promise<{ status: number }>) => {
+    losePublish = 'after';
+    const first = await post();
+    expect([503, 202]).toContain(first.status);
+    expect(losePublish).toBeNull();
+    return first.status === 503;
+  };
   afterAll(async () => {
     await api.close();
     await t.drop();
@@ -92,9 +110,10 @@ describe('idempotency keys when the database falters', () => {
           body: { eventType: 'a', payload: { n: 1 } },
           headers: { 'idempotency-key': `lost-${when}-${racing}` },
         });
-      losePublish = when;
-      const first = await post();
-      expect(first.status).toBe(503);
+      if (when === 'before') {
+        losePublish = when;
+        expect((await post()).status).toBe(503);
+      } else await lostAfterCommit(post);
       // Racing: the repeat's lookup misses the earlier try's message, whose id its publish then meets.
       missLookup = racing;
       const again = await post();
@@ -116,11 +135,11 @@ describe('idempotency keys when the database falters', () => {
         body: { eventType: 'a', payload: { n: 2 } },
         headers: { 'idempotency-key': 'lost-then-faltering' },
       });
-    losePublish = 'after';
-    expect((await post()).status).toBe(503);
-    // The repeat fails looking for the first try's message: it must not let the key forget it.
-    failLookup = true;
-    expect((await post()).status).toBe(503);
+    if (await lostAfterCommit(post)) {
+      // The repeat fails looking for the first try's message: it must not let the key forget it.
+      failLookup = true;
+      expect((await post()).status).toBe(503);
+    }
     const third = await post();
     expect(third.status).toBe(202);
     const { rows } = await t.db.query<{ id: string }>('select id from courier_messages where app_id = $1', [
@@ -136,8 +155,7 @@ describe('idempotency keys when the database falters', () => {
         body: { eventType: 'a', eventId: 'evt-own', payload: { n: 3 } },
         headers: { 'idempotency-key': 'lost-with-event-id' },
       });
-    losePublish = 'after';
-    expect((await post()).status).toBe(503);
+    await lostAfterCommit(post);
     missLookup = true;
     const again = await post();
     expect(again.status).toBe(202);
