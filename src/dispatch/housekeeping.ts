@@ -2,15 +2,21 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
 import { analyzeIfStale } from '../store/queries/maintenance.ts';
+import { purgeExpiredSecrets } from '../store/queries/secret-purge.ts';
 import { reapExpiredLeases } from '../store/queries/unclaim.ts';
 import type { OperatorRelay } from './operator-webhook.ts';
 import { PayloadExpirySweeper } from './payload-expiry.ts';
 import { RetentionSweeper } from './retention.ts';
 
+/** Expired signing secrets deleted per statement, and statements per tick (the rest wait for the next). */
+const SECRET_PURGE_BATCH = 1_000;
+const SECRET_PURGE_STATEMENTS = 10;
+
 /**
  * A worker's chores on a timer: take over deliveries whose lease expired (a crashed worker's),
  * keep planner statistics fresh, delete history past the retention period and payloads past
- * the retention their messages asked for, send operational events a crash left unsent. None of it is
+ * the retention their messages asked for, delete signing secrets past their expiry, send
+ * operational events a crash left unsent. None of it is
  * on the delivery path; a failure is logged and tried again at the next tick.
  */
 export class Housekeeping {
@@ -54,7 +60,22 @@ export class Housekeeping {
     await this.reap();
     await this.#retention?.sweepLogged(this.clock.now(), this.log);
     await this.#payloadExpiry.sweepLogged(this.clock.now(), this.log);
+    await this.purgeSecrets();
     await this.operatorRelay?.run();
+  }
+
+  private async purgeSecrets(): Promise<void> {
+    let purged = 0;
+    try {
+      for (let i = 0; i < SECRET_PURGE_STATEMENTS; i++) {
+        const n = await purgeExpiredSecrets(this.db, this.clock.now(), SECRET_PURGE_BATCH);
+        purged += n;
+        if (n < SECRET_PURGE_BATCH) break;
+      }
+    } catch (error) {
+      this.log.warn({ err: error }, 'deleting expired signing secrets failed');
+    }
+    if (purged > 0) this.log.info({ secrets: purged }, 'deleted signing secrets past their expiry');
   }
 
   private async reap(): Promise<void> {

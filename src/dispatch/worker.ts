@@ -141,10 +141,7 @@ export class Worker {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     if (this.sending.size > 0) {
-      this.log.warn(
-        { deliveries: this.sending.size },
-        'shutdown deadline reached; releasing unfinished deliveries',
-      );
+      this.log.warn({ deliveries: this.sending.size }, 'shutdown deadline: unfinished deliveries given back');
       this.giveBack(...Array.from(this.sending, ([id, leaseUntil]) => ({ id, leaseUntil })));
       this.sending.clear();
     }
@@ -215,6 +212,8 @@ export class Worker {
     // An endpoint whose secrets cannot be opened fails alone, as in prepare(); the rest goes out.
     for (const { error, ...lease } of claimed.unreadable)
       if (this.ours(lease.id)) this.failedOn(lease, error, false);
+    for (const { endpointId, count, error: err } of claimed.skippedSecrets)
+      this.log.warn({ endpointId, err }, `signing without ${count} earlier secrets it cannot open`);
     return claimed;
   }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeSecrets } from '../../src/store/repos/endpoints.ts';
+import { signingSecrets } from '../support/fixtures.ts';
 import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
 
 describe('endpoint secrets', () => {
@@ -22,8 +22,8 @@ describe('endpoint secrets', () => {
     const second = (await api.request('GET', base)).body.key;
     expect(second).not.toBe(first);
     // Both sign during the default 24 h grace period, then only the new one.
-    expect(await activeSecrets(api.db, ep.id, api.clock.now())).toEqual([second, first]);
-    expect(await activeSecrets(api.db, ep.id, api.clock.now() + 24 * 3600_000 + 1)).toEqual([second]);
+    expect(await signingSecrets(api.db, ep.id, api.clock.now())).toEqual([second, first]);
+    expect(await signingSecrets(api.db, ep.id, api.clock.now() + 24 * 3600_000 + 1)).toEqual([second]);
 
     const chosen = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
     const given = await api.request('POST', `${base}/rotate`, {
@@ -32,8 +32,8 @@ describe('endpoint secrets', () => {
     expect(given.status).toBe(204);
     expect((await api.request('GET', base)).body.key).toBe(chosen);
     // The replaced one signs for its 60 s; the first keeps the 24 h its own rotation gave it.
-    expect(await activeSecrets(api.db, ep.id, api.clock.now() + 61_000)).toEqual([chosen, first]);
-    expect(await activeSecrets(api.db, ep.id, api.clock.now() + 24 * 3600_000 + 1)).toEqual([chosen]);
+    expect(await signingSecrets(api.db, ep.id, api.clock.now() + 61_000)).toEqual([chosen, first]);
+    expect(await signingSecrets(api.db, ep.id, api.clock.now() + 24 * 3600_000 + 1)).toEqual([chosen]);
 
     // No body at all is fine too (the SDK may send none).
     expect((await api.request('POST', `${base}/rotate`)).status).toBe(204);
@@ -48,10 +48,10 @@ describe('endpoint secrets', () => {
       });
       expect(patch.status).toBe(200);
     }
-    const signing = await activeSecrets(api.db, ep.id, api.clock.now());
+    const signing = await signingSecrets(api.db, ep.id, api.clock.now());
     expect(signing[0]).toBe(replaced);
     expect(signing).not.toContain(third);
-    expect(await activeSecrets(api.db, ep.id, api.clock.now() + 24 * 3600_000 + 1)).toEqual([replaced]);
+    expect(await signingSecrets(api.db, ep.id, api.clock.now() + 24 * 3600_000 + 1)).toEqual([replaced]);
   });
 
   it('keeps at most five earlier secrets signing beside the current one', async () => {
@@ -61,7 +61,7 @@ describe('endpoint secrets', () => {
     const sixth = await api.request('POST', `${base}/rotate`);
     expect(sixth.status).toBe(400);
     expect(sixth.body.code).toBe('limit_reached');
-    expect(await activeSecrets(api.db, ep.id, api.clock.now())).toHaveLength(6);
+    expect(await signingSecrets(api.db, ep.id, api.clock.now())).toHaveLength(6);
     // Without a grace period the replaced one stops at once: no earlier secret is added.
     const now = await api.request('POST', `${base}/rotate`, { body: { gracePeriodSeconds: 0 } });
     expect(now.status).toBe(204);

@@ -293,10 +293,16 @@ export const INVARIANTS: Invariant[] = [
             left join courier_endpoints e on e.id = q.endpoint_id where e.id is null`,
   },
   {
-    name: 'every endpoint has at least one current signing secret (expires_at null)',
+    name: 'every live endpoint has at least one current signing secret (expires_at null)',
     sql: `select e.id from courier_endpoints e
             left join courier_endpoint_secrets s on s.endpoint_id = e.id and s.expires_at is null
+           where e.deleted_at is null
            group by e.id having count(s.id) = 0`,
+  },
+  {
+    name: "no deleted endpoint's secret signs past its deletion",
+    sql: `select s.id from courier_endpoint_secrets s join courier_endpoints e on e.id = s.endpoint_id
+           where e.deleted_at is not null and (s.expires_at is null or s.expires_at > e.deleted_at)`,
   },
   {
     name: 'every stored secret is whsec_ + base64, or sealed (encrypted at rest)',

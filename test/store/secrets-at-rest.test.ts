@@ -2,15 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
+import { silentLogger } from '../../src/logger.ts';
 import { generateSecret } from '../../src/signing/index.ts';
 import { SecretBox } from '../../src/signing/secret-box.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
-import { activeSecrets, rotateSecret } from '../../src/store/repos/endpoints.ts';
+import { rotateSecret } from '../../src/store/repos/endpoints.ts';
 import { enableSecretsAtRest, SecretsKeyMismatch } from '../../src/store/secrets-at-rest.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
 import { virtualWorker } from '../support/engine.ts';
-import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+import { makeApp, makeEndpoint, publishJson, signingSecrets } from '../support/fixtures.ts';
 
 describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => {
   let t: TestDatabase;
@@ -42,7 +43,7 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
       expect(key).not.toContain(secret.slice(6));
       expect(key).not.toContain(rotated.slice(6));
     }
-    expect(await activeSecrets(t.db, ep.id, clock.now())).toEqual([rotated, secret]);
+    expect(await signingSecrets(t.db, ep.id, clock.now())).toEqual([rotated, secret]);
 
     await publishJson(t.db, app.id, clock.now(), { sealed: true });
     expect(await worker.runOnce()).toBe(1);
@@ -91,6 +92,41 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     await sender.close();
   });
 
+  it('signs with the readable secrets when an earlier one, in its grace period, cannot be opened', async () => {
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (_o: object, msg?: string) => void warnings.push(msg ?? '') };
+    // The reference verifier checks webhook-timestamp against the real clock.
+    const { clock, worker, sender } = virtualWorker(t.db, { clock: new ManualClock(Date.now()), logger });
+    const app = await makeApp(t.db, clock.now());
+    const [first, second, third] = [generateSecret(), generateSecret(), generateSecret()];
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url }, first);
+    // Two rotations in the same millisecond: the expiries must stay with their own secrets.
+    await t.db.transaction((tx) => rotateSecret(tx, ep.id, second, 60_000, clock.now()));
+    await t.db.transaction((tx) => rotateSecret(tx, ep.id, third, 120_000, clock.now()));
+    // The middle one sealed again by a process with a key this one does not have.
+    await t.db.query(
+      `update courier_endpoint_secrets set key = $1 where endpoint_id = $2 and expires_at = $3`,
+      [new SecretBox(randomBytes(32)).seal(second), ep.id, new Date(clock.now() + 120_000)],
+    );
+    expect(await signingSecrets(t.db, ep.id, clock.now())).toEqual([third, first]);
+    expect(await signingSecrets(t.db, ep.id, clock.now() + 60_001)).toEqual([third]);
+
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    expect(await worker.runOnce()).toBe(1);
+    await sender.close();
+    const [request] = receiver.requests;
+    const body = request!.body.toString();
+    const headers = request!.headers as Record<string, string>;
+    for (const key of [third, first]) expect(new Webhook(key).verify(body, headers)).toEqual({ n: 1 });
+    expect(() => new Webhook(second).verify(body, headers)).toThrow('No matching signature found');
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    expect(warnings).toEqual(['signing without 1 earlier secrets it cannot open']);
+    // Warned once per configuration, not at every claim.
+    await publishJson(t.db, app.id, clock.now(), { n: 2 });
+    expect(await virtualWorker(t.db, { clock, logger }).worker.runOnce()).toBe(1);
+    expect(warnings).toHaveLength(1);
+  });
+
   it('moves the secrets from the generated key to COURIER_SECRETS_KEY, then refuses any other key', async () => {
     const now = Date.now();
     const app = await makeApp(t.db, now);
@@ -103,7 +139,7 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     const after = await t.db.query<{ key: string }>('select key from courier_endpoint_secrets');
     expect(after.rows[0]!.key).toMatch(/^enc:v1:/);
     expect(after.rows[0]!.key).not.toBe(before.rows[0]!.key);
-    expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+    expect(await signingSecrets(t.db, ep.id, now)).toEqual([secret]);
     // Retired, not deleted: processes still running with it go on sealing with it.
     const generated = await t.db.query(`select 1 from courier_settings where name = 'secrets_key'`);
     expect(generated.rows).toHaveLength(1);
@@ -116,7 +152,7 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     await expect(enableSecretsAtRest(t.db)).rejects.toThrow(/another key \(a COURIER_SECRETS_KEY\): set it/);
     // Refused starts change nothing: the right key still opens every secret.
     await enableSecretsAtRest(t.db, key);
-    expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+    expect(await signingSecrets(t.db, ep.id, now)).toEqual([secret]);
   });
 
   it('changes a configured key for another with COURIER_SECRETS_KEY_PREVIOUS', async () => {
@@ -139,12 +175,12 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     // A process still on the first key sealed this meanwhile: the previous key opens it, and the
     // next start seals it again.
     await t.db.query('update courier_endpoint_secrets set key = $1', [sealedFirst]);
-    expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+    expect(await signingSecrets(t.db, ep.id, now)).toEqual([secret]);
     expect(await enableSecretsAtRest(t.db, second, first)).toEqual({ resealed: 1 });
 
     // Every process on the new key: the previous one is dropped, and the first is refused.
     expect(await enableSecretsAtRest(t.db, second)).toEqual({ resealed: 0 });
-    expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+    expect(await signingSecrets(t.db, ep.id, now)).toEqual([secret]);
     await expect(enableSecretsAtRest(t.db, first)).rejects.toThrow(SecretsKeyMismatch);
   });
 
@@ -176,7 +212,7 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     await expect(enableSecretsAtRest(t.db)).rejects.toThrow(SecretsKeyMismatch);
     // The key they were sealed with opens them, and the check is written again.
     expect(await enableSecretsAtRest(t.db, key)).toEqual({ resealed: 0 });
-    expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+    expect(await signingSecrets(t.db, ep.id, now)).toEqual([secret]);
     const check = await t.db.query(`select 1 from courier_settings where name = 'secrets_key_check'`);
     expect(check.rows).toHaveLength(1);
   });
@@ -195,7 +231,7 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
         const late = generateSecret();
         const ep = await makeEndpoint(old, app.id, now, { url: receiver.url }, late);
         // The new process opens it with the retired key, and its next start seals it again.
-        expect(await activeSecrets(t.db, ep.id, now)).toEqual([late]);
+        expect(await signingSecrets(t.db, ep.id, now)).toEqual([late]);
         expect(await enableSecretsAtRest(t.db, key)).toEqual({ resealed: 1 });
         const { rows } = await t.db.query(
           `delete from courier_settings where name = 'secrets_key' returning 1`,
@@ -203,7 +239,7 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
         expect(rows).toHaveLength(1);
         // With the generated key deleted, the configured one alone opens every secret.
         await enableSecretsAtRest(t.db, key);
-        expect(await activeSecrets(t.db, ep.id, now)).toEqual([late]);
+        expect(await signingSecrets(t.db, ep.id, now)).toEqual([late]);
       } finally {
         await old.close();
       }
@@ -226,8 +262,8 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     await t.db.query(`delete from courier_settings where name = 'secrets_key_check'`);
     await expect(enableSecretsAtRest(t.db)).rejects.toThrow(/include 1 sealed with another key/);
     expect(await enableSecretsAtRest(t.db, key)).toEqual({ resealed: 1 });
-    expect(await activeSecrets(t.db, ep1.id, now)).toEqual([first]);
-    expect(await activeSecrets(t.db, ep2.id, now)).toEqual([second]);
+    expect(await signingSecrets(t.db, ep1.id, now)).toEqual([first]);
+    expect(await signingSecrets(t.db, ep2.id, now)).toEqual([second]);
   });
 
   it('seals at start a secret stored before encryption at rest existed', async () => {
@@ -241,7 +277,7 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     expect(await enableSecretsAtRest(t.db)).toEqual({ resealed: 1 });
     const { rows } = await t.db.query<{ key: string }>('select key from courier_endpoint_secrets');
     expect(rows[0]!.key).toMatch(/^enc:v1:/);
-    expect(await activeSecrets(t.db, ep.id, now)).toEqual([secret]);
+    expect(await signingSecrets(t.db, ep.id, now)).toEqual([secret]);
   });
 
   it.runIf(backend === 'pg')(
@@ -254,7 +290,7 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
       const other = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: t.schema });
       try {
         await enableSecretsAtRest(other);
-        expect(await activeSecrets(other, ep.id, Date.now())).toEqual([secret]);
+        expect(await signingSecrets(other, ep.id, Date.now())).toEqual([secret]);
       } finally {
         await other.close();
       }

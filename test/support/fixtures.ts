@@ -3,6 +3,7 @@ import { generateSecret } from '../../src/signing/index.ts';
 import type { Database, Queryable } from '../../src/store/db.ts';
 import { publish } from '../../src/store/publisher.ts';
 import type { Completion } from '../../src/store/queries/complete.ts';
+import { EndpointConfigCache } from '../../src/store/queries/endpoint-config.ts';
 import { createApplication } from '../../src/store/repos/applications.ts';
 import { createEndpoint, type Endpoint, type EndpointFields } from '../../src/store/repos/endpoints.ts';
 
@@ -73,4 +74,15 @@ export function deliveredCompletion(id: number, attempts: number, now: number): 
       detail: 'ok',
     },
   };
+}
+
+/** The secrets a claim at `now` signs the endpoint's requests with, opened, current first. */
+export async function signingSecrets(db: Queryable, endpointId: string, now: number): Promise<string[]> {
+  const { configs, unreadable } = await new EndpointConfigCache().resolve(
+    db,
+    [{ endpointId, version: '' }],
+    now,
+  );
+  if (unreadable.has(endpointId)) throw unreadable.get(endpointId);
+  return configs.get(endpointId)!.secretsAt(now);
 }

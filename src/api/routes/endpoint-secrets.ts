@@ -1,5 +1,5 @@
 import { generateSecret } from '../../signing/index.ts';
-import { activeSecrets, MAX_PREVIOUS_SECRETS, rotateSecret } from '../../store/repos/endpoints.ts';
+import { currentSecret, MAX_PREVIOUS_SECRETS, rotateSecret } from '../../store/repos/endpoints.ts';
 import { normalizeSecret } from '../endpoint-input.ts';
 import { limitReached } from '../errors.ts';
 import { requireEndpoint } from '../lookup.ts';
@@ -26,8 +26,9 @@ export function endpointSecretRoutes(app: Api, deps: ApiDeps): void {
     },
     async (request) => {
       const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
-      const [current] = await activeSecrets(db, endpoint.id, clock.now());
-      return { key: current! };
+      const key = await currentSecret(db, endpoint.id);
+      if (key === null) throw new Error(`endpoint ${endpoint.id} has no current signing secret`);
+      return { key };
     },
   );
 

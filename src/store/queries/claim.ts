@@ -1,7 +1,7 @@
 import { prepared, type Queryable } from '../db.ts';
 import { fromEscapedBytes, toDate, toMs } from '../rows.ts';
 import { ASYNC_COMMIT } from './async-commit.ts';
-import { type EndpointConfig, EndpointConfigCache } from './endpoint-config.ts';
+import { type EndpointConfig, EndpointConfigCache, type SkippedSecrets } from './endpoint-config.ts';
 import type { Lease } from './unclaim.ts';
 
 export interface ClaimedDelivery {
@@ -58,6 +58,8 @@ export interface ClaimResult {
    * worker's own failure, not an attempt). The rest of the claim is handed over as usual.
    */
   unreadable: UnreadableDelivery[];
+  /** Endpoints signed without some earlier secrets this process cannot open (see EndpointConfigCache). */
+  skippedSecrets: SkippedSecrets[];
 }
 
 export interface UnreadableDelivery extends Lease {
@@ -126,7 +128,7 @@ export async function claim(
   ]);
   const nextDueAt = toMs(all[0]?.next_due_at ?? null);
   const rows = all.filter((r): r is ClaimRow & { delivery_id: number } => r.delivery_id !== null);
-  if (rows.length === 0) return { deliveries: [], nextDueAt, unreadable: [] };
+  if (rows.length === 0) return { deliveries: [], nextDueAt, unreadable: [], skippedSecrets: [] };
   try {
     return { ...(await handOver(db, input, rows, cache)), nextDueAt };
   } catch (error) {
@@ -142,14 +144,14 @@ async function handOver(
   input: ClaimInput,
   rows: readonly (ClaimRow & { delivery_id: number })[],
   cache: EndpointConfigCache,
-): Promise<Pick<ClaimResult, 'deliveries' | 'unreadable'>> {
-  const { configs, unreadable } = await cache.resolve(
+): Promise<Omit<ClaimResult, 'nextDueAt'>> {
+  const { configs, unreadable, skipped } = await cache.resolve(
     db,
     rows.map((r) => ({ endpointId: r.endpoint_id, version: `${r.endpoint_version}.${r.app_version}` })),
     input.now,
   );
   const leaseUntil = input.now + input.leaseMs;
-  const result: Pick<ClaimResult, 'deliveries' | 'unreadable'> = { deliveries: [], unreadable: [] };
+  const result: Omit<ClaimResult, 'nextDueAt'> = { deliveries: [], unreadable: [], skippedSecrets: skipped };
   for (const r of rows) {
     if (unreadable.has(r.endpoint_id)) {
       result.unreadable.push({

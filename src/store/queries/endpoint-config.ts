@@ -29,13 +29,22 @@ interface ConfigRow {
 
 const MAX_ENTRIES = 10_000;
 
+/** Earlier secrets, still in their grace period, that this process cannot open: it signs without them. */
+export interface SkippedSecrets {
+  endpointId: string;
+  count: number;
+  error: unknown;
+}
+
 export interface ResolvedConfigs {
   configs: ReadonlyMap<string, EndpointConfig>;
   /**
-   * Endpoints whose configuration this process cannot use, and why: a secret sealed with a key it
-   * lacks, or (gone meanwhile) none found.
+   * Endpoints whose configuration this process cannot use, and why: a current secret sealed with a
+   * key it lacks, or (gone meanwhile) none found.
    */
   unreadable: ReadonlyMap<string, unknown>;
+  /** Found as the configurations were read (once per config version): worth a warning. */
+  skipped: SkippedSecrets[];
 }
 
 /**
@@ -51,6 +60,7 @@ export class EndpointConfigCache {
     now: number,
   ): Promise<ResolvedConfigs> {
     const unreadable = new Map<string, unknown>();
+    const skipped: SkippedSecrets[] = [];
     const stale = new Set<string>();
     for (const { endpointId, version } of wanted) {
       if (this.entries.get(endpointId)?.version !== version) stale.add(endpointId);
@@ -67,8 +77,14 @@ export class EndpointConfigCache {
       for (const row of rows) {
         // One endpoint's secret that cannot be opened is that endpoint's problem alone.
         try {
-          const secretKeys = row.secret_keys.map((k) => openSecret(db, k));
-          this.entries.set(row.endpoint_id, toConfig({ ...row, secret_keys: secretKeys }));
+          const opened = openSecrets(db, row);
+          this.entries.set(row.endpoint_id, toConfig(opened.row));
+          if (opened.errors.length > 0)
+            skipped.push({
+              endpointId: row.endpoint_id,
+              count: opened.errors.length,
+              error: opened.errors[0],
+            });
         } catch (error) {
           this.entries.delete(row.endpoint_id);
           unreadable.set(row.endpoint_id, error);
@@ -83,8 +99,31 @@ export class EndpointConfigCache {
       else if (!unreadable.has(endpointId))
         unreadable.set(endpointId, new Error('endpoint configuration not found'));
     }
-    return { configs, unreadable };
+    return { configs, unreadable, skipped };
   }
+}
+
+/**
+ * The row with its secrets opened. An earlier secret that cannot be opened (sealed by a process
+ * with a key this one lacks, during a change of COURIER_SECRETS_KEY) is left out with its expiry:
+ * the current one still signs, and receivers switch to it within the grace period anyway. The
+ * current one is thrown for: without it nothing can be signed as the owner expects.
+ */
+function openSecrets(db: Queryable, row: ConfigRow): { row: ConfigRow; errors: unknown[] } {
+  const keys: string[] = [];
+  const expiry: (Date | null)[] = [];
+  const errors: unknown[] = [];
+  row.secret_keys.forEach((sealed, i) => {
+    const expiresAt = row.secret_expiry[i] ?? null;
+    try {
+      keys.push(openSecret(db, sealed));
+      expiry.push(expiresAt);
+    } catch (error) {
+      if (expiresAt === null) throw error;
+      errors.push(error);
+    }
+  });
+  return { row: { ...row, secret_keys: keys, secret_expiry: expiry }, errors };
 }
 
 function toConfig(row: ConfigRow): EndpointConfig {

@@ -238,11 +238,29 @@ export async function updateEndpoint(
   await notifyWorkers(db);
 }
 
-/** Soft delete: nothing more is claimed for it; its history stays. */
+/** Soft delete: nothing more is claimed for it; its history stays, its secrets expire. */
 export async function deleteEndpoint(db: Queryable, id: string, now: number): Promise<void> {
   await db.query('update courier_endpoints set deleted_at = $2, uid = null where id = $1', [id, toDate(now)]);
+  await expireSecrets(db, [id], now);
   await db.query('update courier_endpoint_queues set active = false where endpoint_id = $1', [id]);
   await dropDeliveries(db, [id]);
+}
+
+/**
+ * Deleted endpoints' secrets sign nothing more: expired at the deletion, the housekeeping deletes
+ * them with the rotated-out ones (queries/secret-purge.ts). After the endpoint rows: the store's
+ * lock order, as in a rotation.
+ */
+export async function expireSecrets(
+  db: Queryable,
+  endpointIds: readonly string[],
+  now: number,
+): Promise<void> {
+  await db.query(
+    `update courier_endpoint_secrets set expires_at = $2
+      where endpoint_id = any($1) and (expires_at is null or expires_at > $2)`,
+    [endpointIds, toDate(now)],
+  );
 }
 
 /**
@@ -259,15 +277,16 @@ export async function dropDeliveries(db: Queryable, endpointIds: readonly string
   );
 }
 
-/** Active secrets, current first (the signing order). */
-export async function activeSecrets(db: Queryable, endpointId: string, now: number): Promise<string[]> {
+/**
+ * The secret that signs from now on. Only it is opened: an earlier one still in its grace period
+ * may be sealed with a key this process lacks (during a change of COURIER_SECRETS_KEY).
+ */
+export async function currentSecret(db: Queryable, endpointId: string): Promise<string | null> {
   const { rows } = await db.query<{ key: string }>(
-    `select key from courier_endpoint_secrets
-      where endpoint_id = $1 and (expires_at is null or expires_at > $2)
-      order by expires_at is null desc, created_at desc`,
-    [endpointId, toDate(now)],
+    'select key from courier_endpoint_secrets where endpoint_id = $1 and expires_at is null',
+    [endpointId],
   );
-  return rows.map((r) => openSecret(db, r.key));
+  return rows[0] ? openSecret(db, rows[0].key) : null;
 }
 
 /** At most this many earlier secrets sign beside the current one (as Svix allows): each adds a signature to every request. */
