@@ -5,6 +5,7 @@ import type { Database } from '../../src/store/db.ts';
 import { listDeadLetters, replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
 import { heldCount, holdEndpoint, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { listOperationalEvents } from '../../src/store/queries/operational-events.ts';
+import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { getEndpointById, updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -65,6 +66,56 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
       'select number, trigger from courier_attempts order by id',
     );
     expect(rows.at(-1)).toEqual({ number: 1, trigger: 1 });
+  });
+
+  it('logs the attempt a resend asked for as manual, and the retries after it as scheduled', async () => {
+    const { clock, worker, sender } = virtualWorker(t.db, {
+      policy: { backoff: { kind: 'schedule', scheduleMs: [60_000], jitter: 'none' } },
+    });
+    const app = await makeApp(t.db, clock.now());
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+    const { messageId } = await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    status = 503;
+    expect(await worker.runOnce()).toBe(1);
+    await t.db.transaction((tx) => resendDelivery(tx, { messageId, endpointId: ep.id, now: clock.now() }));
+    expect(await worker.runOnce()).toBe(1);
+    clock.advance(60_000);
+    expect(await worker.runOnce()).toBe(1);
+    await sender.close();
+    const { rows } = await t.db.query<{ number: number; trigger: number }>(
+      'select number, trigger from courier_attempts order by id',
+    );
+    expect(rows).toEqual([
+      { number: 1, trigger: 0 },
+      { number: 2, trigger: 1 },
+      { number: 3, trigger: 0 },
+    ]);
+  });
+
+  it('keeps the time a delivery was held out of its retry window, though resent while held', async () => {
+    const { clock, worker, sender } = virtualWorker(t.db);
+    const app = await makeApp(t.db, clock.now());
+    const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url });
+    const { messageId } = await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    status = 503;
+    expect(await worker.runOnce()).toBe(1);
+    await sender.close();
+    const giveUpAt = async () =>
+      (
+        await t.db.query<{ at: Date }>(
+          'select give_up_at as at from courier_deliveries where endpoint_id = $1',
+          [ep.id],
+        )
+      ).rows[0]!.at.getTime();
+    const before = await giveUpAt();
+    await t.db.transaction((tx) => holdEndpoint(tx, ep.id, 'paused', null, clock.now()));
+    clock.advance(80 * 3_600_000);
+    expect(
+      await t.db.transaction((tx) => resendDelivery(tx, { messageId, endpointId: ep.id, now: clock.now() })),
+    ).toBe('held');
+    clock.advance(3_600_000);
+    await t.db.transaction((tx) => resumeEndpoint(tx, ep.id, clock.now(), 0, 1));
+    expect(await giveUpAt()).toBe(before + 81 * 3_600_000);
   });
 
   it('expires by time even when attempts remain', async () => {

@@ -90,6 +90,35 @@ describe('dead letters, replay and recover', () => {
     expect((await api.request('POST', `${base()}/dead-letter/replay`)).body).toEqual({ replayed: 0 });
   });
 
+  it("replays chosen dead letters by deliveryId, only this endpoint's", async () => {
+    const ids = await failMessages(2);
+    const listed = (await api.request('GET', `${base()}/dead-letter`)).body.data as { deliveryId: number }[];
+    const other = await createEndpoint(api, appId, { url: `${receiver.url}/other` });
+    const theirs = (await api.request('GET', `/api/v1/app/${appId}/endpoint/${other.id}/dead-letter`)).body
+      .data as { deliveryId: number }[];
+    expect(theirs).toEqual([]);
+    status = 200;
+    const both = await api.request('POST', `${base()}/dead-letter/replay`, {
+      body: { messageIds: [ids[0]], deliveryIds: [listed[0]!.deliveryId] },
+    });
+    expect(both.status).toBe(422);
+    expect(locs(both)).toEqual(['body.deliveryIds']);
+    // Another endpoint's replay names this one's delivery: nothing happens.
+    const elsewhere = await api.request(
+      'POST',
+      `/api/v1/app/${appId}/endpoint/${other.id}/dead-letter/replay`,
+      {
+        body: { deliveryIds: [listed[0]!.deliveryId] },
+      },
+    );
+    expect(elsewhere.body).toEqual({ replayed: 0 });
+    const one = await api.request('POST', `${base()}/dead-letter/replay`, {
+      body: { deliveryIds: [listed[1]!.deliveryId] },
+    });
+    expect(one.body).toEqual({ replayed: 1 });
+    expect(await states()).toEqual(['failed', 'pending']);
+  });
+
   it('recover replays what failed of the messages sent in [since, until), as Svix, and answers 202 with the finished task', async () => {
     // Sent at start + 1, 2, 3 s; the first two fail only an hour later (they were retried).
     const start = api.clock.now();

@@ -3,13 +3,14 @@ import { ManualClock } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
 import { generateSecret } from '../../src/signing/index.ts';
 import type { Queryable } from '../../src/store/db.ts';
+import { StoreNotFoundError } from '../../src/store/errors.ts';
 import { publish } from '../../src/store/publisher.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
 import { replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
 import { lockDeadLetters } from '../../src/store/queries/dead-lettered.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
-import { rotateSecret, updateEndpoint } from '../../src/store/repos/endpoints.ts';
+import { deleteEndpoint, rotateSecret, updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { deliveredCompletion as delivered, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 import { holdOpen, listenForWork } from '../support/transactions.ts';
@@ -261,7 +262,12 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       100,
     );
     // The claim took all that was pending, so only the retry makes the endpoint due again.
-    expect(await claimNext('w')).toEqual({ deliveries: [], nextDueAt: retryAt, unreadable: [] });
+    expect(await claimNext('w')).toEqual({
+      deliveries: [],
+      nextDueAt: retryAt,
+      unreadable: [],
+      skippedSecrets: [],
+    });
     clock.advance(90_000);
     const [again] = await claimAs('w');
     expect(again).toMatchObject({ id: d!.id, attempts: 1, endpointId: ep.id });
@@ -276,7 +282,12 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     const rest = await claimNext('w', 2);
     expect(rest.deliveries).toHaveLength(1);
     expect(rest.nextDueAt).toBeNull();
-    expect(await claimNext('w')).toEqual({ deliveries: [], nextDueAt: null, unreadable: [] });
+    expect(await claimNext('w')).toEqual({
+      deliveries: [],
+      nextDueAt: null,
+      unreadable: [],
+      skippedSecrets: [],
+    });
   });
 
   it.skipIf(backend === 'pglite')(
@@ -292,7 +303,12 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       // and conclude nothing is pending (that would strand the new delivery).
       const publishing = await holdOpen(t.db, (tx) => publishJson(tx, appId, clock.now(), { i: 3 }));
       // Skipped, the endpoint still reads as due: the worker looks again soon instead of sleeping.
-      expect(await claimNext('w')).toEqual({ deliveries: [], nextDueAt: clock.now(), unreadable: [] });
+      expect(await claimNext('w')).toEqual({
+        deliveries: [],
+        nextDueAt: clock.now(),
+        unreadable: [],
+        skippedSecrets: [],
+      });
       await publishing.commit();
       const after = await claimNext('w');
       expect(after.deliveries).toMatchObject([
@@ -370,6 +386,27 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     expect(await claimAs('other')).toHaveLength(0);
     expect(await release(t.db, 'w', [again!], clock.now())).toEqual({ released: 1, busy: [] });
     expect(await claimAs('other')).toHaveLength(1);
+  });
+
+  it('refuses to replay the dead letters of an endpoint deleted meanwhile', async () => {
+    const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/' });
+    await publishJson(t.db, appId, clock.now(), { i: 1 });
+    const [d] = await claimAs('w');
+    // Deleted while its attempt was under way: the attempt ends in a dead letter after the deletion.
+    await t.db.transaction((tx) => deleteEndpoint(tx, ep.id, clock.now()));
+    const gone = delivered(d!.id, 1, clock.now());
+    const deadLetter = {
+      ...gone,
+      state: 'failed' as const,
+      lastError: 'HTTP 410',
+      streak: 'increment' as const,
+    };
+    await complete(t.db, 'w', clock.now(), [deadLetter], 100);
+    await expect(replayDeadLetters(t.db, { endpointId: ep.id }, clock.now())).rejects.toThrow(
+      StoreNotFoundError,
+    );
+    const { rows } = await t.db.query('select state from courier_deliveries where id = $1', [d!.id]);
+    expect(rows).toEqual([{ state: 'failed' }]);
   });
 
   it('takes a dead letter written again after a replay as a give-back: the replay stands, and it is not announced again', async () => {

@@ -7,6 +7,7 @@ import {
   replayDeadLetters,
 } from '../../store/queries/dead-letter.ts';
 import { deliveryIdsOf } from '../../store/queries/resend.ts';
+import { fieldError } from '../errors.ts';
 import { requireEndpoint } from '../lookup.ts';
 import { forwardListQuery, forwardPage } from '../pagination.ts';
 import { iso, ListResponse, msOf, Nullable, Timestamp } from '../schemas/common.ts';
@@ -43,6 +44,14 @@ const ReplayIn = Nullable(
           Type.Array(Type.String({ pattern: '^[a-zA-Z0-9\\-_.]{1,256}$' }), {
             maxItems: REPLAY_BATCH,
             description: 'Message ids or eventIds; all dead letters in the range when absent.',
+          }),
+        ),
+      ),
+      deliveryIds: Type.Optional(
+        Nullable(
+          Type.Array(Type.Integer({ minimum: 1 }), {
+            maxItems: REPLAY_BATCH,
+            description: "Or the dead letters' deliveryIds, as listed (not with messageIds).",
           }),
         ),
       ),
@@ -139,12 +148,18 @@ export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
       );
       const body = request.body ?? {};
       const range = { since: msOf(body.since), until: msOf(body.until) };
-      if (!body.messageIds) return { replayed: await replayAll(endpoint.id, range) };
-      const ids = await deliveryIdsOf(db, {
-        appId: application.id,
-        endpointId: endpoint.id,
-        messageIds: body.messageIds,
-      });
+      if (body.messageIds && body.deliveryIds) {
+        throw fieldError(['body', 'deliveryIds'], 'give messageIds or deliveryIds, not both');
+      }
+      if (!body.messageIds && !body.deliveryIds) return { replayed: await replayAll(endpoint.id, range) };
+      // Another endpoint's delivery ids select nothing: the replay keeps to this endpoint's.
+      const ids =
+        body.deliveryIds ??
+        (await deliveryIdsOf(db, {
+          appId: application.id,
+          endpointId: endpoint.id,
+          messageIds: body.messageIds!,
+        }));
       if (ids.length === 0) return { replayed: 0 };
       const { replayed } = await replayDeadLetters(
         db,

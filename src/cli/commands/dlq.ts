@@ -67,24 +67,29 @@ export async function dlqList(app: string, endpoint: string, options: DlqOptions
 
 /**
  * `courier dlq replay`: schedules dead letters again with a fresh attempt budget. The dead letters
- * are listed first (the total for the progress bar), then replayed by message id, chunk after chunk;
- * ones that died meanwhile wait for the next replay, so the count matches what was listed.
+ * are listed first (the total for the progress bar), then replayed by delivery id, chunk after
+ * chunk; ones that died meanwhile wait for the next replay, so the count matches what was listed.
+ * With --msg, the messages named instead.
  */
 export async function dlqReplay(app: string, endpoint: string, options: ReplayOptions) {
   checkRange(options);
   const client = ApiClient.connect(options);
-  const ids = options.msg?.length
-    ? [...new Set(options.msg)]
-    : (await deadLetters(client, app, endpoint, options)).map((d) => d.msgId);
+  const named = options.msg?.length ? [...new Set(options.msg)] : null;
+  const ids = named ?? (await deadLetters(client, app, endpoint, options)).map((d) => d.deliveryId);
   const bar = progressBar(process.stderr, ids.length, 'replayed');
   let replayed = 0;
   try {
     for (let i = 0; i < ids.length; i += REPLAY_CHUNK) {
+      const chunk = ids.slice(i, i + REPLAY_CHUNK);
       const answer = await client.request<{ replayed: number }>(
         'POST',
         deadLetterPath(app, endpoint, 'replay'),
         {
-          body: { messageIds: ids.slice(i, i + REPLAY_CHUNK), since: options.since, until: options.until },
+          body: {
+            ...(named ? { messageIds: chunk } : { deliveryIds: chunk }),
+            since: options.since,
+            until: options.until,
+          },
         },
       );
       replayed += answer.replayed;

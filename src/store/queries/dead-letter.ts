@@ -1,4 +1,5 @@
 import type { Database, Queryable } from '../db.ts';
+import { StoreNotFoundError } from '../errors.ts';
 import { toDate, toMs } from '../rows.ts';
 import { shareLockEndpoint } from './endpoint-status.ts';
 import { notifyWorkers } from './notify-workers.ts';
@@ -86,7 +87,9 @@ export async function replayDeadLetters(
   now: number,
 ): Promise<ReplayResult> {
   return db.transaction(async (tx) => {
-    await shareLockEndpoint(tx, filter.endpointId);
+    // Deleted meanwhile: its dead letters are gone, or finishing an attempt started before.
+    if (!(await shareLockEndpoint(tx, filter.endpointId)))
+      throw new StoreNotFoundError(`endpoint ${filter.endpointId} not found`);
     const { rows } = await tx.query<{ n: number; scanned: number; last_scanned: number | null }>(
       `with target as (
          select d.id, d.message_id from courier_deliveries d

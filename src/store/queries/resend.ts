@@ -82,7 +82,9 @@ export async function resendDelivery(
         [row.id, now, fresh],
       )
     : await tx.query<{ state: string }>(
-        `update courier_deliveries set next_attempt_at = least(next_attempt_at, $2), trigger = 1, updated_at = $2
+        // A held one keeps its updated_at: a resume gives back the time held since then (give_up_at).
+        `update courier_deliveries set next_attempt_at = least(next_attempt_at, $2), trigger = 1,
+                updated_at = case when state = 'held' then updated_at else $2 end
           where id = $1 returning state`,
         [row.id, now],
       );
