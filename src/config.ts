@@ -190,12 +190,23 @@ function port(r: Reader): number {
   return r.int('COURIER_PORT', 0, 65535);
 }
 
-/** Reads and validates the configuration; a bad value throws a ConfigError naming its variable. */
-export function loadConfig(env: Source = process.env): Config {
+/** The variables, over the COURIER_CONFIG file's keys, over the defaults. */
+function readerFor(env: Source): Reader {
   const filePath = env.COURIER_CONFIG?.trim();
   // An empty variable (compose passing `X=${UNSET}`) is unset: the file's value stands, not the default.
   const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value?.trim()));
-  const r = new Reader({ ...(filePath ? readFile(filePath) : {}), ...set });
+  return new Reader({ ...(filePath ? readFile(filePath) : {}), ...set });
+}
+
+/** Where the API listens, as `courier serve` reads it: for the operator commands' default URL. */
+export function listenAddress(env: Source = process.env): { host: string; port: number } {
+  const r = readerFor(env);
+  return { host: r.raw('COURIER_HOST'), port: port(r) };
+}
+
+/** Reads and validates the configuration; a bad value throws a ConfigError naming its variable. */
+export function loadConfig(env: Source = process.env): Config {
+  const r = readerFor(env);
 
   const requestTimeoutMs = r.duration('COURIER_REQUEST_TIMEOUT');
   const leaseMs = r.duration('COURIER_LEASE');

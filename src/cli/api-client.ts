@@ -2,9 +2,26 @@
  * The operator commands' HTTP client for a running Courier: bearer auth, JSON both ways, the
  * API's `{code, detail}` errors turned into one readable line, and list pagination.
  */
+import { listenAddress } from '../config.ts';
 import { apiError, usageError } from './errors.ts';
 
-export const DEFAULT_URL = 'http://127.0.0.1:8080';
+/**
+ * Where `courier serve` listens with the same settings (COURIER_HOST, COURIER_PORT, COURIER_CONFIG):
+ * a wildcard address is reached on loopback.
+ */
+export function defaultUrl(env: NodeJS.ProcessEnv): string {
+  let address: { host: string; port: number };
+  try {
+    address = listenAddress(env);
+  } catch (error) {
+    throw usageError(`${(error as Error).message}; or give the API's address with --url or COURIER_URL`);
+  }
+  if (address.port === 0) {
+    throw usageError('COURIER_PORT is 0 (serve takes any free port): give its address with --url or COURIER_URL');
+  }
+  const host = address.host === '0.0.0.0' ? '127.0.0.1' : address.host === '::' ? '::1' : address.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
 const TIMEOUT_MS = 60_000;
 
 /** `--url` and `--token` as commander parsed them (absent: from the environment). */
@@ -42,12 +59,12 @@ export class ApiClient {
     this.url = url.replace(/\/+$/, '');
   }
 
-  /** The flags first, then COURIER_URL / COURIER_TOKEN / COURIER_ADMIN_TOKEN, then the default URL. */
+  /** The flags first, then COURIER_URL / COURIER_TOKEN / COURIER_ADMIN_TOKEN, then where serve listens. */
   static connect(options: ConnectionOptions, env: NodeJS.ProcessEnv = process.env): ApiClient {
     // An empty COURIER_URL counts as unset, as the token's variables do.
     const source = options.url !== undefined ? '--url' : env.COURIER_URL ? 'COURIER_URL' : null;
     // The address `courier serve` prints for the API ends in /api/v1: the paths add their own.
-    const url = (options.url ?? (env.COURIER_URL || DEFAULT_URL)).replace(/\/api\/v1\/*$/, '');
+    const url = (options.url ?? (env.COURIER_URL || defaultUrl(env))).replace(/\/api\/v1\/*$/, '');
     let parsed: URL | undefined;
     try {
       parsed = new URL(url);

@@ -22,7 +22,7 @@ const program = new Command()
     'after',
     `
 send, endpoints, attempts, status and dlq talk to a running Courier over its API:
-  COURIER_URL     its base URL, or --url (default: http://127.0.0.1:8080)
+  COURIER_URL     its base URL, or --url (default: where COURIER_HOST and COURIER_PORT put it)
   COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
 They print tables, or JSON with --json. Exit status: 0 done, 1 API or network
 error, 2 usage error (nothing was sent).
@@ -60,7 +60,10 @@ const ENDPOINT = ['<endpoint>', 'endpoint id (ep_…) or uid'] as const;
 /** The connection and output options every operator command ends with. */
 function operator(command: Command): Command {
   return command
-    .option('--url <url>', 'Courier base URL (default: $COURIER_URL or http://127.0.0.1:8080)')
+    .option(
+      '--url <url>',
+      'Courier base URL (default: $COURIER_URL, else http://$COURIER_HOST:$COURIER_PORT)',
+    )
     .option('--token <token>', 'API token (default: $COURIER_TOKEN, else $COURIER_ADMIN_TOKEN)')
     .option('--json', 'print JSON instead of a table (nothing else goes to stdout)');
 }

@@ -1,4 +1,7 @@
 /** The API client and the chunked replay, in process against a real API (no child processes). */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiClient, apiPath } from '../../src/cli/api-client.ts';
 import { dlqReplay } from '../../src/cli/commands/dlq.ts';
@@ -60,6 +63,32 @@ describe('ApiClient', () => {
       })();
       expect(error).toBeInstanceOf(CliError);
       expect(error).toMatchObject({ exitCode: 2, message: expect.stringMatching(message) });
+    }
+  });
+
+  it('goes, without a URL given, where `courier serve` listens with the same settings', () => {
+    const url = (env: Record<string, string>) => ApiClient.connect({ token: 't' }, env).url;
+    expect(url({ COURIER_PORT: '9090' })).toBe('http://127.0.0.1:9090');
+    expect(url({ COURIER_PORT: '9090', COURIER_HOST: '10.1.2.3' })).toBe('http://10.1.2.3:9090');
+    // A wildcard address is reached on loopback.
+    expect(url({ COURIER_HOST: '0.0.0.0' })).toBe('http://127.0.0.1:8080');
+    expect(url({ COURIER_HOST: '::' })).toBe('http://[::1]:8080');
+    const dir = mkdtempSync(join(tmpdir(), 'courier-cli-'));
+    const file = join(dir, 'courier.json');
+    writeFileSync(file, JSON.stringify({ COURIER_PORT: 7070 }));
+    expect(url({ COURIER_CONFIG: file })).toBe('http://127.0.0.1:7070');
+    expect(url({ COURIER_CONFIG: file, COURIER_PORT: '7171' })).toBe('http://127.0.0.1:7171');
+    rmSync(dir, { recursive: true });
+    for (const [env, message] of [
+      [
+        { COURIER_PORT: 'tcp://10.0.0.1:8080' },
+        /^COURIER_PORT: got "tcp:.*; or give the API's address with --url/,
+      ],
+      [{ COURIER_PORT: '0' }, /^COURIER_PORT is 0/],
+      [{ COURIER_CONFIG: join(tmpdir(), 'no-such-courier.json') }, /^COURIER_CONFIG: cannot read/],
+    ] as const) {
+      expect(() => url(env)).toThrow(CliError);
+      expect(() => url(env)).toThrow(message);
     }
   });
 
