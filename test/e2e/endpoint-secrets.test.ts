@@ -67,6 +67,25 @@ describe('endpoint secrets', () => {
     expect(now.status).toBe(204);
   });
 
+  it('makes an earlier secret, still in its grace period, current again without signing twice with it', async () => {
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/x' });
+    const base = `/api/v1/app/${appId}/endpoint/${ep.id}/secret`;
+    const first = (await api.request('GET', base)).body.key;
+    expect((await api.request('POST', `${base}/rotate`)).status).toBe(204);
+    const second = (await api.request('GET', base)).body.key;
+    expect((await api.request('POST', `${base}/rotate`, { body: { key: first } })).status).toBe(204);
+    expect((await api.request('GET', base)).body.key).toBe(first);
+    expect(await signingSecrets(api.db, ep.id, api.clock.now())).toEqual([first, second]);
+    // At the limit, giving back an earlier secret adds none: it is allowed.
+    for (let i = 0; i < 4; i++) expect((await api.request('POST', `${base}/rotate`)).status).toBe(204);
+    expect(await signingSecrets(api.db, ep.id, api.clock.now())).toHaveLength(6);
+    expect((await api.request('POST', `${base}/rotate`, { body: { key: second } })).status).toBe(204);
+    const signing = await signingSecrets(api.db, ep.id, api.clock.now());
+    expect(signing).toHaveLength(6);
+    expect(signing[0]).toBe(second);
+    expect(new Set(signing).size).toBe(6);
+  });
+
   it('refuses malformed keys and grace periods', async () => {
     const ep = await createEndpoint(api, appId, { url: 'https://example.com/x' });
     const base = `/api/v1/app/${appId}/endpoint/${ep.id}/secret`;

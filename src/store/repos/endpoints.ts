@@ -289,6 +289,15 @@ export async function currentSecret(db: Queryable, endpointId: string): Promise<
   return rows[0] ? openSecret(db, rows[0].key) : null;
 }
 
+/** An earlier secret this process cannot open (sealed by one on another key) is none it could be given again. */
+function openedOrNull(db: Queryable, stored: string): string | null {
+  try {
+    return openSecret(db, stored);
+  } catch {
+    return null;
+  }
+}
+
 /** At most this many earlier secrets sign beside the current one (as Svix allows): each adds a signature to every request. */
 export const MAX_PREVIOUS_SECRETS = 5;
 
@@ -306,14 +315,23 @@ export async function rotateSecret(
 ): Promise<'rotated' | 'unchanged' | 'limit_reached'> {
   // One rotation at a time per endpoint: each sees the secret the previous one made current.
   if (!(await lockLiveRow(db, endpointId))) throw new StoreNotFoundError(`endpoint ${endpointId} not found`);
-  const { rows } = await db.query<{ key: string; current: boolean }>(
-    `select key, expires_at is null as current from courier_endpoint_secrets
+  const { rows } = await db.query<{ id: string; key: string; current: boolean }>(
+    `select id::text, key, expires_at is null as current from courier_endpoint_secrets
       where endpoint_id = $1 and (expires_at is null or expires_at > $2)`,
     [endpointId, toDate(now)],
   );
   const current = rows.find((r) => r.current);
   if (current && openSecret(db, current.key) === newKey) return 'unchanged';
-  if (graceMs > 0 && rows.length > MAX_PREVIOUS_SECRETS) return 'limit_reached';
+  // An earlier secret still in its grace period made current again leaves its earlier row: kept,
+  // it would sign every request twice, and take one of the earlier secrets' places.
+  const again = rows.find((r) => !r.current && openedOrNull(db, r.key) === newKey);
+  if (graceMs > 0 && rows.length - (again ? 1 : 0) > MAX_PREVIOUS_SECRETS) return 'limit_reached';
+  if (again) {
+    await db.query('update courier_endpoint_secrets set expires_at = $2 where id = $1', [
+      again.id,
+      toDate(now),
+    ]);
+  }
   await db.query(
     'update courier_endpoint_secrets set expires_at = $2 where endpoint_id = $1 and expires_at is null',
     [endpointId, toDate(now + graceMs)],
