@@ -170,25 +170,31 @@ describe('courier operator commands', () => {
     ]);
     expect(table).toMatchObject({ code: 0, stderr: '' });
     const lines = table.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^MESSAGE +STATE +ATTEMPTS +LAST ERROR +WHEN$/);
+    expect(lines[0]).toMatch(/^MESSAGE +STATE +ATTEMPTS +LAST ERROR +PAYLOAD +WHEN$/);
     expect(lines.slice(1)).toEqual(
-      Array(3).fill(expect.stringMatching(/^msg_\w+ +failed +1 +.*410.* +2026-/)),
+      Array(3).fill(expect.stringMatching(/^msg_\w+ +failed +1 +.*410.* +kept +2026-/)),
     );
-    expect(JSON.parse(json.stdout)).toEqual(Array(3).fill(expect.objectContaining({ state: 'failed' })));
+    const listed = JSON.parse(json.stdout) as { msgId: string }[];
+    expect(listed).toEqual(
+      Array(3).fill(expect.objectContaining({ state: 'failed', payloadExpunged: false })),
+    );
     expect(later).toMatchObject({ code: 0, stdout: 'no dead letters\n' });
 
     gone = false;
+    // One whose payload is gone cannot be sent again: said apart.
+    expect((await api.request('DELETE', `/api/v1/app/dlq/msg/${listed[0]!.msgId}/content`)).status).toBe(204);
+    expect((await cli(['dlq', 'list', 'dlq', 'broken'])).stdout).toMatch(/ expunged +2026-/);
     // Not a terminal: no progress bar on stderr, only the final line.
     expect(await cli(['dlq', 'replay', 'dlq', 'broken'])).toEqual({
       code: 0,
-      stdout: 'replayed 3 deliveries\n',
+      stdout: 'replayed 2 deliveries (1 delivery not replayable: payload expunged)\n',
       stderr: '',
     });
     await deliverAll();
     const after = await cli(['dlq', 'replay', 'dlq', 'broken', '--json']);
-    expect(JSON.parse(after.stdout)).toEqual({ replayed: 0, total: 0 });
+    expect(JSON.parse(after.stdout)).toEqual({ replayed: 0, total: 1, payloadExpunged: 1 });
     const attempts = await api.request('GET', '/api/v1/app/dlq/attempt/endpoint/broken?status=0');
-    expect(attempts.body.data).toHaveLength(3);
+    expect(attempts.body.data).toHaveLength(2);
   });
 
   it('reports API and network failures on stderr with exit 1', async () => {

@@ -51,7 +51,7 @@ describe.each(BACKENDS)('delivery lifecycle on %s', (backend) => {
     }
     expect(await worker.runOnce()).toBe(0);
     expect(await states(t.db)).toEqual({ expired: 1 });
-    const dead = await listDeadLetters(t.db, { endpointId: ep.id, limit: 10 });
+    const dead = await listDeadLetters(t.db, { endpointId: ep.id, limit: 10, now: clock.now() });
     expect(dead).toMatchObject([{ messageId, state: 'expired', attempts: 3 }]);
 
     status = 200;

@@ -62,6 +62,7 @@ describe('dead letters, replay and recover', () => {
       state: 'failed',
       attempts: 1,
       lastError: expect.any(String),
+      payloadExpunged: false,
     });
     expect(page.body.done).toBe(false);
     const next = await api.request('GET', `${base()}/dead-letter?limit=10&iterator=${page.body.iterator}`);
@@ -72,6 +73,13 @@ describe('dead letters, replay and recover', () => {
     const bounded = await api.request('GET', `${base()}/dead-letter?since=${at(3)}&until=${at(5)}`);
     expect(bounded.body.data.map((d: { msgId: string }) => d.msgId)).toEqual(ids.slice(2, 4));
     expect(locs(await api.request('GET', `${base()}/dead-letter?iterator=abc`))).toEqual(['query.iterator']);
+    // One whose payload was deleted is still a dead letter, flagged as one a replay cannot send.
+    expect((await api.request('DELETE', `/api/v1/app/${appId}/msg/${ids[0]}/content`)).status).toBe(204);
+    const flagged = await api.request('GET', `${base()}/dead-letter?limit=2`);
+    expect(flagged.body.data.map((d: { payloadExpunged: boolean }) => d.payloadExpunged)).toEqual([
+      true,
+      false,
+    ]);
   });
 
   it('replays chosen messages, or all in a range, with a fresh budget', async () => {

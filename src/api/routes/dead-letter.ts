@@ -27,6 +27,10 @@ const DeadLetterOut = Type.Object(
     attempts: Type.Integer(),
     lastError: Nullable(Type.String()),
     updatedAt: Timestamp,
+    payloadExpunged: Type.Boolean({
+      description:
+        "Its message's payload was deleted (expunged, or past its retention): it cannot be replayed.",
+    }),
   },
   {
     title: 'DeadLetterOut',
@@ -68,6 +72,7 @@ const deadLetterOut = (d: DeadLetter) => ({
   attempts: d.attempts,
   lastError: d.lastError,
   updatedAt: iso(d.updatedAt),
+  payloadExpunged: d.payloadExpunged,
 });
 
 export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
@@ -121,6 +126,7 @@ export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
         until: msOf(until),
         limit: limit + 1,
         afterId: iterator === undefined ? undefined : Number(iterator),
+        now: clock.now(),
       });
       return forwardPage(rows, limit, (d) => String(d.deliveryId), deadLetterOut);
     },

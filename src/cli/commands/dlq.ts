@@ -11,6 +11,7 @@ interface DeadLetterOut {
   attempts: number;
   lastError: string | null;
   updatedAt: string;
+  payloadExpunged: boolean;
 }
 
 export interface DlqOptions extends OperatorOptions {
@@ -58,6 +59,7 @@ export async function dlqList(app: string, endpoint: string, options: DlqOptions
       { header: 'STATE', value: (d) => d.state },
       { header: 'ATTEMPTS', value: (d) => String(d.attempts), align: 'right' },
       { header: 'LAST ERROR', value: (d) => orDash(d.lastError), max: 70 },
+      { header: 'PAYLOAD', value: (d) => (d.payloadExpunged ? 'expunged' : 'kept') },
       { header: 'WHEN', value: (d) => timestamp(d.updatedAt) },
     ],
     list,
@@ -75,7 +77,10 @@ export async function dlqReplay(app: string, endpoint: string, options: ReplayOp
   checkRange(options);
   const client = ApiClient.connect(options);
   const named = options.msg?.length ? [...new Set(options.msg)] : null;
-  const ids = named ?? (await deadLetters(client, app, endpoint, options)).map((d) => d.deliveryId);
+  const listed = named ? [] : await deadLetters(client, app, endpoint, options);
+  // Their bytes are gone: nothing to send again, and said apart from the ones that raced.
+  const expunged = listed.filter((d) => d.payloadExpunged).length;
+  const ids = named ?? listed.filter((d) => !d.payloadExpunged).map((d) => d.deliveryId);
   const bar = progressBar(process.stderr, ids.length, 'replayed');
   let replayed = 0;
   try {
@@ -103,12 +108,15 @@ export async function dlqReplay(app: string, endpoint: string, options: ReplayOp
     bar.finish();
   }
   if (options.json) {
-    printJson({ replayed, total: ids.length });
+    printJson({ replayed, total: ids.length + expunged, payloadExpunged: expunged });
     return;
   }
   // The API skips named ids that are not dead letters (delivered, pending, unknown) and dead
   // letters whose payload was deleted.
   const skipped = ids.length - replayed;
-  const note = skipped > 0 ? ` (${skipped} of ${ids.length} could not be replayed)` : '';
-  process.stdout.write(`replayed ${deliveries(replayed)}${note}\n`);
+  const notes = [
+    ...(skipped > 0 ? [`${skipped} of ${ids.length} could not be replayed`] : []),
+    ...(expunged > 0 ? [`${deliveries(expunged)} not replayable: payload expunged`] : []),
+  ];
+  process.stdout.write(`replayed ${deliveries(replayed)}${notes.length ? ` (${notes.join('; ')})` : ''}\n`);
 }

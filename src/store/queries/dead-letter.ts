@@ -12,6 +12,8 @@ export interface DeadLetter {
   attempts: number;
   lastError: string | null;
   updatedAt: number;
+  /** Its message's payload was deleted (expunged, or past its own retention): it cannot be replayed. */
+  payloadExpunged: boolean;
 }
 
 interface DeadRow {
@@ -22,6 +24,7 @@ interface DeadRow {
   attempts: number;
   last_error: string | null;
   updated_at: Date;
+  payload_expunged: boolean;
 }
 
 export interface DeadLetterFilter {
@@ -34,23 +37,28 @@ export interface DeadLetterFilter {
   sentUntil?: number;
 }
 
-/** Failed and expired deliveries of an endpoint, oldest first, kept until replayed. */
+/** Failed and expired deliveries of an endpoint, oldest first, kept until replayed; `now` tells an expired payload. */
 export async function listDeadLetters(
   db: Queryable,
-  filter: DeadLetterFilter & { limit: number; afterId?: number },
+  filter: DeadLetterFilter & { limit: number; afterId?: number; now: number },
 ): Promise<DeadLetter[]> {
   const { rows } = await db.query<DeadRow>(
-    `select id, message_id, endpoint_id, state, attempts, last_error, updated_at from courier_deliveries
-      where endpoint_id = $1 and state in ('failed', 'expired')
-        and ($2::timestamptz is null or updated_at >= $2) and ($3::timestamptz is null or updated_at < $3)
-        and ($4::bigint is null or id > $4)
-      order by id limit $5`,
+    `select d.id, d.message_id, d.endpoint_id, d.state, d.attempts, d.last_error, d.updated_at,
+            (m.expunged_at is not null or exists (
+              select 1 from courier_payload_expiries x where x.message_id = d.message_id and x.expires_at <= $6))
+              as payload_expunged
+       from courier_deliveries d join courier_messages m on m.id = d.message_id
+      where d.endpoint_id = $1 and d.state in ('failed', 'expired')
+        and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
+        and ($4::bigint is null or d.id > $4)
+      order by d.id limit $5`,
     [
       filter.endpointId,
       filter.since === undefined ? null : toDate(filter.since),
       filter.until === undefined ? null : toDate(filter.until),
       filter.afterId ?? null,
       filter.limit,
+      toDate(filter.now),
     ],
   );
   return rows.map((r) => ({
@@ -61,6 +69,7 @@ export async function listDeadLetters(
     attempts: r.attempts,
     lastError: r.last_error,
     updatedAt: toMs(r.updated_at)!,
+    payloadExpunged: r.payload_expunged,
   }));
 }
 
