@@ -17,7 +17,9 @@ export function defaultUrl(env: NodeJS.ProcessEnv): string {
     throw usageError(`${(error as Error).message}; or give the API's address with --url or COURIER_URL`);
   }
   if (address.port === 0) {
-    throw usageError('COURIER_PORT is 0 (serve takes any free port): give its address with --url or COURIER_URL');
+    throw usageError(
+      'COURIER_PORT is 0 (serve takes any free port): give its address with --url or COURIER_URL',
+    );
   }
   const host = address.host === '0.0.0.0' ? '127.0.0.1' : address.host === '::' ? '::1' : address.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;

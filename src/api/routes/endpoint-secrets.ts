@@ -1,4 +1,5 @@
 import { generateSecret } from '../../signing/index.ts';
+import { StoreNotFoundError } from '../../store/errors.ts';
 import { currentSecret, MAX_PREVIOUS_SECRETS, rotateSecret } from '../../store/repos/endpoints.ts';
 import { normalizeSecret } from '../endpoint-input.ts';
 import { limitReached } from '../errors.ts';
@@ -27,7 +28,8 @@ export function endpointSecretRoutes(app: Api, deps: ApiDeps): void {
     async (request) => {
       const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
       const key = await currentSecret(db, endpoint.id);
-      if (key === null) throw new Error(`endpoint ${endpoint.id} has no current signing secret`);
+      // Deleted since it was looked up: its secrets expired with it.
+      if (key === null) throw new StoreNotFoundError(`endpoint ${endpoint.id} not found`);
       return { key };
     },
   );

@@ -2,13 +2,16 @@
 --
 -- A rotated-out secret stopped signing when its grace period ended, and a deleted endpoint's
 -- secrets when it was deleted, but every row stayed: old keys piled up in the table and in its
--- backups. A deleted endpoint's secrets now expire at its deletion (here for those deleted
--- already, in the store's deletions from now on), and the worker's housekeeping deletes a secret
--- an hour past its expiry (queries/secret-purge.ts), along this index.
+-- backups. A deleted endpoint's secrets now expire at its deletion (a trigger, so that processes
+-- of the previous release deleting endpoints during an upgrade do it too; here for those deleted
+-- already), and the worker's housekeeping deletes a secret an hour past its expiry
+-- (queries/secret-purge.ts), along this index.
 --
--- Deleting an expired secret changes nothing that signs, so it no longer bumps the endpoint's
--- config_version: the purge locks only the secret rows it deletes, never an endpoint row, and
--- cannot deadlock with a rotation (endpoint row, then its current secret).
+-- What signs changes when a secret is added or its expiry moves, not when an expired one is
+-- deleted, nor when one is sealed again with another key (the same secret), nor for a deleted
+-- endpoint: only then is the endpoint's config_version bumped now. So the purge and the reseal
+-- at start lock only secret rows, never an endpoint row, and cannot deadlock with a rotation or
+-- a deletion (endpoint row, then its secrets).
 --
 -- A claim's configuration pairs each secret with its expiry by position in two arrays: both are
 -- now ordered by the row's id as well, so that secrets created in one millisecond (two rotations
@@ -17,9 +20,27 @@
 create index courier_endpoint_secrets_expiry on courier_endpoint_secrets (expires_at)
   where expires_at is not null;
 
+create or replace function courier_secrets_touch_endpoint() returns trigger language plpgsql as $$
+begin
+  update courier_endpoints set config_version = config_version
+    where id = new.endpoint_id and deleted_at is null;
+  return null;
+end $$;
+
 drop trigger courier_endpoint_secrets_touch on courier_endpoint_secrets;
-create trigger courier_endpoint_secrets_touch after insert or update on courier_endpoint_secrets
+create trigger courier_endpoint_secrets_touch after insert or update of expires_at on courier_endpoint_secrets
   for each row execute function courier_secrets_touch_endpoint();
+
+create function courier_expire_deleted_secrets() returns trigger language plpgsql as $$
+begin
+  update courier_endpoint_secrets set expires_at = new.deleted_at
+   where endpoint_id = new.id and (expires_at is null or expires_at > new.deleted_at);
+  return null;
+end $$;
+
+create trigger courier_endpoints_secrets_expire after update of deleted_at on courier_endpoints
+  for each row when (old.deleted_at is null and new.deleted_at is not null)
+  execute function courier_expire_deleted_secrets();
 
 update courier_endpoint_secrets s set expires_at = e.deleted_at
   from courier_endpoints e

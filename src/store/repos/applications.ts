@@ -1,6 +1,6 @@
 import { prepared, type Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
-import { dropDeliveries, expireSecrets } from './endpoints.ts';
+import { dropDeliveries } from './endpoints.ts';
 
 export interface Application {
   id: string;
@@ -145,14 +145,9 @@ export async function deleteApplication(db: Queryable, id: string, now: number):
   );
   if (rowCount > 0) {
     // Endpoint rows before their queue rows: the store's lock order.
-    const deleted = await db.query<{ id: string }>(
-      'update courier_endpoints set deleted_at = $2, uid = null where app_id = $1 and deleted_at is null returning id',
+    await db.query(
+      'update courier_endpoints set deleted_at = $2, uid = null where app_id = $1 and deleted_at is null',
       [id, toDate(now)],
-    );
-    await expireSecrets(
-      db,
-      deleted.rows.map((r) => r.id),
-      now,
     );
     const { rows } = await db.query<{ endpoint_id: string }>(
       `update courier_endpoint_queues set active = false

@@ -238,29 +238,11 @@ export async function updateEndpoint(
   await notifyWorkers(db);
 }
 
-/** Soft delete: nothing more is claimed for it; its history stays, its secrets expire. */
+/** Soft delete: nothing more is claimed for it; its history stays, its secrets expire (migration 0027). */
 export async function deleteEndpoint(db: Queryable, id: string, now: number): Promise<void> {
   await db.query('update courier_endpoints set deleted_at = $2, uid = null where id = $1', [id, toDate(now)]);
-  await expireSecrets(db, [id], now);
   await db.query('update courier_endpoint_queues set active = false where endpoint_id = $1', [id]);
   await dropDeliveries(db, [id]);
-}
-
-/**
- * Deleted endpoints' secrets sign nothing more: expired at the deletion, the housekeeping deletes
- * them with the rotated-out ones (queries/secret-purge.ts). After the endpoint rows: the store's
- * lock order, as in a rotation.
- */
-export async function expireSecrets(
-  db: Queryable,
-  endpointIds: readonly string[],
-  now: number,
-): Promise<void> {
-  await db.query(
-    `update courier_endpoint_secrets set expires_at = $2
-      where endpoint_id = any($1) and (expires_at is null or expires_at > $2)`,
-    [endpointIds, toDate(now)],
-  );
 }
 
 /**
