@@ -2,7 +2,7 @@ import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import type { Database } from '../store/db.ts';
 import type { StreakAlarm } from '../store/queries/complete.ts';
-import { holdEndpoint } from '../store/queries/endpoint-status.ts';
+import { holdEndpoint, lockEndpoint, streakStands } from '../store/queries/endpoint-status.ts';
 import { type OperationalEvent, recordOperationalEvents } from '../store/queries/operational-events.ts';
 import { getEndpointById } from '../store/repos/endpoints.ts';
 
@@ -27,6 +27,8 @@ export async function pauseForStreak(
   const now = clock.now();
   const reason = `paused after ${alarm.failureStreak} ${STREAK_REASON}`;
   const event = await db.transaction(async (tx) => {
+    await lockEndpoint(tx, alarm.endpointId);
+    if (!(await streakStands(tx, alarm.endpointId, alarm.failureStreak))) return null;
     if (!(await holdEndpoint(tx, alarm.endpointId, 'paused', reason, now))) return null;
     const endpoint = await getEndpointById(tx, alarm.endpointId);
     const recorded: OperationalEvent = {

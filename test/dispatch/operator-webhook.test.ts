@@ -5,7 +5,7 @@ import { ensureOperatorEndpoint, OperatorRelay } from '../../src/dispatch/operat
 import { type Logger, silentLogger } from '../../src/logger.ts';
 import { heldCount, holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { lockUnrelayed } from '../../src/store/queries/operational-events.ts';
-import { getEndpointById } from '../../src/store/repos/endpoints.ts';
+import { deleteEndpoint, getEndpointById } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
 import { holdOpen } from '../support/transactions.ts';
@@ -21,6 +21,8 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
     ({ appId: operatorAppId } = await ensureOperatorEndpoint(t.db, 'https://ops.example.com/courier', clock));
     const app = await makeApp(t.db, clock.now());
     endpointId = (await makeEndpoint(t.db, app.id, clock.now(), { url: 'https://example.com/dead' })).id;
+    // The streaks the alarms below report.
+    await t.db.query('update courier_endpoint_queues set failure_streak = 100');
   });
   afterEach(async () => {
     await t.drop();
@@ -60,6 +62,19 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
     expect(rows).toEqual([{ event_id: event!.id }]);
     expect(await relay().run()).toBe(0);
     expect((await state()).queued).toBe(1);
+  });
+
+  it('pauses only while the streak stands: not after a success, a new URL or a resume reset it, nor once deleted', async () => {
+    await t.db.query('update courier_endpoint_queues set failure_streak = 0 where endpoint_id = $1', [
+      endpointId,
+    ]);
+    expect(await pauseForStreak(t.db, alarm(), clock, true)).toBeNull();
+    await t.db.query('update courier_endpoint_queues set failure_streak = 101 where endpoint_id = $1', [
+      endpointId,
+    ]);
+    await t.db.transaction((tx) => deleteEndpoint(tx, endpointId, clock.now()));
+    expect(await pauseForStreak(t.db, alarm(), clock, true)).toBeNull();
+    expect(await state()).toMatchObject({ status: 'enabled', events: 0 });
   });
 
   it('leaves alone an event recorded without a relay to send it', async () => {

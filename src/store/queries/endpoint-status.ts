@@ -27,6 +27,20 @@ export async function shareLockEndpoint(tx: Queryable, endpointId: string): Prom
 }
 
 /**
+ * Whether the endpoint, locked (lockEndpoint), still runs a streak of at least `streak`: a streak's
+ * alarm is raised by a completion already committed, and a success, a new URL, a resume or a
+ * deletion may have ended the streak since.
+ */
+export async function streakStands(tx: Queryable, endpointId: string, streak: number): Promise<boolean> {
+  const { rows } = await tx.query(
+    `select 1 from courier_endpoint_queues q join courier_endpoints e on e.id = q.endpoint_id
+      where q.endpoint_id = $1 and q.active and q.failure_streak >= $2 and e.deleted_at is null`,
+    [endpointId, streak],
+  );
+  return rows.length > 0;
+}
+
+/**
  * Stops deliveries to an endpoint without losing any: its pending deliveries become held,
  * new messages for it are stored as held, and nothing is claimed until it is resumed.
  * `paused` is Courier's own doing (a streak of permanent failures); `disabled` is its owner's.
