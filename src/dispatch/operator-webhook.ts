@@ -9,6 +9,7 @@ import { publishBatch } from '../store/queries/publish.ts';
 import { createApplication, findApplication } from '../store/repos/applications.ts';
 import { createEndpoint, findEndpoint, updateEndpoint } from '../store/repos/endpoints.ts';
 import { pausedByStreak } from './auto-pause.ts';
+import { EXHAUSTED } from './exhausted.ts';
 
 export const OPERATOR_APP_UID = 'courier-operator';
 export const OPERATOR_ENDPOINT_UID = 'operator';
@@ -133,6 +134,13 @@ export class OperatorRelay {
     // About the operator's own endpoint: it is the one failing, and a dead letter of an event
     // announcing a dead letter would announce itself for ever.
     const outward = events.filter((event) => event.appId !== this.appId);
+    // A notice the operator's receiver gave up on is not sent to it again: logged, or lost unseen.
+    for (const event of events)
+      if (event.appId === this.appId && event.type === EXHAUSTED)
+        this.log.error(
+          { data: event.data },
+          'the operator webhook did not take a notice; it is not sent again',
+        );
     const now = this.clock.now();
     if (outward.length > 0)
       await publishBatch(

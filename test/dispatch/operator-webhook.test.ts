@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { pauseForStreak } from '../../src/dispatch/auto-pause.ts';
+import { EXHAUSTED } from '../../src/dispatch/exhausted.ts';
 import { ensureOperatorEndpoint, OperatorRelay } from '../../src/dispatch/operator-webhook.ts';
+import { newId } from '../../src/ids.ts';
 import { type Logger, silentLogger } from '../../src/logger.ts';
 import { heldCount, holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
-import { lockUnrelayed } from '../../src/store/queries/operational-events.ts';
+import { lockUnrelayed, recordOperationalEvents } from '../../src/store/queries/operational-events.ts';
 import { deleteEndpoint, getEndpointById } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
@@ -93,6 +95,25 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
     const queued = await t.db.query('select 1 from courier_messages where app_id = $1', [operatorAppId]);
     expect(queued.rows).toEqual([]);
     expect(await relay().run()).toBe(0);
+  });
+
+  it('logs a notice the operator webhook gave up on, rather than send it to that webhook again', async () => {
+    const errors: string[] = [];
+    const logger = { ...silentLogger, error: (_o: object, msg?: string) => void errors.push(msg ?? '') };
+    const exhausted = (appId: string) => ({
+      id: newId('opev', clock.now()),
+      type: EXHAUSTED,
+      appId,
+      endpointId: null,
+      data: { appId },
+      createdAt: clock.now(),
+    });
+    await t.db.transaction((tx) =>
+      recordOperationalEvents(tx, [exhausted(operatorAppId), exhausted('app_other')], true),
+    );
+    expect(await relay(operatorAppId, logger).run()).toBe(2);
+    expect(errors).toEqual(['the operator webhook did not take a notice; it is not sent again']);
+    expect((await state()).queued).toBe(0);
   });
 
   it('resumes its own endpoint, paused by a streak, when a worker starts with another URL', async () => {
