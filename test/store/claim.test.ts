@@ -13,7 +13,7 @@ import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
 import { deleteEndpoint, rotateSecret, updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { deliveredCompletion as delivered, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
-import { holdOpen, listenForWork } from '../support/transactions.ts';
+import { blockedBy, holdOpen, listenForWork } from '../support/transactions.ts';
 
 describe.each(BACKENDS)('claiming on %s', (backend) => {
   let t: TestDatabase;
@@ -23,6 +23,27 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
   beforeAll(async () => {
     t = await openTestDatabase(backend);
   });
+  /** A 429 with an hour's Retry-After from `url`: a streak step and a hold, if `url` is still the endpoint's. */
+  const turnedAway = (id: number, url: string) => {
+    const base = delivered(id, 1, clock.now());
+    return {
+      ...base,
+      state: 'pending' as const,
+      nextAttemptAt: clock.now() + 60_000,
+      lastError: 'HTTP 429',
+      streak: 'increment' as const,
+      holdEndpointUntil: clock.now() + 3_600_000,
+      attempt: { ...base.attempt, url, statusCode: 429, decision: 'retry' as const },
+    };
+  };
+  const queueOf = async (endpointId: string) =>
+    (
+      await t.db.query(
+        'select failure_streak, retry_after_until from courier_endpoint_queues where endpoint_id = $1',
+        [endpointId],
+      )
+    ).rows[0];
+
   it("takes a hold or a streak step only from an attempt to the endpoint's URL as it now is", async () => {
     const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/old' });
     await publishJson(t.db, appId, clock.now(), { i: 1 });
@@ -30,33 +51,31 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     const [first, second] = await claimAs('w');
     // Both requests went to the old URL; the URL changes while they are in flight.
     await updateEndpoint(t.db, ep.id, { ...ep, url: 'http://127.0.0.1:1/new' }, clock.now());
-    const turnedAway = (id: number, url: string) => {
-      const base = delivered(id, 1, clock.now());
-      return {
-        ...base,
-        state: 'pending' as const,
-        nextAttemptAt: clock.now() + 60_000,
-        lastError: 'HTTP 429',
-        streak: 'increment' as const,
-        holdEndpointUntil: clock.now() + 3_600_000,
-        attempt: { ...base.attempt, url, statusCode: 429, decision: 'retry' as const },
-      };
-    };
-    const queue = async () =>
-      (
-        await t.db.query(
-          'select failure_streak, retry_after_until from courier_endpoint_queues where endpoint_id = $1',
-          [ep.id],
-        )
-      ).rows[0];
     await complete(t.db, 'w', clock.now(), [turnedAway(first!.id, 'http://127.0.0.1:1/old')], 100);
-    expect(await queue()).toEqual({ failure_streak: 0, retry_after_until: null });
+    expect(await queueOf(ep.id)).toEqual({ failure_streak: 0, retry_after_until: null });
     await complete(t.db, 'w', clock.now(), [turnedAway(second!.id, 'http://127.0.0.1:1/new')], 100);
-    expect(await queue()).toEqual({
+    expect(await queueOf(ep.id)).toEqual({
       failure_streak: 1,
       retry_after_until: new Date(clock.now() + 3_600_000),
     });
   });
+
+  it.runIf(backend === 'pg')(
+    "takes neither from the old URL's answer written while the URL change held the endpoint's queue row",
+    async () => {
+      const ep = await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/old' });
+      await publishJson(t.db, appId, clock.now(), { i: 1 });
+      const [d] = await claimAs('w');
+      const change = await holdOpen(t.db, (tx) =>
+        updateEndpoint(tx, ep.id, { ...ep, url: 'http://127.0.0.1:1/new' }, clock.now()),
+      );
+      const completing = complete(t.db, 'w', clock.now(), [turnedAway(d!.id, 'http://127.0.0.1:1/old')], 100);
+      await blockedBy(t.db, change.pid);
+      await change.commit();
+      await completing;
+      expect(await queueOf(ep.id)).toEqual({ failure_streak: 0, retry_after_until: null });
+    },
+  );
 
   it("announces a dead letter whose sibling delivery's completion is written again", async () => {
     await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:1/a' });

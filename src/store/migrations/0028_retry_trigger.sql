@@ -1,7 +1,15 @@
+-- courier_complete_rows as in 0025, but for two things.
+--
 -- A resend or a replay marks its delivery manual (trigger 1), and the attempt it asked for is
 -- logged as manual; but nothing marked it scheduled again, so every automatic retry after it was
 -- logged as manual too. A completion now sets trigger 0 (a completion written again leaves it:
--- a resend since may have set it). courier_complete_rows as in 0025 but for that one assignment.
+-- a resend since may have set it).
+--
+-- Whether a failure or a Retry-After came from the endpoint's URL as it now is was read in the
+-- first statement's snapshot, before the queue rows were locked: a URL change committing while
+-- the lock waited (it holds the queue row) reset the streak and the hold for the new URL, and the
+-- old receiver's answer then set them again, holding the new receiver for up to a day. It is read
+-- after the lock now.
 
 create or replace function courier_complete_rows(p_owner text, p_now timestamptz, p_rows jsonb, p_pause_after integer)
 returns table (endpoint_id text, failure_streak integer, alarm boolean, claimable boolean, wake_at timestamptz)
@@ -13,6 +21,7 @@ declare
   v_seq integer[];
   v_streak text[];
   v_hold timestamptz[];
+  v_urls text[];
   v_expired bigint[] := '{}';
   v_locked text[];
   v_ids bigint[];
@@ -86,20 +95,14 @@ begin
   )
   select coalesce(array_agg(upd.endpoint_id), '{}'), coalesce(array_agg(upd.state), '{}'),
          coalesce(array_agg(upd.next_attempt_at), '{}'), coalesce(array_agg(x.seq), '{}'),
-         -- An attempt counts toward its endpoint's streak once, however often it is written, and
-         -- only as the endpoint's now: a failure or a hold of a URL changed since (requests to it
-         -- finishing after the change) is the old receiver's.
-         coalesce(array_agg(case when not x.written and (x.streak <> 'increment' or cur.same_url) then x.streak end), '{}'),
+         -- An attempt counts toward its endpoint's streak once, however often it is written (and
+         -- only from the endpoint's URL as it now is: checked below, after the lock).
+         coalesce(array_agg(case when not x.written then x.streak end), '{}'),
          coalesce(array_agg(upd.id), '{}'),
-         coalesce(array_agg(case when cur.same_url then x.hold_until end), '{}')
-    into v_eps, v_states, v_next, v_seq, v_streak, v_dids, v_hold
-    from fin upd join input x on x.delivery_id = upd.id
-    -- Looked up only for the rare rows it matters to, not for every delivered one.
-    cross join lateral (
-      select case when x.streak = 'increment' or x.hold_until is not null
-                  then exists (select 1 from courier_endpoints e where e.id = upd.endpoint_id and e.url = x.url)
-                  else true end as same_url
-    ) cur;
+         coalesce(array_agg(x.hold_until), '{}'),
+         coalesce(array_agg(case when x.streak = 'increment' or x.hold_until is not null then x.url end), '{}')
+    into v_eps, v_states, v_next, v_seq, v_streak, v_dids, v_hold, v_urls
+    from fin upd join input x on x.delivery_id = upd.id;
 
   if cardinality(v_eps) = 0 then
     return;
@@ -109,6 +112,19 @@ begin
     select q.endpoint_id, q.active from courier_endpoint_queues q
     where q.endpoint_id = any(v_eps) order by q.endpoint_id for update
   ) l;
+
+  -- A failure counts toward the streak, and a Retry-After holds the endpoint, only from an attempt
+  -- to its URL as it is now, read after the lock: a URL change that committed while the lock
+  -- waited has reset both for the new URL, and only a statement begun after the wait sees it.
+  if exists (select 1 from unnest(v_urls) u where u is not null) then
+    select array_agg(case when u.s = 'increment' and not cur.same then null else u.s end order by u.ord),
+           array_agg(case when cur.same then u.h end order by u.ord)
+      into v_streak, v_hold
+      from unnest(v_eps, v_streak, v_hold, v_urls) with ordinality as u(ep, s, h, url, ord)
+      cross join lateral (
+        select u.url is null or exists (select 1 from courier_endpoints e where e.id = u.ep and e.url = u.url) as same
+      ) cur;
+  end if;
 
   -- The state of a retry was chosen from the endpoint's queue row as read without a lock. A pause
   -- or resume holds that row until it commits: if one committed while the lock above waited, this
