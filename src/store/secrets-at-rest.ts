@@ -74,14 +74,12 @@ export async function enableSecretsAtRest(
     if (check !== undefined && ![chosen.box, ...retired].some((k) => opens(k, check))) {
       throw mismatch(configured !== null, 'were sealed with another key');
     }
-    // Without a check (an older release) every secret is tried; with one, only a takeover needs to.
-    let resealed = 0;
-    if (check === undefined || retired.length > 0) {
-      const { moved, unreadable } = await reseal(tx, chosen);
-      if (unreadable > 0)
-        throw mismatch(configured !== null, `include ${unreadable} sealed with another key`);
-      resealed = moved;
-    }
+    // Without a check (an older release) every secret is tried; with one, only a takeover needs
+    // to. Otherwise the current secrets are checked: one sealed by a process on a key dropped too
+    // soon would stop its endpoint's deliveries until a start with that key.
+    const { moved: resealed, unreadable } =
+      check === undefined || retired.length > 0 ? await reseal(tx, chosen) : await unopened(tx, chosen);
+    if (unreadable > 0) throw mismatch(configured !== null, `include ${unreadable} sealed with another key`);
     if (check === undefined || !opens(chosen.box, check)) {
       await writeSetting(tx, 'secrets_key_check', Buffer.from(chosen.box.seal(CHECK_TEXT)));
     }
@@ -128,13 +126,18 @@ async function writeSetting(tx: Transaction, name: string, value: Buffer): Promi
   );
 }
 
+/** A live endpoint's current secret: one that cannot be opened stops its deliveries. */
+const NEEDED = 's.expires_at is null and e.deleted_at is null';
+
 /**
  * Seals with the chosen key each stored secret that only a retired key opens, or that was never
- * sealed; counts those neither key opens. Rows being written meanwhile are sealed at the next start.
+ * sealed; counts the needed ones neither key opens (an earlier one, still in its grace period, is
+ * signed without: EndpointConfigCache). Rows being written meanwhile are sealed at the next start.
  */
 async function reseal(tx: Transaction, chosen: Keys): Promise<{ moved: number; unreadable: number }> {
-  const { rows } = await tx.query<{ id: string; key: string }>(
-    'select id::text, key from courier_endpoint_secrets',
+  const { rows } = await tx.query<{ id: string; key: string; needed: boolean }>(
+    `select s.id::text, s.key, ${NEEDED} as needed
+       from courier_endpoint_secrets s join courier_endpoints e on e.id = s.endpoint_id`,
   );
   let moved = 0;
   let unreadable = 0;
@@ -144,7 +147,7 @@ async function reseal(tx: Transaction, chosen: Keys): Promise<{ moved: number; u
     if (sealed && opens(chosen.box, row.key)) continue;
     const plain = sealed ? openWith(chosen.retired, row.key) : row.key;
     if (plain === null) {
-      unreadable++;
+      if (row.needed) unreadable++;
       continue;
     }
     await tx.query('update courier_endpoint_secrets set key = $2 where id = $1', [
@@ -154,6 +157,18 @@ async function reseal(tx: Transaction, chosen: Keys): Promise<{ moved: number; u
     moved++;
   }
   return { moved, unreadable };
+}
+
+/** The needed secrets sealed with a key other than the chosen one (no takeover: nothing to reseal). */
+async function unopened(tx: Transaction, chosen: Keys): Promise<{ moved: 0; unreadable: number }> {
+  const { rows } = await tx.query<{ key: string }>(
+    `select s.key from courier_endpoint_secrets s join courier_endpoints e on e.id = s.endpoint_id
+      where ${NEEDED}`,
+  );
+  return {
+    moved: 0,
+    unreadable: rows.filter((r) => SecretBox.isSealed(r.key) && !opens(chosen.box, r.key)).length,
+  };
 }
 
 /** How a secret is stored: sealed when encryption at rest is on for this database. */

@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { generateSecret } from '../../src/signing/index.ts';
 import { SecretBox } from '../../src/signing/secret-box.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
-import { rotateSecret } from '../../src/store/repos/endpoints.ts';
+import { deleteEndpoint, rotateSecret } from '../../src/store/repos/endpoints.ts';
 import { enableSecretsAtRest, SecretsKeyMismatch } from '../../src/store/secrets-at-rest.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
@@ -182,6 +182,39 @@ describe.each(BACKENDS)('signing secrets encrypted at rest on %s', (backend) => 
     expect(await enableSecretsAtRest(t.db, second)).toEqual({ resealed: 0 });
     expect(await signingSecrets(t.db, ep.id, now)).toEqual([secret]);
     await expect(enableSecretsAtRest(t.db, first)).rejects.toThrow(SecretsKeyMismatch);
+  });
+
+  it('refuses a start whose key cannot open a current secret, sealed by a process on a key since dropped', async () => {
+    const now = Date.now();
+    const [first, second] = [randomBytes(32).toString('base64'), randomBytes(32).toString('base64')];
+    await enableSecretsAtRest(t.db, first);
+    const app = await makeApp(t.db, now);
+    const current = await makeEndpoint(t.db, app.id, now, { url: receiver.url });
+    const rotated = await makeEndpoint(t.db, app.id, now, { url: receiver.url });
+    const gone = await makeEndpoint(t.db, app.id, now, { url: receiver.url });
+    expect(await enableSecretsAtRest(t.db, second, first)).toEqual({ resealed: 3 });
+    // Sealed meanwhile by a process still on the first key: an earlier secret, a deleted endpoint's
+    // (neither stops a delivery), and then a current one.
+    const sealedFirst = new SecretBox(Buffer.from(first, 'base64')).seal(generateSecret());
+    await t.db.transaction((tx) => rotateSecret(tx, rotated.id, generateSecret(), 60_000, now));
+    await t.db.query(
+      'update courier_endpoint_secrets set key = $1 where endpoint_id = $2 and expires_at is not null',
+      [sealedFirst, rotated.id],
+    );
+    await t.db.query('update courier_endpoint_secrets set key = $1 where endpoint_id = $2', [
+      sealedFirst,
+      gone.id,
+    ]);
+    await t.db.transaction((tx) => deleteEndpoint(tx, gone.id, now));
+    expect(await enableSecretsAtRest(t.db, second)).toEqual({ resealed: 0 });
+    await t.db.query('update courier_endpoint_secrets set key = $1 where endpoint_id = $2', [
+      sealedFirst,
+      current.id,
+    ]);
+    await expect(enableSecretsAtRest(t.db, second)).rejects.toThrow(/include 1 sealed with another key/);
+    // With the key it was sealed with as the previous one, it is sealed again.
+    expect(await enableSecretsAtRest(t.db, second, first)).toEqual({ resealed: 3 });
+    expect(await enableSecretsAtRest(t.db, second)).toEqual({ resealed: 0 });
   });
 
   it('refuses another key once one is chosen, even before any endpoint exists', async () => {
