@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { newId } from '../ids.ts';
+import { type IdPrefix, newId } from '../ids.ts';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -17,12 +17,18 @@ import {
   purgeExpiredIdempotencyKeys,
   releaseIdempotencyKey,
 } from '../store/repos/idempotency.ts';
-import { createError, fieldError } from './errors.ts';
+import { createError, fieldError, isUniqueViolation } from './errors.ts';
 import type { Api, ApiDeps } from './types.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /** The route whose work is a publish (messages.ts). */
 export const PUBLISH_ROUTE = '/api/v1/app/:app_id/msg';
+/** The routes that create something with an id of its own, and that id's prefix. */
+const CREATES: Readonly<Record<string, IdPrefix>> = {
+  [PUBLISH_ROUTE]: 'msg',
+  '/api/v1/app': 'app',
+  '/api/v1/app/:app_id/endpoint': 'ep',
+};
 /** A handler holding a key longer than this is presumed dead; a repeat may take the key over. */
 const LOCK_MS = 60_000;
 const WAIT_STEP_MS = 50;
@@ -64,18 +70,47 @@ function fingerprint(request: FastifyRequest): string {
     .digest('base64url');
 }
 
+/**
+ * Creates what a POST names under the id its idempotency key reserved: a repeat of a request whose
+ * outcome is unknown (a 5xx, its commit's answer lost) gets what the earlier try created, found by
+ * that id, instead of a second one. Without a key, under a new id. (A publish has its own: its
+ * answer waits for its commit to be flushed; messages.ts.)
+ */
+export async function createOnce<T>(
+  request: FastifyRequest,
+  prefix: IdPrefix,
+  now: number,
+  find: (id: string) => Promise<T | null>,
+  create: (id: string) => Promise<T>,
+): Promise<T> {
+  const reserved = request.reservedId;
+  if (reserved?.retried) {
+    const earlier = await find(reserved.id);
+    if (earlier) return earlier;
+  }
+  request.creationAttempted = true;
+  try {
+    return await create(reserved?.id ?? newId(prefix, now));
+  } catch (error) {
+    // Its id taken: the earlier try, still committing when this one looked, created it.
+    const earlier = reserved && isUniqueViolation(error) ? await find(reserved.id) : null;
+    if (earlier) return earlier;
+    throw error;
+  }
+}
+
 export function registerIdempotency(app: Api, deps: ApiDeps): void {
   const { db, clock, logger } = deps;
   let claims = 0;
   /**
-   * Gives the key back for a repeat. A publish that ran, in this try or an earlier one (a repeat
-   * that failed before it could tell), leaves it its message id: that outcome is unknown.
+   * Gives the key back for a repeat. A creation that ran, in this try or an earlier one (a repeat
+   * that failed before it could tell), leaves it its id: that outcome is unknown.
    */
   const release = (request: FastifyRequest, key: IdempotencyKey) =>
     releaseIdempotencyKey(
       db,
       key,
-      request.publishAttempted === true || request.messageIdToPublish?.retried === true,
+      request.creationAttempted === true || request.reservedId?.retried === true,
       request.idempotencyToken ?? null,
     );
 
@@ -92,17 +127,17 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
       path: request.url.split('?')[0]!,
     };
     const print = fingerprint(request);
-    // A publish names its message before it runs: a repeat after an unknown outcome looks for it.
-    const publishes = request.routeOptions.url === PUBLISH_ROUTE;
+    // A creation names what it creates before it runs: a repeat after an unknown outcome looks for it.
+    const prefix = CREATES[request.routeOptions.url ?? ''];
     for (let step = 0; step < MAX_WAIT_STEPS; step++) {
       const now = clock.now();
-      const fresh = publishes ? newId('msg', now) : null;
+      const fresh = prefix ? newId(prefix, now) : null;
       const claimed = await claimIdempotencyKey(db, key, print, now, LOCK_MS, IDEMPOTENCY_TTL_MS, fresh);
       if (claimed) {
         request.idempotencyKey = key;
         request.idempotencyToken = claimed.token;
         if (claimed.messageId) {
-          request.messageIdToPublish = { id: claimed.messageId, retried: claimed.messageId !== fresh };
+          request.reservedId = { id: claimed.messageId, retried: claimed.messageId !== fresh };
         }
         if (++claims % PURGE_EVERY === 0) {
           purgeExpiredIdempotencyKeys(db, clock.now(), 1000).catch((err) =>

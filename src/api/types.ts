@@ -52,12 +52,13 @@ declare module 'fastify' {
     /** The message this request published: its stored idempotent response names it. */
     publishedMessageId?: string;
     /**
-     * The id its idempotency key gave a publish: a new one, or (retried) that of an earlier try of
-     * the same request whose outcome is unknown, whose message may exist.
+     * The id its idempotency key gave what this request creates (a message, an application, an
+     * endpoint): a new one, or (retried) that of an earlier try of the same request whose outcome
+     * is unknown, which may have created it.
      */
-    messageIdToPublish?: { id: string; retried: boolean };
-    /** It called publish: failing with a 5xx, its outcome is unknown and the id stays with the key. */
-    publishAttempted?: boolean;
+    reservedId?: { id: string; retried: boolean };
+    /** It began to create: failing with a 5xx, its outcome is unknown and the id stays with the key. */
+    creationAttempted?: boolean;
     /** The claim's lock: only the request that holds it may store or release the key. */
     idempotencyToken?: number;
   }

@@ -21,6 +21,8 @@ describe('idempotency keys when the database falters', () => {
   let missLookup = false;
   /** The next lookup of a message by id fails, the database faltering again. */
   let failLookup = false;
+  /** The next creation's commit is not answered: an application's insert, an endpoint's transaction. */
+  let loseCreation = false;
 
   beforeAll(async () => {
     t = await openTestDatabase('pg');
@@ -46,9 +48,25 @@ describe('idempotency keys when the database falters', () => {
         missLookup = false;
         return Promise.resolve({ rows: [], rowCount: 0 });
       }
+      if (loseCreation && sql.includes('insert into courier_applications')) {
+        loseCreation = false;
+        return run().then(lost);
+      }
       return run();
     });
-    api = await startApi({ database: { ...t, db } });
+    // An endpoint is created in a transaction: the one after a creation was set to be lost.
+    const transacting = new Proxy(db, {
+      get(target, prop) {
+        if (prop !== 'transaction') return Reflect.get(target, prop, target);
+        return async (work: Parameters<typeof db.transaction>[0]) => {
+          const result = await target.transaction(work);
+          if (!loseCreation) return result;
+          loseCreation = false;
+          return lost();
+        };
+      },
+    });
+    api = await startApi({ database: { ...t, db: transacting } });
   });
   // A fault a test set up but no query met must not fall on the next test.
   afterEach(() => {
@@ -56,7 +74,10 @@ describe('idempotency keys when the database falters', () => {
     losePublish = null;
     missLookup = false;
     failLookup = false;
+    loseCreation = false;
   });
+  const lost = () =>
+    Promise.reject(new DatabaseUnavailableError('database unavailable: Connection terminated'));
   /**
    * The first try of a publish whose commit's answer is lost: 503, or, where the HTTP client sent
    * the request again by itself (seen on a loaded machine), already the repeat's 202.
@@ -170,6 +191,35 @@ describe('idempotency keys when the database falters', () => {
     });
     expect(other.status).toBe(409);
   });
+
+  it.each(['application', 'endpoint'] as const)(
+    'creates one %s when the SDK repeats a creation whose commit was not answered',
+    async (what) => {
+      const appId = what === 'endpoint' ? await createApp(api) : null;
+      const name = `created-once-${what}`;
+      const post = () =>
+        api.request<{ id: string }>('POST', appId ? `/api/v1/app/${appId}/endpoint` : '/api/v1/app', {
+          body: appId ? { url: `https://example.com/${name}` } : { name },
+          headers: { 'idempotency-key': name },
+        });
+      loseCreation = true;
+      const first = await post();
+      // 503; or, where the HTTP client sent the request again by itself, already the repeat's 201.
+      expect([503, 201]).toContain(first.status);
+      expect(loseCreation).toBe(false);
+      const again = await post();
+      expect(again.status).toBe(201);
+      const { rows } = await t.db.query<{ id: string }>(
+        appId
+          ? 'select id from courier_endpoints where app_id = $1'
+          : 'select id from courier_applications where name = $1',
+        [appId ?? name],
+      );
+      expect(rows.map((r) => r.id)).toEqual([again.body.id]);
+      const third = await post();
+      expect([third.body.id, third.headers.get('idempotent-replayed')]).toEqual([again.body.id, 'true']);
+    },
+  );
 
   it('lets only the request holding a key store or release it', async () => {
     const key = { scope: 'test', key: 'held', method: 'POST', path: '/api/v1/app/x/msg' };

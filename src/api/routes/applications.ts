@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config.ts';
 import { isValidUid, newId } from '../../ids.ts';
@@ -14,6 +15,7 @@ import {
 } from '../../store/repos/applications.ts';
 import { checkPolicy } from '../endpoint-input.ts';
 import { ApiError, conflict, fieldError, isUniqueViolation, notFound } from '../errors.ts';
+import { createOnce } from '../idempotency.ts';
 import { requireApp } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import {
@@ -90,10 +92,17 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
     });
   }
 
-  async function create(fields: ApplicationFields) {
-    await uidFree(db, fields.uid);
+  /** By a POST (`request`: once, under its idempotency key's id) or by a PUT naming a new uid. */
+  async function create(fields: ApplicationFields, request?: FastifyRequest) {
     const now = clock.now();
-    return applicationOut(await createApplication(db, newId('app', now), fields, now));
+    const make = async (id: string) => {
+      await uidFree(db, fields.uid);
+      return createApplication(db, id, fields, now);
+    };
+    const find = (id: string) => findApplication(db, id);
+    return applicationOut(
+      await (request ? createOnce(request, 'app', now, find, make) : make(newId('app', now))),
+    );
   }
 
   app.get(
@@ -140,7 +149,7 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
       const found = await existing();
       if (found) return reply.code(200).send(applicationOut(found));
       try {
-        return reply.code(201).send(await create(fieldsOf(request.body, null, false)));
+        return reply.code(201).send(await create(fieldsOf(request.body, null, false), request));
       } catch (error) {
         // Created concurrently under the same uid (committed before our uid check, or caught by the
         // unique index after it): with get_if_exists that one is the answer.

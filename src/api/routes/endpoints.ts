@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { isValidUid, newId } from '../../ids.ts';
 import { generateSecret } from '../../signing/index.ts';
@@ -18,6 +19,7 @@ import {
 import { type EndpointBody, endpointFields, normalizeSecret } from '../endpoint-input.ts';
 import { applyDisabled, resume } from '../endpoint-status.ts';
 import { conflict, notFound } from '../errors.ts';
+import { createOnce } from '../idempotency.ts';
 import { requireApp, requireEndpoint } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import { IdOrUid, ListResponse, NoContent } from '../schemas/common.ts';
@@ -44,21 +46,24 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     if (other && other.id !== self) throw conflict(`An endpoint with uid ${uid} already exists`);
   }
 
-  async function create(application: Application, body: EndpointBody, uid: string | null): Promise<Endpoint> {
+  /** By a POST (`request`: once, under its idempotency key's id) or by a PUT naming a new uid. */
+  async function create(
+    application: Application,
+    body: EndpointBody,
+    uid: string | null,
+    request?: FastifyRequest,
+  ): Promise<Endpoint> {
     const fields = { ...endpointFields(body, 'replace', null, config, application), uid };
     const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : generateSecret();
-    await uidFree(db, application.id, uid);
     const now = clock.now();
-    return db.transaction((tx) =>
-      createEndpoint(tx, {
-        id: newId('ep', now),
-        appId: application.id,
-        fields,
-        secret,
-        disabled: !!body.disabled,
-        now,
-      }),
-    );
+    const make = async (id: string) => {
+      await uidFree(db, application.id, uid);
+      return db.transaction((tx) =>
+        createEndpoint(tx, { id, appId: application.id, fields, secret, disabled: !!body.disabled, now }),
+      );
+    };
+    if (!request) return make(newId('ep', now));
+    return createOnce(request, 'ep', now, (id) => findEndpoint(db, application.id, id), make);
   }
 
   /**
@@ -123,7 +128,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     },
     async (request, reply) => {
       const application = await requireApp(db, request.params.app_id);
-      const endpoint = await create(application, request.body, request.body.uid ?? null);
+      const endpoint = await create(application, request.body, request.body.uid ?? null, request);
       return reply.code(201).send(endpointOut(endpoint));
     },
   );

@@ -135,7 +135,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       const application = await appForMessage(request.params.app_id, request.body.application);
       const { eventType, payload, eventId, channels, tags: messageTags } = request.body;
       const now = clock.now();
-      const intended = request.messageIdToPublish;
+      const intended = request.reservedId;
       /** The message an earlier try of this same request published (its answer lost), on disk. */
       const earlier = async () => {
         const found = intended ? await findMessage(db, application.id, intended.id) : null;
@@ -149,7 +149,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         const answered = await earlier();
         if (answered) return answered;
       }
-      request.publishAttempted = true;
+      request.creationAttempted = true;
       let result: Awaited<ReturnType<typeof publish>>;
       try {
         result = await publish(db, {
