@@ -3,6 +3,7 @@ import { StoreNotFoundError } from '../errors.ts';
 import { toDate, toMs } from '../rows.ts';
 import { shareLockEndpoint } from './endpoint-status.ts';
 import { notifyWorkers } from './notify-workers.ts';
+import { payloadGone } from './payload-expiry.ts';
 
 export interface DeadLetter {
   deliveryId: number;
@@ -44,9 +45,7 @@ export async function listDeadLetters(
 ): Promise<DeadLetter[]> {
   const { rows } = await db.query<DeadRow>(
     `select d.id, d.message_id, d.endpoint_id, d.state, d.attempts, d.last_error, d.updated_at,
-            (m.expunged_at is not null or exists (
-              select 1 from courier_payload_expiries x where x.message_id = d.message_id and x.expires_at <= $6))
-              as payload_expunged
+            ${payloadGone('m', '$6')} as payload_expunged
        from courier_deliveries d join courier_messages m on m.id = d.message_id
       where d.endpoint_id = $1 and d.state in ('failed', 'expired')
         and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
@@ -119,8 +118,7 @@ export async function replayDeadLetters(
          -- A payload past its expiry is as good as expunged: its sweep may not have emptied it yet
          -- (held back by an attempt under way, or not yet run).
          select target.id from target join courier_messages m on m.id = target.message_id
-          where m.expunged_at is null
-            and not exists (select 1 from courier_payload_expiries x where x.message_id = m.id and x.expires_at <= $5)
+          where not ${payloadGone('m', '$5')}
           for share of m skip locked
        ), upd as (
          update courier_deliveries d

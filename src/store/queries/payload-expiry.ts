@@ -1,6 +1,14 @@
 import type { Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
 
+/**
+ * SQL: the payload of the message row `alias` is gone, expunged or past the retention it asked for
+ * at `now` (a parameter): as good as expunged, whether or not its sweep has emptied it yet.
+ */
+export const payloadGone = (alias: string, now: string): string =>
+  `(${alias}.expunged_at is not null or exists (
+     select 1 from courier_payload_expiries x where x.message_id = ${alias}.id and x.expires_at <= ${now}))`;
+
 /** Where a pass through the due payloads has got to: (expiry instant, message id). */
 export interface ExpiryCursor {
   at: number;

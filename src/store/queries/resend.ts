@@ -2,6 +2,7 @@ import type { Queryable } from '../db.ts';
 import { toDate } from '../rows.ts';
 import { shareLockEndpoint } from './endpoint-status.ts';
 import { notifyWorkers } from './notify-workers.ts';
+import { payloadGone } from './payload-expiry.ts';
 
 /** The (message, endpoint) delivery, locked; a leased one is in flight. */
 const LOCK_DELIVERY = `select id, state, lease_owner is not null as leased from courier_deliveries
@@ -41,8 +42,7 @@ export async function resendDelivery(
   if (!(await shareLockEndpoint(tx, input.endpointId))) return 'endpoint_gone';
   // A payload past its expiry is as good as expunged, whether or not its sweep has emptied it.
   const { rows: message } = await tx.query<{ expunged: boolean }>(
-    `select m.expunged_at is not null or exists (
-              select 1 from courier_payload_expiries x where x.message_id = m.id and x.expires_at <= $2) as expunged
+    `select ${payloadGone('m', '$2')} as expunged
        from courier_messages m where m.id = $1 for key share of m`,
     [input.messageId, now],
   );
