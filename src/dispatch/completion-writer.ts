@@ -3,12 +3,12 @@ import type { Logger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
 import { type Completion, type CompletionOutcome, complete } from '../store/queries/complete.ts';
 import { pauseForStreak } from './auto-pause.ts';
-import { isDeadLetter, reportDeadLetters } from './exhausted.ts';
+import { attemptEventType, reportAttemptEvents } from './attempt-events.ts';
 import type { OperatorRelay } from './operator-webhook.ts';
 
 /**
- * Writes a worker's completions, and what follows from them for operators: the dead letters'
- * message.attempt.exhausted events (in the completions' own transaction), the pauses a streak of
+ * Writes a worker's completions, and what follows from them for operators: the attempt events
+ * (message.attempt.exhausted, .failing, .recovered: in the completions' own transaction), the pauses a streak of
  * permanent failures calls for, and a nudge to the operator relay once an event was recorded.
  */
 export class CompletionWriter {
@@ -25,16 +25,16 @@ export class CompletionWriter {
   ) {}
 
   /**
-   * One write for the batch. Dead letters are rare: only a batch with some takes a transaction, to
-   * record their events with them.
+   * One write for the batch. Events are rare (a dead letter, a fourth failure, a success after it):
+   * only a batch with some takes a transaction, to record them with it.
    */
   write(batch: readonly Completion[]): Promise<CompletionOutcome> {
     const now = this.clock.now();
-    const dead = batch.filter(isDeadLetter);
-    if (dead.length === 0) return complete(this.db, this.owner, now, batch, this.pauseAfter);
+    if (!batch.some((c) => attemptEventType(c) !== null))
+      return complete(this.db, this.owner, now, batch, this.pauseAfter);
     return this.db.transaction(async (tx) => {
       const relay = this.relay !== undefined;
-      if ((await reportDeadLetters(tx, this.owner, dead, now, relay, this.log)) > 0)
+      if ((await reportAttemptEvents(tx, this.owner, batch, now, relay, this.log)) > 0)
         this.#eventsRecorded = true;
       return complete(tx, this.owner, now, batch, this.pauseAfter);
     });

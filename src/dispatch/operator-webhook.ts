@@ -9,7 +9,7 @@ import { publishBatch } from '../store/queries/publish.ts';
 import { createApplication, findApplication } from '../store/repos/applications.ts';
 import { createEndpoint, findEndpoint, updateEndpoint } from '../store/repos/endpoints.ts';
 import { pausedByStreak } from './auto-pause.ts';
-import { EXHAUSTED } from './exhausted.ts';
+import { EXHAUSTED } from './attempt-events.ts';
 
 export const OPERATOR_APP_UID = 'courier-operator';
 export const OPERATOR_ENDPOINT_UID = 'operator';

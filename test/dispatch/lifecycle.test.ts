@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EXHAUSTED } from '../../src/dispatch/exhausted.ts';
+import { EXHAUSTED } from '../../src/dispatch/attempt-events.ts';
 import { silentLogger } from '../../src/logger.ts';
 import type { Database } from '../../src/store/db.ts';
 import { listDeadLetters, replayDeadLetters } from '../../src/store/queries/dead-letter.ts';

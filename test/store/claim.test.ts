@@ -8,7 +8,7 @@ import { publish } from '../../src/store/publisher.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
 import { replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
-import { lockDeadLetters } from '../../src/store/queries/dead-lettered.ts';
+import { lockAttemptSubjects } from '../../src/store/queries/attempt-subjects.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
 import { deleteEndpoint, rotateSecret, updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -91,7 +91,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     };
     // The second's completion committed, its answer lost: it is written again beside the first's.
     await complete(t.db, 'w', clock.now(), [deadLetter], 100);
-    const subjects = await lockDeadLetters(t.db, 'w', [first!.id, second!.id], [deadLetter.attempt.id]);
+    const subjects = await lockAttemptSubjects(t.db, 'w', [first!.id, second!.id], [deadLetter.attempt.id]);
     expect(subjects.map((s) => s.deliveryId)).toEqual([first!.id]);
   });
 
@@ -447,7 +447,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     ).toMatchObject({ replayed: 1 });
     expect((await claimAs('w')).map((c) => c.id)).toEqual([d!.id]);
     const again = { ...deadLetter, messageId: d!.messageId, rewrite: true };
-    expect(await lockDeadLetters(t.db, 'w', [d!.id], [again.attempt.id])).toEqual([]);
+    expect(await lockAttemptSubjects(t.db, 'w', [d!.id], [again.attempt.id])).toEqual([]);
     await complete(t.db, 'w', clock.now(), [again], 100);
     const { rows } = await t.db.query(
       `select (select count(*)::int from courier_attempts) as attempts, d.state, d.attempts as made,

@@ -1,7 +1,10 @@
 import type { Queryable } from '../db.ts';
 
-/** Where a delivery about to be dead-lettered belongs, for its message.attempt.exhausted event. */
-export interface DeadLetterSubject {
+/**
+ * Where a delivery whose attempt is announced belongs (message.attempt.exhausted, .failing,
+ * .recovered): its event names the application, endpoint and message.
+ */
+export interface AttemptSubject {
   deliveryId: number;
   appId: string;
   appUid: string | null;
@@ -29,12 +32,12 @@ interface Row {
  * nothing is announced twice.
  * Delivery rows first, as a completion locks them, then (in the completion) the queue rows.
  */
-export async function lockDeadLetters(
+export async function lockAttemptSubjects(
   tx: Queryable,
   owner: string,
   deliveryIds: readonly number[],
   rewritten: readonly string[] = [],
-): Promise<DeadLetterSubject[]> {
+): Promise<AttemptSubject[]> {
   if (deliveryIds.length === 0) return [];
   const { rows } = await tx.query<Row>(
     `select d.id as delivery_id, m.app_id, app.uid as app_uid, d.endpoint_id, e.uid as endpoint_uid,

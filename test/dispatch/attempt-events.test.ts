@@ -1,24 +1,43 @@
-import type { MessageAttemptExhaustedEventData } from 'svix';
+import type {
+  MessageAttemptExhaustedEventData,
+  MessageAttemptFailingEventData,
+  MessageAttemptRecoveredEventData,
+} from 'svix';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import { EXHAUSTED, reportDeadLetters } from '../../src/dispatch/exhausted.ts';
+import {
+  EXHAUSTED,
+  FAILING,
+  RECOVERED,
+  reportAttemptEvents,
+} from '../../src/dispatch/attempt-events.ts';
 import { ensureOperatorEndpoint, OperatorRelay } from '../../src/dispatch/operator-webhook.ts';
 import { type Logger, silentLogger } from '../../src/logger.ts';
 import { type Completion, complete } from '../../src/store/queries/complete.ts';
+import { replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
 import { listOperationalEvents } from '../../src/store/queries/operational-events.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { virtualWorker } from '../support/engine.ts';
 import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 
-describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
+describe.each(BACKENDS)('message.attempt.exhausted, .failing and .recovered on %s', (backend) => {
   let t: TestDatabase;
   let receiver: Receiver;
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
 
   beforeAll(async () => {
+    // /<status> answers that status; /flaky/<n>/<key> answers 503 to the first n requests of its key, then 200.
+    const seen = new Map<string, number>();
     receiver = await startReceiver((req, res) => {
-      res.writeHead(Number(req.url!.slice(1)));
+      const flaky = /^\/flaky\/(\d+)\/(.+)$/.exec(req.url!);
+      if (flaky) {
+        const n = (seen.get(flaky[2]!) ?? 0) + 1;
+        seen.set(flaky[2]!, n);
+        res.writeHead(n <= Number(flaky[1]) ? 503 : 200);
+      } else {
+        res.writeHead(Number(req.url!.slice(1)));
+      }
       res.end();
     });
   });
@@ -30,8 +49,8 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
 
   const events = () => listOperationalEvents(t.db, { limit: 100 });
 
-  /** An application with one endpoint answering `status`, and one message published to it. */
-  async function oneMessage(status: number, uid?: string) {
+  /** An application with one endpoint answering `status` (or a /flaky/… path), and one message published to it. */
+  async function oneMessage(status: number | string, uid?: string) {
     const app = await makeApp(t.db, clock.now());
     const ep = await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/${status}`, uid });
     const msg = await publishJson(t.db, app.id, clock.now(), { n: 1 }, { eventId: `evt-${status}` });
@@ -102,11 +121,15 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
     });
   });
 
-  it('says nothing of a delivery retried, delivered, or whose completion its worker no longer owns', async () => {
+  it('says nothing of a delivery delivered, retried fewer than four times, or whose completion its worker no longer owns', async () => {
     await oneMessage(200);
-    await oneMessage(503);
+    await oneMessage('flaky/3/a'); // delivered at its fourth attempt, after three failures
     await deliverAll({ maxAttempts: 100 });
     expect(await events()).toEqual([]);
+    const { rows } = await t.db.query<{ number: number }>(
+      `select number from courier_attempts where decision = 'delivered' order by number`,
+    );
+    expect(rows).toEqual([{ number: 1 }, { number: 4 }]);
 
     // A completion written after another worker took the delivery over changes nothing.
     const late = await leasedTo('other', await oneMessage(400));
@@ -114,10 +137,97 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
     expect(await events()).toEqual([]);
   });
 
-  it('announces a dead letter once when its completion is written again (a commit that took effect, then failed to answer)', async () => {
-    const failed = await leasedTo('w', await oneMessage(400));
-    await completeAsWorker('w', failed);
-    await completeAsWorker('w', failed);
+  it('announces a delivery failing at its fourth failure, once, with the data Svix sends', async () => {
+    const { appId, endpointId, messageId } = await oneMessage(503, 'billing');
+    await deliverAll({ maxAttempts: 100 });
+    const [event, ...rest] = await events();
+    expect(rest).toEqual([]);
+    expect(event).toMatchObject({ type: FAILING, appId, endpointId });
+    const { rows } = await t.db.query<{ id: string; started_at: Date }>(
+      'select id, started_at from courier_attempts where message_id = $1 and number = 4',
+      [messageId],
+    );
+    const svixData: MessageAttemptFailingEventData = {
+      appId,
+      appUid: null,
+      endpointId,
+      msgId: messageId,
+      msgEventId: 'evt-503',
+      lastAttempt: { id: rows[0]!.id, responseStatusCode: 503, timestamp: rows[0]!.started_at },
+    };
+    expect(event!.data).toEqual({
+      ...svixData,
+      lastAttempt: { ...svixData.lastAttempt, timestamp: rows[0]!.started_at.toISOString() },
+      endpointUid: 'billing',
+      attempts: 4,
+      reason: expect.stringMatching(/^HTTP 503/),
+      nextAttempt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    const { rows: delivery } = await t.db.query<{ next_attempt_at: Date; attempts: number }>(
+      'select next_attempt_at, attempts from courier_deliveries where message_id = $1',
+      [messageId],
+    );
+    expect(delivery[0]!.attempts).toBeGreaterThan(4); // tried on after it, announced once
+  });
+
+  it('announces a delivery recovered when it gets through after it was announced failing', async () => {
+    const { appId, endpointId, messageId } = await oneMessage('flaky/5/b');
+    await deliverAll({ maxAttempts: 100 });
+    const all = await events();
+    expect(all.map((e) => e.type)).toEqual([FAILING, RECOVERED]);
+    const { rows } = await t.db.query<{ id: string; started_at: Date }>(
+      'select id, started_at from courier_attempts where message_id = $1 and number = 6',
+      [messageId],
+    );
+    const svixData: MessageAttemptRecoveredEventData = {
+      appId,
+      appUid: null,
+      endpointId,
+      msgId: messageId,
+      msgEventId: 'evt-flaky/5/b',
+      lastAttempt: { id: rows[0]!.id, responseStatusCode: 200, timestamp: rows[0]!.started_at },
+    };
+    expect(all[1]!.data).toEqual({
+      ...svixData,
+      lastAttempt: { ...svixData.lastAttempt, timestamp: rows[0]!.started_at.toISOString() },
+      endpointUid: null,
+      attempts: 6,
+    });
+  });
+
+  it('counts from a replay\'s fresh budget: a dead letter replayed and delivered at once is not "recovered"', async () => {
+    const { endpointId } = await oneMessage('flaky/5/c');
+    await deliverAll({ maxAttempts: 5 });
+    expect((await events()).map((e) => e.type)).toEqual([FAILING, EXHAUSTED]);
+    expect(await replayDeadLetters(t.db, { endpointId }, clock.now())).toMatchObject({ replayed: 1 });
+    await deliverAll({ maxAttempts: 5 });
+    expect((await events()).map((e) => e.type)).toEqual([FAILING, EXHAUSTED]);
+    const { rows } = await t.db.query<{ number: number; decision: string }>(
+      'select number, decision from courier_attempts order by started_at desc limit 1',
+    );
+    expect(rows).toEqual([{ number: 1, decision: 'delivered' }]);
+  });
+
+  it.each([
+    ['a dead letter', (c: Completion): Completion => c],
+    [
+      'a fourth failure',
+      (c: Completion): Completion => ({
+        ...c,
+        state: 'pending',
+        attempts: 4,
+        nextAttemptAt: clock.now() + 60_000,
+        attempt: { ...c.attempt, number: 4, statusCode: 503, decision: 'retry' },
+      }),
+    ],
+  ])('announces %s once when its completion is written again (a commit that took effect, then failed to answer)', async (_name, as) => {
+    const completion = as(await leasedTo('w', await oneMessage(400)));
+    await completeAsWorker('w', completion);
+    // Claimed again by the same worker meanwhile: the lease is its own again, the attempt written.
+    await t.db.query(`update courier_deliveries set lease_owner = 'w', lease_expires_at = $1`, [
+      new Date(clock.now() + 60_000),
+    ]);
+    await completeAsWorker('w', { ...completion, rewrite: true });
     expect(await events()).toHaveLength(1);
     const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_attempts');
     expect(rows[0]!.n).toBe(1);
@@ -132,16 +242,17 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
     const done = deliveredCompletion(Number(rows[0]!.id), 1, clock.now());
     const failed: Completion = {
       ...done,
+      messageId,
       state: 'failed',
       attempt: { ...done.attempt, statusCode: 400, decision: 'failed' },
     };
     return failed;
   }
 
-  /** What the worker does with a batch holding a dead letter (worker.ts, complete). */
+  /** What the worker does with a batch holding an event (completion-writer.ts). */
   const completeAsWorker = (owner: string, c: Completion) =>
     t.db.transaction(async (tx) => {
-      await reportDeadLetters(tx, owner, [c], clock.now(), false, silentLogger);
+      await reportAttemptEvents(tx, owner, [c], clock.now(), false, silentLogger);
       await complete(tx, owner, clock.now(), [c], 100);
     });
 
@@ -199,7 +310,7 @@ describe.each(BACKENDS)('message.attempt.exhausted on %s', (backend) => {
     } finally {
       await t.db.query('alter table courier_operational_events_away rename to courier_operational_events');
     }
-    expect(errors).toEqual([`could not record ${EXHAUSTED}; the dead letters are kept without it`]);
+    expect(errors).toEqual([`could not record ${EXHAUSTED}; the deliveries go on without it`]);
     expect(await events()).toEqual([]);
     const { rows } = await t.db.query<{ state: string }>(
       'select state from courier_deliveries where message_id = $1',
