@@ -2,8 +2,8 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
 import { type Completion, type CompletionOutcome, complete } from '../store/queries/complete.ts';
-import { pauseForStreak } from './auto-pause.ts';
 import { attemptEventType, reportAttemptEvents } from './attempt-events.ts';
+import { pauseForStreak } from './auto-pause.ts';
 import type { OperatorRelay } from './operator-webhook.ts';
 
 /**

@@ -8,8 +8,8 @@ import { lockUnrelayed, markRelayed } from '../store/queries/operational-events.
 import { publishBatch } from '../store/queries/publish.ts';
 import { createApplication, findApplication } from '../store/repos/applications.ts';
 import { createEndpoint, findEndpoint, updateEndpoint } from '../store/repos/endpoints.ts';
-import { pausedByStreak } from './auto-pause.ts';
 import { EXHAUSTED } from './attempt-events.ts';
+import { pausedByStreak } from './auto-pause.ts';
 
 export const OPERATOR_APP_UID = 'courier-operator';
 export const OPERATOR_ENDPOINT_UID = 'operator';

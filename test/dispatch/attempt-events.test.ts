@@ -5,12 +5,7 @@ import type {
 } from 'svix';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import {
-  EXHAUSTED,
-  FAILING,
-  RECOVERED,
-  reportAttemptEvents,
-} from '../../src/dispatch/attempt-events.ts';
+import { EXHAUSTED, FAILING, RECOVERED, reportAttemptEvents } from '../../src/dispatch/attempt-events.ts';
 import { ensureOperatorEndpoint, OperatorRelay } from '../../src/dispatch/operator-webhook.ts';
 import { type Logger, silentLogger } from '../../src/logger.ts';
 import { type Completion, complete } from '../../src/store/queries/complete.ts';
@@ -220,18 +215,21 @@ describe.each(BACKENDS)('message.attempt.exhausted, .failing and .recovered on %
         attempt: { ...c.attempt, number: 4, statusCode: 503, decision: 'retry' },
       }),
     ],
-  ])('announces %s once when its completion is written again (a commit that took effect, then failed to answer)', async (_name, as) => {
-    const completion = as(await leasedTo('w', await oneMessage(400)));
-    await completeAsWorker('w', completion);
-    // Claimed again by the same worker meanwhile: the lease is its own again, the attempt written.
-    await t.db.query(`update courier_deliveries set lease_owner = 'w', lease_expires_at = $1`, [
-      new Date(clock.now() + 60_000),
-    ]);
-    await completeAsWorker('w', { ...completion, rewrite: true });
-    expect(await events()).toHaveLength(1);
-    const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_attempts');
-    expect(rows[0]!.n).toBe(1);
-  });
+  ])(
+    'announces %s once when its completion is written again (a commit that took effect, then failed to answer)',
+    async (_name, as) => {
+      const completion = as(await leasedTo('w', await oneMessage(400)));
+      await completeAsWorker('w', completion);
+      // Claimed again by the same worker meanwhile: the lease is its own again, the attempt written.
+      await t.db.query(`update courier_deliveries set lease_owner = 'w', lease_expires_at = $1`, [
+        new Date(clock.now() + 60_000),
+      ]);
+      await completeAsWorker('w', { ...completion, rewrite: true });
+      expect(await events()).toHaveLength(1);
+      const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_attempts');
+      expect(rows[0]!.n).toBe(1);
+    },
+  );
 
   /** The delivery of this message, leased to `owner`, and the completion that dead-letters it. */
   async function leasedTo(owner: string, { messageId }: { messageId: string }) {

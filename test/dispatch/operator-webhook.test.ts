@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import { pauseForStreak } from '../../src/dispatch/auto-pause.ts';
 import { EXHAUSTED } from '../../src/dispatch/attempt-events.ts';
+import { pauseForStreak } from '../../src/dispatch/auto-pause.ts';
 import { ensureOperatorEndpoint, OperatorRelay } from '../../src/dispatch/operator-webhook.ts';
 import { newId } from '../../src/ids.ts';
 import { type Logger, silentLogger } from '../../src/logger.ts';
