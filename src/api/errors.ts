@@ -55,6 +55,11 @@ export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '23505';
 }
 
+/** A uid taken: by a row committed before our check (409 conflict), or caught by the unique index after it. */
+export function isUidTaken(error: unknown): boolean {
+  return isUniqueViolation(error) || (error instanceof ApiError && error.statusCode === 409);
+}
+
 interface Reply {
   status: number;
   body: { code: string; detail: string | ValidationItem[] };

@@ -42,6 +42,7 @@ export async function pauseForStreak(
         endpointUid: endpoint?.uid,
         url: endpoint?.url,
         failureStreak: alarm.failureStreak,
+        trigger: 'automatic',
         reason,
       },
       createdAt: now,

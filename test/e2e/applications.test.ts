@@ -95,6 +95,16 @@ describe('applications', () => {
     expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
   });
 
+  it('PUTs of a new uid at once create one application: the others update it (no 409)', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        api.request('PUT', '/api/v1/app/raced-by-put', { body: { name: `Raced ${i}` } }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
+    expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
+  });
+
   it('PUT on an unknown uid creates the application with that uid (201)', async () => {
     const res = await api.request('PUT', '/api/v1/app/created-by-put', { body: { name: 'Upserted' } });
     expect(res.status).toBe(201);

@@ -211,6 +211,17 @@ describe('endpoints', () => {
     expect(locs(badUrl)).toEqual(['body.url']);
   });
 
+  it('PUTs of a new uid at once create one endpoint: the others update it (no 409)', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        api.request('PUT', `${base()}/raced`, { body: { url: `https://example.com/${i}` } }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
+    expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
+    expect((await api.request('GET', base())).body.data).toHaveLength(1);
+  });
+
   it('PUT repeated on a uid updates the same endpoint; PUT on an id that is not there is a 404', async () => {
     const first = await api.request('PUT', `${base()}/by-put`, { body: { url: 'https://example.com/p' } });
     expect(first.status).toBe(201);
@@ -276,17 +287,24 @@ describe('endpoints', () => {
     const path = `${base()}/${ep.id}`;
     // Deleted (uncommitted) under the lock: the edits still see the endpoint, and wait for the row.
     const finish = await holdRow(ep.id, (tx) => deleteEndpoint(tx, ep.id, api.clock.now()));
-    const [patch, headers] = await finish([
+    const answers = await finish([
       api.request('PATCH', path, { body: { uid: 'racing', description: 'late' } }),
       api.request('PUT', `${path}/headers`, { body: { headers: { 'X-Late': '1' } } }),
+      api.request('POST', `${path}/pause`),
+      api.request('POST', `${path}/resume`),
+      api.request('DELETE', path),
     ]);
-    expect(patch.status).toBe(404);
-    expect(headers.status).toBe(404);
-    const { rows } = await api.db.query<{ uid: string | null; description: string }>(
-      'select uid, description from courier_endpoints where id = $1',
+    expect(answers.map((a) => a.status)).toEqual([404, 404, 404, 404, 404]);
+    const { rows } = await api.db.query<{ uid: string | null; description: string; status: string }>(
+      'select uid, description, status from courier_endpoints where id = $1',
       [ep.id],
     );
-    expect(rows[0]).toEqual({ uid: null, description: '' });
+    expect(rows[0]).toEqual({ uid: null, description: '', status: 'enabled' });
+    const { rows: events } = await api.db.query<{ type: string }>(
+      'select type from courier_operational_events where endpoint_id = $1 order by id',
+      [ep.id],
+    );
+    expect(events).toEqual([{ type: 'endpoint.created' }]);
   });
 
   it('deletes (204) and then answers 404', async () => {

@@ -1,11 +1,20 @@
 import { Webhook } from 'standardwebhooks';
+import { type EndpointDisabledEventData, EndpointDisabledTrigger, type EndpointEnabledEventData } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker } from '../../src/cli/commands/worker.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
-import { createApp, createEndpoint, locs, startApi, type TestApi, testConfig } from './support.ts';
+import {
+  createApp,
+  createEndpoint,
+  locs,
+  publishMessage,
+  startApi,
+  type TestApi,
+  testConfig,
+} from './support.ts';
 
 describe('operational events and endpoints paused by Courier', () => {
   let api: TestApi;
@@ -56,6 +65,7 @@ describe('operational events and endpoints paused by Courier', () => {
       createdAt: expect.any(String),
     });
     expect(events.body.data).toEqual([
+      expect.objectContaining({ type: 'endpoint.created', endpointId: ep.id }),
       exhausted(),
       exhausted(),
       {
@@ -63,7 +73,7 @@ describe('operational events and endpoints paused by Courier', () => {
         type: 'endpoint.paused',
         appId,
         endpointId: ep.id,
-        data: expect.objectContaining({ failureStreak: 2 }),
+        data: expect.objectContaining({ failureStreak: 2, trigger: 'automatic' }),
         createdAt: expect.any(String),
       },
     ]);
@@ -86,12 +96,70 @@ describe('operational events and endpoints paused by Courier', () => {
 
     const page = await api.request(
       'GET',
-      `/api/v1/operational-event?limit=1&iterator=${events.body.data[2].id}`,
+      `/api/v1/operational-event?limit=1&iterator=${events.body.data[3].id}`,
     );
-    expect(page.body).toMatchObject({ data: [], done: true });
+    expect(page.body).toMatchObject({ data: [{ type: 'endpoint.updated' }], done: false });
+    const last = await api.request('GET', `/api/v1/operational-event?iterator=${page.body.iterator}`);
+    expect(last.body).toMatchObject({ data: [{ type: 'endpoint.enabled' }], done: true });
     expect(locs(await api.request('GET', '/api/v1/operational-event?iterator=bogus'))).toEqual([
       'query.iterator',
     ]);
+  });
+
+  it("records Svix's endpoint lifecycle events, and a pause or disable through the API, in the change's own transaction", async () => {
+    const api = await startApi();
+    try {
+      const appId = await createApp(api, { uid: 'tenant-7' });
+      const base = `/api/v1/app/${appId}/endpoint`;
+      const ep = await createEndpoint(api, appId, { url: `${receiver.url}/a`, uid: 'main' });
+      const put = await api.request('PUT', `${base}/second`, { body: { url: `${receiver.url}/b` } });
+      expect(put.status).toBe(201);
+      await api.request('PATCH', `${base}/${ep.id}`, { body: { description: 'renamed' } });
+      expect((await api.request('POST', `${base}/${ep.id}/pause`)).body.status).toBe('paused');
+      // Pausing again changes nothing and says nothing.
+      expect((await api.request('POST', `${base}/${ep.id}/pause`)).body.status).toBe('paused');
+      await publishMessage(api, appId);
+      // A paused endpoint can be disabled: its held deliveries stay held, for a resume to release.
+      const disabled = await api.request('PATCH', `${base}/${ep.id}`, { body: { disabled: true } });
+      expect(disabled.body).toMatchObject({ status: 'disabled', disabled: true });
+      const { rows } = await api.db.query<{ state: string }>(
+        'select state from courier_deliveries where endpoint_id = $1',
+        [ep.id],
+      );
+      expect(rows).toEqual([{ state: 'held' }]);
+      expect((await api.request('POST', `${base}/${ep.id}/resume`)).body.status).toBe('enabled');
+      expect((await api.request('DELETE', `${base}/${put.body.id}`)).status).toBe(204);
+      expect((await api.request('DELETE', `${base}/${put.body.id}`)).status).toBe(404);
+      expect((await api.request('POST', `${base}/${put.body.id}/pause`)).status).toBe(404);
+
+      const events = (await api.request('GET', '/api/v1/operational-event')).body.data as Array<{
+        type: string;
+        endpointId: string;
+        data: Record<string, unknown>;
+      }>;
+      const main = { appId, appUid: 'tenant-7', endpointId: ep.id, endpointUid: 'main' };
+      const second = { appId, appUid: 'tenant-7', endpointId: put.body.id, endpointUid: 'second' };
+      const paused: Record<string, unknown> = {
+        ...main,
+        trigger: 'manual',
+        reason: 'paused through the API',
+      };
+      // Typed as Svix's SDK reads them: the same fields, the same trigger values.
+      const svixDisabled: EndpointDisabledEventData = { ...main, trigger: EndpointDisabledTrigger.Manual };
+      const svixEnabled: EndpointEnabledEventData = main;
+      expect(events.map((e) => [e.type, e.data])).toEqual([
+        ['endpoint.created', main],
+        ['endpoint.created', second],
+        ['endpoint.updated', main],
+        ['endpoint.paused', paused],
+        ['endpoint.updated', main],
+        ['endpoint.disabled', svixDisabled],
+        ['endpoint.enabled', svixEnabled],
+        ['endpoint.deleted', second],
+      ]);
+    } finally {
+      await api.close();
+    }
   });
 
   it('sends message.attempt.exhausted to the operator webhook, signed with the operator endpoint secret', async () => {

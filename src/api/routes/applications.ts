@@ -14,7 +14,7 @@ import {
   updateApplication,
 } from '../../store/repos/applications.ts';
 import { checkPolicy } from '../endpoint-input.ts';
-import { ApiError, conflict, fieldError, isUniqueViolation, notFound } from '../errors.ts';
+import { conflict, fieldError, isUidTaken, notFound } from '../errors.ts';
 import { createOnce } from '../idempotency.ts';
 import { requireApp } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
@@ -153,8 +153,7 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
       } catch (error) {
         // Created concurrently under the same uid (committed before our uid check, or caught by the
         // unique index after it): with get_if_exists that one is the answer.
-        const uidTaken = isUniqueViolation(error) || (error instanceof ApiError && error.statusCode === 409);
-        const raced = uidTaken ? await existing() : null;
+        const raced = isUidTaken(error) ? await existing() : null;
         if (raced) return reply.code(200).send(applicationOut(raced));
         throw error;
       }
@@ -180,18 +179,27 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
     },
     async (request, reply) => {
       const { app_id } = request.params;
-      const current = await findApplication(db, app_id);
-      if (current) {
-        // Named by its uid, it keeps it: the same PUT repeated must not clear the uid and then
-        // create another application under it.
+      // Named by its uid, it keeps it: the same PUT repeated must not clear the uid and then
+      // create another application under it.
+      const replace = (current: Application) => {
         const keepUid = request.body.uid === undefined && current.uid === app_id;
         return save(current, keepUid ? { ...request.body, uid: app_id } : request.body, false);
-      }
+      };
+      const current = await findApplication(db, app_id);
+      if (current) return replace(current);
       // Only a uid names an application a PUT can create; an id that is not there is a 404.
       if (!isValidUid(app_id)) throw notFound(`Application ${app_id} not found`);
       const fields = fieldsOf(request.body, null, false);
       fields.uid ??= app_id;
-      return reply.code(201).send(await create(fields));
+      try {
+        const created = await create(fields);
+        return reply.code(201).send(created);
+      } catch (error) {
+        // A concurrent PUT of the same uid created it first: this one replaces what that one made.
+        const raced = isUidTaken(error) ? await findApplication(db, app_id) : null;
+        if (raced) return replace(raced);
+        throw error;
+      }
     },
   );
 

@@ -3,7 +3,6 @@ import { Type } from 'typebox';
 import { isValidUid, newId } from '../../ids.ts';
 import { generateSecret } from '../../signing/index.ts';
 import type { Queryable, Transaction } from '../../store/db.ts';
-import { holdEndpoint } from '../../store/queries/endpoint-status.ts';
 import type { Application } from '../../store/repos/applications.ts';
 import {
   createEndpoint,
@@ -17,8 +16,9 @@ import {
   updateEndpoint,
 } from '../../store/repos/endpoints.ts';
 import { type EndpointBody, endpointFields, normalizeSecret } from '../endpoint-input.ts';
-import { applyDisabled, resume } from '../endpoint-status.ts';
-import { conflict, notFound } from '../errors.ts';
+import { recordEndpointEvent } from '../endpoint-events.ts';
+import { applyDisabled, pause, resume } from '../endpoint-status.ts';
+import { conflict, isUidTaken, notFound } from '../errors.ts';
 import { createOnce } from '../idempotency.ts';
 import { requireApp, requireEndpoint } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
@@ -58,9 +58,12 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     const now = clock.now();
     const make = async (id: string) => {
       await uidFree(db, application.id, uid);
-      return db.transaction((tx) =>
-        createEndpoint(tx, { id, appId: application.id, fields, secret, disabled: !!body.disabled, now }),
-      );
+      return db.transaction(async (tx) => {
+        const disabled = !!body.disabled;
+        const made = await createEndpoint(tx, { id, appId: application.id, fields, secret, disabled, now });
+        await recordEndpointEvent(tx, deps, 'endpoint.created', application, made);
+        return made;
+      });
     };
     if (!request) return make(newId('ep', now));
     return createOnce(request, 'ep', now, (id) => findEndpoint(db, application.id, id), make);
@@ -87,7 +90,9 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
       const now = clock.now();
       await updateEndpoint(tx, current.id, fields, now);
       if (secret) await rotateSecret(tx, current.id, secret, 0, now);
-      await applyDisabled(tx, current, disabled, deps);
+      const updated = (await getEndpointById(tx, current.id))!;
+      await recordEndpointEvent(tx, deps, 'endpoint.updated', application, updated);
+      await applyDisabled(tx, application, updated, disabled, deps);
       return (await getEndpointById(tx, current.id))!;
     });
   }
@@ -158,18 +163,27 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     async (request, reply) => {
       const { app_id, endpoint_id } = request.params;
       const application = await requireApp(db, app_id);
-      const current = await findEndpoint(db, application.id, endpoint_id);
-      if (current) {
-        // Named by its uid, it keeps it: the same PUT repeated must not clear the uid and then
-        // create another endpoint under it (each message would then go to both).
+      // Named by its uid, it keeps it: the same PUT repeated must not clear the uid and then
+      // create another endpoint under it (each message would then go to both).
+      const replace = async (current: Endpoint) => {
         const keepUid = request.body.uid === undefined && current.uid === endpoint_id;
         const body = keepUid ? { ...request.body, uid: endpoint_id } : request.body;
         return endpointOut(await update(application, current, body, 'replace'));
-      }
+      };
+      const current = await findEndpoint(db, application.id, endpoint_id);
+      if (current) return replace(current);
       // Only a uid names an endpoint a PUT can create; an id that is not there is a 404.
       if (!isValidUid(endpoint_id)) throw notFound(`Endpoint ${endpoint_id} not found`);
       const uid = request.body.uid ?? endpoint_id;
-      return reply.code(201).send(endpointOut(await create(application, request.body, uid)));
+      try {
+        const created = await create(application, request.body, uid);
+        return reply.code(201).send(endpointOut(created));
+      } catch (error) {
+        // A concurrent PUT of the same uid created it first: this one replaces what that one made.
+        const raced = isUidTaken(error) ? await findEndpoint(db, application.id, endpoint_id) : null;
+        if (raced) return replace(raced);
+        throw error;
+      }
     },
   );
 
@@ -200,8 +214,17 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     `${BASE}/:endpoint_id`,
     { schema: { tags, summary: 'Delete an endpoint', params: EndpointParams, response: { 204: NoContent } } },
     async (request, reply) => {
-      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
-      await db.transaction((tx) => deleteEndpoint(tx, endpoint.id, clock.now()));
+      const { app: application, endpoint } = await requireEndpoint(
+        db,
+        request.params.app_id,
+        request.params.endpoint_id,
+      );
+      await db.transaction(async (tx) => {
+        // Deleted meanwhile by a concurrent DELETE: a 404, as if the lookup had missed.
+        if (!(await lockLiveEndpoint(tx, endpoint.id))) throw notFound(`Endpoint ${endpoint.id} not found`);
+        await deleteEndpoint(tx, endpoint.id, clock.now());
+        await recordEndpointEvent(tx, deps, 'endpoint.deleted', application, endpoint);
+      });
       return reply.code(204).send();
     },
   );
@@ -211,16 +234,23 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     action: string,
     summary: string,
     description: string,
-    change: (tx: Transaction, endpoint: Endpoint) => Promise<unknown>,
+    change: (tx: Transaction, application: Application, endpoint: Endpoint) => Promise<unknown>,
   ) =>
     app.post(
       `${BASE}/:endpoint_id/${action}`,
       { schema: { tags, summary, description, params: EndpointParams, response: { 200: EndpointOut } } },
       async (request) => {
-        const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+        const { app: application, endpoint } = await requireEndpoint(
+          db,
+          request.params.app_id,
+          request.params.endpoint_id,
+        );
         return endpointOut(
           await db.transaction(async (tx) => {
-            await change(tx, endpoint);
+            // Deleted meanwhile by a concurrent DELETE: a 404, as if the lookup had missed.
+            const current = await lockLiveEndpoint(tx, endpoint.id);
+            if (!current) throw notFound(`Endpoint ${endpoint.id} not found`);
+            await change(tx, application, current);
             return (await getEndpointById(tx, endpoint.id))!;
           }),
         );
@@ -233,13 +263,13 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     'Courier extension. Stops deliveries without losing any: pending and newly published messages are held ' +
       'until the endpoint is resumed, or until their messages are older than the retention period ' +
       '(COURIER_RETENTION). (disabled: true instead drops new messages, as in Svix.)',
-    (tx, endpoint) => holdEndpoint(tx, endpoint.id, 'paused', 'paused through the API', clock.now()),
+    (tx, application, endpoint) => pause(tx, application, endpoint, deps),
   );
   statusRoute(
     'resume',
     'Resume an endpoint (Courier extension)',
     'Courier extension. Re-enables a paused or disabled endpoint; its held deliveries are released, spread ' +
       'over held ÷ rate-limit seconds (1 s to 5 min).',
-    (tx, endpoint) => resume(tx, endpoint, deps),
+    (tx, application, endpoint) => resume(tx, application, endpoint, deps),
   );
 }

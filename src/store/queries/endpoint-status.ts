@@ -43,8 +43,9 @@ export async function streakStands(tx: Queryable, endpointId: string, streak: nu
 /**
  * Stops deliveries to an endpoint without losing any: its pending deliveries become held,
  * new messages for it are stored as held, and nothing is claimed until it is resumed.
- * `paused` is Courier's own doing (a streak of permanent failures); `disabled` is its owner's.
- * Returns false when the endpoint was not enabled.
+ * `paused` is Courier's own doing (a streak of permanent failures) or its owner's (the pause
+ * route); `disabled` is its owner's (Svix's flag), and may replace a pause: held since the pause.
+ * Returns false when the endpoint was neither enabled nor (for `disabled`) paused, or is deleted.
  */
 export async function holdEndpoint(
   db: Queryable,
@@ -55,8 +56,9 @@ export async function holdEndpoint(
 ): Promise<boolean> {
   await lockEndpoint(db, endpointId);
   const { rowCount } = await db.query(
-    `update courier_endpoints set status = $2, status_reason = $3, updated_at = $4, held_since = $4
-      where id = $1 and status = 'enabled'`,
+    `update courier_endpoints
+        set status = $2, status_reason = $3, updated_at = $4, held_since = coalesce(held_since, $4)
+      where id = $1 and deleted_at is null and (status = 'enabled' or (status = 'paused' and $2 = 'disabled'))`,
     [endpointId, status, reason, toDate(now)],
   );
   if (rowCount === 0) return false;
