@@ -9,7 +9,8 @@
  *  - a number beyond a double's range (`1e400`) parses as Infinity, which JSON.stringify writes as
  *    null: a payload would reach its receivers changed (serde_json, and so Svix, refuses it too);
  *  - a number a double cannot hold exactly (a 64-bit id such as 1234567890123456789, 1e-400,
- *    0.10000000000000000001) would reach them as another number: send such values as strings.
+ *    0.10000000000000000001) would reach them as another number: send such values as strings;
+ *    one written longer than any double needs (MAX_NUMBER_LITERAL) is refused too.
  */
 
 /** As serde_json (and so Svix) allows: a body nests at most this many arrays and objects. */
@@ -53,11 +54,21 @@ const STRING_OR_SUSPECT =
   /"[^"\\]*(?:\\.[^"\\]*)*"|-?(?:(?=[\d.]{16})\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\d+(?:\.\d+)?[eE]-0*[1-9]\d{2,})/g;
 const NUMBER = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
-/** A number literal of `text` whose value the parsed double does not hold exactly, or null. */
+/**
+ * No double needs a longer literal (309 integer digits, or 1,074 fraction digits and 17 more for
+ * the smallest): one longer is refused unread, which also bounds the work on each.
+ */
+export const MAX_NUMBER_LITERAL = 1_500;
+
+/**
+ * A number literal of `text` whose value the parsed double does not hold exactly, or that is longer
+ * than MAX_NUMBER_LITERAL, or null.
+ */
 export function inexactNumber(text: string): string | null {
   if (!MAYBE_INEXACT.test(text)) return null;
   for (const [literal] of text.matchAll(STRING_OR_SUSPECT)) {
-    if (!literal.startsWith('"') && !heldExactly(literal)) return literal;
+    if (literal.startsWith('"')) continue;
+    if (literal.length > MAX_NUMBER_LITERAL || !heldExactly(literal)) return literal;
   }
   return null;
 }
@@ -87,8 +98,10 @@ function spelled(text: string): { digits: string; exponent: number } {
 /** digits × 10^exponent with no leading or trailing zeros in digits ('' for zero). */
 function decimal(digits: string, exponent: number): { digits: string; exponent: number } {
   const significant = digits.replace(/^0+/, '');
-  const trimmed = significant.replace(/0+$/, '');
-  return { digits: trimmed, exponent: exponent + significant.length - trimmed.length };
+  // A loop, not /0+$/: the regex tries every zero run to its end, quadratic in a run ending in a 1.
+  let end = significant.length;
+  while (end > 0 && significant.charCodeAt(end - 1) === 48) end--;
+  return { digits: significant.slice(0, end), exponent: exponent + significant.length - end };
 }
 
 /** What JSON.parse read from text that Courier refuses to pass on (the API's 400, the CLI's exit 2). */
@@ -97,6 +110,8 @@ export function parsedJsonProblem(text: string, value: unknown): string | null {
   if (problem) return problem;
   const inexact = inexactNumber(text);
   if (inexact === null) return null;
+  if (inexact.length > MAX_NUMBER_LITERAL)
+    return `Body contains a number written with ${inexact.length} characters (at most ${MAX_NUMBER_LITERAL})`;
   const shown = inexact.length > 40 ? `${inexact.slice(0, 40)}…` : inexact;
   return (
     `Body contains the number ${shown}, which would reach receivers changed: JSON numbers are ` +

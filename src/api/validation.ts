@@ -14,6 +14,10 @@ export interface ValidationItem {
   type: string;
 }
 
+/** The instants a date-time may name: years 1 to 9999, in UTC. */
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
 function makeAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({
     allErrors: true,
@@ -23,11 +27,15 @@ function makeAjv(coerce: boolean): Ajv {
   });
   addFormats.default(ajv, ['date-time', 'uri']);
   // RFC 3339 allows a leap second (23:59:60) that Date.parse cannot read: handlers would get NaN.
+  // Its offsets can move years 0001 and 9999 to 0 or 10000, which PostgreSQL refuses or misreads.
   const dateTime = ajv.formats['date-time'] as { validate: (s: string) => boolean };
   ajv.addFormat('date-time', {
     ...dateTime,
     type: 'string',
-    validate: (s: string) => dateTime.validate(s) && !Number.isNaN(Date.parse(s)),
+    validate: (s: string) => {
+      const at = Date.parse(s);
+      return dateTime.validate(s) && at >= FIRST_INSTANT && at <= LAST_INSTANT;
+    },
   });
   ajv.addFormat('uid', { type: 'string', validate: isValidUid });
   return ajv;

@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.ts';
-import type { Database } from '../store/db.ts';
+import { type Database, DatabaseUnavailableError } from '../store/db.ts';
 import { expireDuePayload } from '../store/queries/expunge.ts';
 import { duePayloads, type ExpiryCursor } from '../store/queries/payload-expiry.ts';
 
@@ -13,6 +13,9 @@ export interface ExpirySweep {
   expunged: number;
   /** Due, but an attempt was under way: the rest failed, the bytes kept for it until a later sweep. */
   inFlight: number;
+  /** Due, but its expunge failed (the first error kept): passed by, so that it holds up no other. */
+  failed: number;
+  error?: unknown;
 }
 
 /**
@@ -33,7 +36,7 @@ export class PayloadExpirySweeper {
   ) {}
 
   async sweep(now: number): Promise<ExpirySweep> {
-    const result: ExpirySweep = { expunged: 0, inFlight: 0 };
+    const result: ExpirySweep = { expunged: 0, inFlight: 0, failed: 0 };
     if (this.sweeping) return result;
     this.sweeping = true;
     try {
@@ -41,11 +44,18 @@ export class PayloadExpirySweeper {
       for (let i = 0; i < this.statements; i++) {
         const due = await duePayloads(this.db, { now, after, limit: this.batch });
         for (const message of due) {
-          const outcome = await this.db.transaction((tx) =>
-            expireDuePayload(tx, { messageId: message.id, now }),
-          );
-          if (outcome === 'expunged') result.expunged++;
-          else if (outcome === 'in_flight') result.inFlight++;
+          try {
+            const outcome = await this.db.transaction((tx) =>
+              expireDuePayload(tx, { messageId: message.id, now }),
+            );
+            if (outcome === 'expunged') result.expunged++;
+            else if (outcome === 'in_flight') result.inFlight++;
+          } catch (error) {
+            // The database away ends the sweep; one message's own trouble must not stop the rest.
+            if (error instanceof DatabaseUnavailableError) throw error;
+            result.failed++;
+            result.error ??= error;
+          }
         }
         if (due.length < this.batch) break;
         after = due[due.length - 1]!;
@@ -59,8 +69,10 @@ export class PayloadExpirySweeper {
   /** A sweep from the housekeeping timer: what it expunged logged at info, a failure at warn, never thrown. */
   async sweepLogged(now: number, log: Logger): Promise<void> {
     try {
-      const swept = await this.sweep(now);
+      const { error, ...swept } = await this.sweep(now);
       if (swept.expunged > 0) log.info(swept, 'expunged payloads past their retention');
+      if (swept.failed > 0)
+        log.warn({ err: error, failed: swept.failed }, 'could not expunge some payloads past their retention');
     } catch (error) {
       // A sweep that keeps failing keeps payloads past the retention their publishers asked for.
       log.warn({ err: error }, 'payload expiry sweep failed');

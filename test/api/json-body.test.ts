@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inexactNumber } from '../../src/api/json-checks.ts';
+import { inexactNumber, MAX_NUMBER_LITERAL, parsedJsonProblem } from '../../src/api/json-checks.ts';
 
 describe('inexactNumber: a literal a double would change', () => {
   it.each([
@@ -36,6 +36,17 @@ describe('inexactNumber: a literal a double would change', () => {
 
   it('reads no number inside a string or a key, whatever its escapes', () => {
     expect(inexactNumber('{"s":"\\"1234567890123456789","k1234567890123456789":1}')).toBeNull();
+  });
+
+  it('refuses a number written longer than any double needs, unread (once a minute of work each)', () => {
+    const literal = `0.1${'0'.repeat(1_000_000)}1`;
+    expect(inexactNumber(`{"n":${literal}}`)).toBe(literal);
+    expect(parsedJsonProblem(`{"n":${literal}}`, { n: 0.1 })).toBe(
+      `Body contains a number written with ${literal.length} characters (at most ${MAX_NUMBER_LITERAL})`,
+    );
+    const trailing = `1.${'0'.repeat(MAX_NUMBER_LITERAL - 2)}`;
+    expect(inexactNumber(`{"n":${trailing}}`)).toBeNull();
+    expect(inexactNumber(`{"n":${trailing}0}`)).toBe(`${trailing}0`);
   });
 
   it('scans a string of millions of characters without running out of stack', () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { PayloadExpirySweeper } from '../../src/dispatch/payload-expiry.ts';
 import { newId } from '../../src/ids.ts';
+import { silentLogger } from '../../src/logger.ts';
 import { publish } from '../../src/store/publisher.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
@@ -67,8 +68,8 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     const day = await publishKept(24 * HOUR);
     const kept = await publishKept(null);
     const sweeper = new PayloadExpirySweeper(t.db);
-    expect(await sweeper.sweep(clock.now() + HOUR - 1)).toEqual({ expunged: 0, inFlight: 0 });
-    expect(await sweeper.sweep(clock.now() + HOUR)).toEqual({ expunged: 1, inFlight: 0 });
+    expect(await sweeper.sweep(clock.now() + HOUR - 1)).toEqual({ expunged: 0, inFlight: 0, failed: 0 });
+    expect(await sweeper.sweep(clock.now() + HOUR)).toEqual({ expunged: 1, inFlight: 0, failed: 0 });
     expect(await stored(hour)).toEqual({
       bytes: 0,
       expunged_at: new Date(clock.now() + HOUR),
@@ -82,9 +83,32 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     }
     expect((await stored(day)).expires_at).toEqual(new Date(clock.now() + 24 * HOUR));
     expect((await stored(kept)).expires_at).toBeNull();
-    expect(await sweeper.sweep(clock.now() + 2 * HOUR)).toEqual({ expunged: 0, inFlight: 0 });
-    expect(await sweeper.sweep(clock.now() + 24 * HOUR)).toEqual({ expunged: 1, inFlight: 0 });
+    expect(await sweeper.sweep(clock.now() + 2 * HOUR)).toEqual({ expunged: 0, inFlight: 0, failed: 0 });
+    expect(await sweeper.sweep(clock.now() + 24 * HOUR)).toEqual({ expunged: 1, inFlight: 0, failed: 0 });
     expect((await stored(kept)).bytes).toBe(15);
+    await t.db.query('delete from courier_deliveries');
+  });
+
+  it('passes by a payload whose expunge fails, expunging the rest, and logs it', async () => {
+    clock.advance(HOUR);
+    const broken = await publishKept(HOUR);
+    const fine = await publishKept(HOUR);
+    // What the expunge cannot blank, for want of a better fault: a stored response that is not JSON.
+    await t.db.query(
+      `insert into courier_idempotency_keys (scope, key, method, path, fingerprint, status, body, message_id, locked_until, expires_at)
+       values ('s', 'k', 'POST', '/p', 'f', 202, 'not json', $1, $2, $2)`,
+      [broken, new Date(clock.now() + 24 * HOUR)],
+    );
+    const warnings: unknown[] = [];
+    const log = { ...silentLogger, warn: (o: unknown, msg?: string) => void warnings.push([o, msg]) };
+    await new PayloadExpirySweeper(t.db).sweepLogged(clock.now() + HOUR, log);
+    expect((await stored(fine)).bytes).toBe(0);
+    expect((await stored(broken)).bytes).toBe(15);
+    expect(warnings).toEqual([
+      [{ err: expect.any(Error), failed: 1 }, 'could not expunge some payloads past their retention'],
+    ]);
+    await t.db.query('delete from courier_idempotency_keys');
+    await t.db.query('delete from courier_payload_expiries');
     await t.db.query('delete from courier_deliveries');
   });
 
@@ -94,12 +118,12 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     const claimed = await claim(t.db, { owner: 'w1', now: clock.now(), leaseMs: 60_000, limit: 1 });
     expect(claimed.deliveries.map((d) => d.messageId)).toEqual([id]);
     const sweeper = new PayloadExpirySweeper(t.db);
-    expect(await sweeper.sweep(clock.now() + HOUR)).toEqual({ expunged: 0, inFlight: 1 });
+    expect(await sweeper.sweep(clock.now() + HOUR)).toEqual({ expunged: 0, inFlight: 1, failed: 0 });
     expect((await stored(id)).bytes).toBe(15);
     // The other endpoint's delivery is not sent with the expired bytes.
     expect((await deliveries(id)).filter((d) => !d.leased)).toEqual([expired]);
     await release(t.db, 'w1', [claimed.deliveries[0]!], clock.now() + HOUR);
-    expect(await sweeper.sweep(clock.now() + HOUR)).toEqual({ expunged: 1, inFlight: 0 });
+    expect(await sweeper.sweep(clock.now() + HOUR)).toEqual({ expunged: 1, inFlight: 0, failed: 0 });
     expect(await deliveries(id)).toEqual([expired, expired]);
     await t.db.query('delete from courier_deliveries');
   });
@@ -112,6 +136,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
       expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
         expunged: 0,
         inFlight: 1,
+        failed: 0,
       });
       return { id, delivery: claimed.deliveries[0]! };
     };
@@ -128,6 +153,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
       expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
         expunged: 1,
         inFlight: 0,
+        failed: 0,
       });
       await t.db.query('delete from courier_deliveries');
     };
@@ -175,6 +201,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
       expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
         expunged: 1,
         inFlight: 0,
+        failed: 0,
       });
       await t.db.query('delete from courier_deliveries');
     });
@@ -197,7 +224,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
 
     const claimed = await claim(t.db, { owner: 'w1', now: clock.now(), leaseMs: 60_000, limit: 1 });
     const sweeper = new PayloadExpirySweeper(t.db);
-    expect(await sweeper.sweep(due)).toEqual({ expunged: 0, inFlight: 1 });
+    expect(await sweeper.sweep(due)).toEqual({ expunged: 0, inFlight: 1, failed: 0 });
     // The attempt under way keeps the bytes; the other endpoint's dead letter stays dead.
     const other = endpoints.find((e) => e !== claimed.deliveries[0]!.endpointId)!;
     expect(await replayDeadLetters(t.db, { endpointId: other }, due)).toMatchObject({
@@ -207,7 +234,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     expect(await resend(other)).toBe('expunged');
     expect((await deliveries(id)).filter((d) => !d.leased)).toEqual([expired]);
     await release(t.db, 'w1', [claimed.deliveries[0]!], due);
-    expect(await sweeper.sweep(due)).toEqual({ expunged: 1, inFlight: 0 });
+    expect(await sweeper.sweep(due)).toEqual({ expunged: 1, inFlight: 0, failed: 0 });
     await t.db.query('delete from courier_deliveries');
   });
 
@@ -219,6 +246,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
       expunged: 0,
       inFlight: 0,
+        failed: 0,
     });
     const { rows } = await t.db.query('select 1 from courier_payload_expiries where message_id = $1', [id]);
     expect(rows).toEqual([]);
@@ -236,6 +264,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
         expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
           expunged: 0,
           inFlight: 0,
+        failed: 0,
         });
         expect((await stored(id)).bytes).toBe(15);
       } finally {
@@ -244,6 +273,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
       expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
         expunged: 1,
         inFlight: 0,
+        failed: 0,
       });
       await t.db.query('delete from courier_deliveries');
     },
@@ -254,11 +284,11 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     const ids = [await publishKept(3 * HOUR), await publishKept(HOUR), await publishKept(2 * HOUR)];
     await t.db.query('delete from courier_deliveries');
     const sweeper = new PayloadExpirySweeper(t.db, 1, 2);
-    expect(await sweeper.sweep(clock.now() + 3 * HOUR)).toEqual({ expunged: 2, inFlight: 0 });
+    expect(await sweeper.sweep(clock.now() + 3 * HOUR)).toEqual({ expunged: 2, inFlight: 0, failed: 0 });
     expect((await stored(ids[0]!)).bytes).toBe(15);
     expect((await stored(ids[1]!)).bytes).toBe(0);
     expect((await stored(ids[2]!)).bytes).toBe(0);
-    expect(await sweeper.sweep(clock.now() + 3 * HOUR)).toEqual({ expunged: 1, inFlight: 0 });
+    expect(await sweeper.sweep(clock.now() + 3 * HOUR)).toEqual({ expunged: 1, inFlight: 0, failed: 0 });
     expect((await stored(ids[0]!)).bytes).toBe(0);
   });
 });

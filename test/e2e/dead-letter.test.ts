@@ -111,6 +111,9 @@ describe('dead letters, replay and recover', () => {
     });
     expect(both.status).toBe(422);
     expect(locs(both)).toEqual(['body.deliveryIds']);
+    // Beyond what a bigint holds (and a double counts exactly): refused by the schema, not PostgreSQL.
+    const huge = await api.request('POST', `${base()}/dead-letter/replay`, { body: { deliveryIds: [1e19] } });
+    expect(locs(huge)).toEqual(['body.deliveryIds.0']);
     // Another endpoint's replay names this one's delivery: nothing happens.
     const elsewhere = await api.request(
       'POST',

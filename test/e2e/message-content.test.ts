@@ -127,6 +127,24 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     expect((await findIdempotencyKey(api.db, key))?.body).not.toContain('4242');
   });
 
+  it('expunges a payload holding U+0000, which jsonb cannot hold, with the copy its idempotency key kept', async () => {
+    const appId = await createApp(api);
+    const body = {
+      eventType: 'card.added',
+      payload: { card: 'a\u0000b', path: 'c:\\u0000', both: 'x\\\u0000', n: 1 },
+    };
+    const publish = () =>
+      api.request('POST', `/api/v1/app/${appId}/msg`, { body, headers: { 'idempotency-key': 'nul-key' } });
+    const sent = await publish();
+    expect(sent.status).toBe(202);
+    expect(sent.body.payload).toEqual(body.payload);
+    const expunge = await api.request('DELETE', `/api/v1/app/${appId}/msg/${sent.body.id}/content`);
+    expect(expunge.status).toBe(204);
+    const retried = await publish();
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.body).toMatchObject({ id: sent.body.id, eventType: 'card.added', payload: {} });
+  });
+
   it('keeps a payload for the retention its message asked for, then expunges it in the worker’s housekeeping', async () => {
     const appId = await createApp(api);
     const retrying = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });

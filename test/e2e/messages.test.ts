@@ -263,5 +263,17 @@ describe('message lists', () => {
     expect((await list('?with_content=false')).data[0]!.payload).toEqual({});
     const bad = await api.request('GET', `/api/v1/app/${appId}/msg?before=yesterday`);
     expect(locs(bad)).toEqual(['query.before']);
+    // Years 1 to 9999 in UTC: an offset that moves an instant out of them is refused, as is year 0.
+    expect(idsOf(await list('?before=0001-01-01T00:00:00Z'))).toEqual([]);
+    expect(idsOf(await list('?after=9999-12-31T23:59:59Z'))).toEqual([]);
+    for (const query of [
+      'before=0000-06-01T00:00:00Z',
+      'before=0001-01-01T00:00:00%2B01:00',
+      'after=9999-12-31T23:59:59-01:00',
+    ]) {
+      const out = await api.request('GET', `/api/v1/app/${appId}/msg?${query}`);
+      expect(out.status, query).toBe(422);
+      expect(locs(out), query).toEqual([`query.${query.split('=')[0]}`]);
+    }
   });
 });

@@ -53,7 +53,7 @@ const ReplayIn = Nullable(
       ),
       deliveryIds: Type.Optional(
         Nullable(
-          Type.Array(Type.Integer({ minimum: 1 }), {
+          Type.Array(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), {
             maxItems: REPLAY_BATCH,
             description: "Or the dead letters' deliveryIds, as listed (not with messageIds).",
           }),

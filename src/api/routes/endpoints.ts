@@ -15,8 +15,8 @@ import {
   rotateSecret,
   updateEndpoint,
 } from '../../store/repos/endpoints.ts';
-import { type EndpointBody, endpointFields, normalizeSecret } from '../endpoint-input.ts';
 import { recordEndpointEvent } from '../endpoint-events.ts';
+import { type EndpointBody, endpointFields, normalizeSecret } from '../endpoint-input.ts';
 import { applyDisabled, pause, resume } from '../endpoint-status.ts';
 import { conflict, isUidTaken, notFound } from '../errors.ts';
 import { createOnce } from '../idempotency.ts';

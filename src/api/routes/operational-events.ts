@@ -7,7 +7,9 @@ import type { Api, ApiDeps } from '../types.ts';
 const OperationalEventOut = Type.Object(
   {
     id: Type.String(),
-    type: Type.String({ examples: ['endpoint.paused', 'message.attempt.exhausted', 'message.attempt.failing'] }),
+    type: Type.String({
+      examples: ['endpoint.paused', 'message.attempt.exhausted', 'message.attempt.failing'],
+    }),
     appId: Nullable(Type.String()),
     endpointId: Nullable(Type.String()),
     data: AnyObject(),
@@ -33,7 +35,7 @@ export function operationalEventRoutes(app: Api, deps: ApiDeps): void {
         tags: ['Operational Event'],
         summary: 'List operational events (Courier extension)',
         description:
-          'Courier extension, with the event data of Svix\'s operational webhooks, oldest first: ' +
+          "Courier extension, with the event data of Svix's operational webhooks, oldest first: " +
           'message.attempt.exhausted (a delivery dead-lettered: refused for good, or out of attempts or time), ' +
           'message.attempt.failing (its fourth failure in a row) and message.attempt.recovered (delivered after it); ' +
           'endpoint.created, .updated, .deleted, .disabled, .enabled, and endpoint.paused (deliveries held: after a ' +
