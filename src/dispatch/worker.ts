@@ -3,6 +3,7 @@ import { type Logger, silentLogger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
 import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '../store/queries/claim.ts';
 import type { Completion } from '../store/queries/complete.ts';
+import { notifyWorkers } from '../store/queries/notify-workers.ts';
 import { type Lease, release } from '../store/queries/unclaim.ts';
 import { buildRequest, completionFor, type Ready } from './attempt.ts';
 import { COMPLETION_HURRY_MS, COMPLETION_LINGER_MS, Linger, needsSlotsBack } from './completion-linger.ts';
@@ -28,10 +29,7 @@ const LOCKED_RETRY_MS = 10;
 /** Outcomes not yet written beyond which the loop claims nothing more (their writes failing). */
 const UNWRITTEN_LIMIT = 4 * COMPLETION_BATCH;
 
-/**
- * After we abandon a request at its deadline the receiver may still be busy with it, so its
- * in-flight slot stays taken a little longer before the next request may go to that endpoint.
- */
+/** A request abandoned at its deadline may still busy its receiver: its slot stays taken this much longer. */
 const ABANDONED_REQUEST_GRACE_MS = 250;
 
 /**
@@ -147,6 +145,8 @@ export class Worker {
     }
     this.stopped = true;
     await this.drain();
+    // Halted, its completions woke no one: what they freed is the other workers', not their idle timer's.
+    await notifyWorkers(this.db).catch((err) => this.log.warn({ err }, 'could not wake the workers at stop'));
     // What the last completions recorded, before the caller closes the database.
     await this.options.operatorRelay?.run();
     await this.wakeups.stop();

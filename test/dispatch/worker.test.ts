@@ -8,6 +8,7 @@ import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { runningWorker, virtualWorker } from '../support/engine.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+import { listenForWork } from '../support/transactions.ts';
 import { intercepting } from '../support/intercepting.ts';
 
 async function deliveryRows(db: Database) {
@@ -153,7 +154,8 @@ describe.each(BACKENDS)('worker on %s', (backend) => {
       }
     };
 
-    it('lets the completion of an endpoint far from its cap wait for others, and writes it at stop', async () => {
+    it('lets the completion of an endpoint far from its cap wait for others, and writes it at stop, waking the other workers', async () => {
+      const listener = await listenForWork(t.db);
       await runWithCap(10, async () => {
         await until(() => receiver.requests.length === 1);
         expect(receiver.requests).toHaveLength(1);
@@ -164,6 +166,9 @@ describe.each(BACKENDS)('worker on %s', (backend) => {
       });
       expect(await deliveryRows(t.db)).toMatchObject([{ state: 'delivered', attempts: 1 }]);
       expect(await inFlight()).toBe(0);
+      // The publish's NOTIFY, then the stop's: the slot it freed is another worker's to use.
+      expect(await listener.heard(2)).toBe(2);
+      await listener.stop();
     });
 
     it('writes at once the completion of an endpoint it holds half the cap of', async () => {
