@@ -215,7 +215,7 @@ export function loadConfig(env: Source = process.env): Config {
   if (leaseMs <= requestTimeoutMs + 5_000) {
     throw new ConfigError(
       'COURIER_LEASE',
-      'must exceed COURIER_REQUEST_TIMEOUT by at least 5s, or live workers would lose deliveries',
+      'must exceed COURIER_REQUEST_TIMEOUT by more than 5s, or live workers would lose deliveries',
     );
   }
   const retry = retryOverrides(r);
