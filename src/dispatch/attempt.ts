@@ -115,3 +115,17 @@ export function completionFor(
     },
   };
 }
+
+/**
+ * Marks the queued outcome of an earlier claim of this delivery, if something overtook it while it
+ * could not be written (its lease ran out, and another worker's attempt, a replay or a resend
+ * changed the delivery): written as it stands, it would undo what happened since (a replayed dead
+ * letter failed again without a request). Says whether it did: this claim is then given back, to
+ * be sent once the overtaken outcome is logged as history (CompletionWriter).
+ */
+export function markOvertaken(queued: readonly Completion[], delivery: ClaimedDelivery): boolean {
+  const c = queued.find((q) => q.deliveryId === delivery.id);
+  if (!c || (c.attempts === delivery.attempts + 1 && c.attempt.trigger === delivery.trigger)) return false;
+  c.overtaken = true;
+  return true;
+}

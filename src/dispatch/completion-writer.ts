@@ -1,7 +1,12 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
-import { type Completion, type CompletionOutcome, complete } from '../store/queries/complete.ts';
+import {
+  type Completion,
+  type CompletionOutcome,
+  complete,
+  logOvertaken,
+} from '../store/queries/complete.ts';
 import { attemptEventType, reportAttemptEvents } from './attempt-events.ts';
 import { pauseForStreak } from './auto-pause.ts';
 import type { OperatorRelay } from './operator-webhook.ts';
@@ -28,8 +33,11 @@ export class CompletionWriter {
    * One write for the batch. Events are rare (a dead letter, a fourth failure, a success after it):
    * only a batch with some takes a transaction, to record them with it.
    */
-  write(batch: readonly Completion[]): Promise<CompletionOutcome> {
+  async write(all: readonly Completion[]): Promise<CompletionOutcome> {
     const now = this.clock.now();
+    const overtaken = all.filter((c) => c.overtaken);
+    if (overtaken.length > 0) await logOvertaken(this.db, overtaken);
+    const batch = overtaken.length > 0 ? all.filter((c) => !c.overtaken) : all;
     if (!batch.some((c) => attemptEventType(c) !== null))
       return complete(this.db, this.owner, now, batch, this.pauseAfter);
     return this.db.transaction(async (tx) => {

@@ -72,7 +72,10 @@ export class PayloadExpirySweeper {
       const { error, ...swept } = await this.sweep(now);
       if (swept.expunged > 0) log.info(swept, 'expunged payloads past their retention');
       if (swept.failed > 0)
-        log.warn({ err: error, failed: swept.failed }, 'could not expunge some payloads past their retention');
+        log.warn(
+          { err: error, failed: swept.failed },
+          'could not expunge some payloads past their retention',
+        );
     } catch (error) {
       // A sweep that keeps failing keeps payloads past the retention their publishers asked for.
       log.warn({ err: error }, 'payload expiry sweep failed');

@@ -5,7 +5,7 @@ import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '..
 import type { Completion } from '../store/queries/complete.ts';
 import { notifyWorkers } from '../store/queries/notify-workers.ts';
 import { type Lease, release } from '../store/queries/unclaim.ts';
-import { buildRequest, completionFor, type Ready } from './attempt.ts';
+import { buildRequest, completionFor, markOvertaken, type Ready } from './attempt.ts';
 import { COMPLETION_HURRY_MS, COMPLETION_LINGER_MS, Linger, needsSlotsBack } from './completion-linger.ts';
 import { CompletionWriter } from './completion-writer.ts';
 import { HeldSlots } from './held-slots.ts';
@@ -248,8 +248,9 @@ export class Worker {
       // at once) with this claim's answer read first (two connections, either order): give it
       // back again, or it waits out this lease unsent. Else its lease ran out in a database outage:
       // its request is open or its outcome unwritten, and will be written under this lease; sending
-      // it again would duplicate the request and the attempt row, and free its slot twice.
-      if (this.beingLetGo(delivery.id)) this.giveBack(delivery);
+      // it again would duplicate the request and the attempt row, and free its slot twice; unless
+      // that outcome was overtaken meanwhile: it becomes history, and this claim goes back.
+      if (this.beingLetGo(delivery.id) || markOvertaken(this.completions, delivery)) this.giveBack(delivery);
       return null;
     }
     this.sending.set(delivery.id, delivery.leaseUntil);

@@ -130,6 +130,70 @@ describe.each(BACKENDS)('a worker claiming again, or unable to use, what it clai
     expect([attempts.rows[0]!.n, queue.rows[0]!.in_flight]).toEqual([1, 0]);
   });
 
+  it('keeps an outcome overtaken while it could not be written as history only: a replay is sent at once, not put off by it', async () => {
+    let status = 503;
+    const answering = await startReceiver((_req, res) => {
+      res.writeHead(status);
+      res.end();
+    });
+    let completionsFail = true;
+    let reapsRun = true;
+    let replayed = false;
+    let claimed = 0;
+    const db = intercepting(t.db, async (sql, _params, run) => {
+      if (completionsFail && preparedName(sql) === 'courier_complete_rows') {
+        throw new DatabaseUnavailableError('database unavailable: Connection terminated unexpectedly');
+      }
+      if (sql.includes('courier_unclaim(null')) {
+        if (!reapsRun) return { rows: [{ n: 0 }], rowCount: 1 };
+        if (!replayed) {
+          // Its lease run out, this worker's 503 (a retry in a minute) still unwritten: what another
+          // worker's attempt, dead-lettering it, and then a replay (the receiver fixed) leave, made
+          // before the reap that takes it back, so that this worker's next claim sees it.
+          const { rowCount } = await t.db.query(
+            `update courier_deliveries set attempts = 0, trigger = 1, give_up_at = null
+              where lease_expires_at < now()`,
+          );
+          if (rowCount) {
+            status = 200;
+            replayed = true;
+          }
+        }
+        return run();
+      }
+      const result = (await run()) as { rows: Array<Record<string, unknown>> };
+      if (preparedName(sql) === 'courier_claim_batch')
+        claimed += result.rows.filter((r) => r.delivery_id !== null).length;
+      return result;
+    });
+    const { sender, worker } = runningWorker(db, { leaseMs: 300, reapIntervalMs: 100 });
+    const app = await makeApp(t.db, Date.now());
+    await makeEndpoint(t.db, app.id, Date.now(), { url: answering.url });
+    await worker.start();
+    try {
+      await publishJson(t.db, app.id, Date.now(), { n: 1 });
+      await until(async () => replayed && claimed >= 2);
+      reapsRun = false;
+      completionsFail = false;
+      const states = async () =>
+        (await t.db.query<{ state: string }>('select state from courier_delivery_states')).rows;
+      await until(async () => (await states())[0]?.state === 'delivered');
+      expect(await states()).toEqual([{ state: 'delivered' }]);
+    } finally {
+      await worker.stop();
+      await sender.close();
+      await answering.close();
+    }
+    expect(answering.requests).toHaveLength(2);
+    const { rows } = await t.db.query<{ status_code: number; decision: string }>(
+      'select status_code, decision from courier_attempts order by started_at',
+    );
+    expect(rows).toEqual([
+      { status_code: 503, decision: 'retry' },
+      { status_code: 200, decision: 'delivered' },
+    ]);
+  });
+
   it('says so when it stops without writing what it sent: the database down throughout the shutdown', async () => {
     let down = false;
     const db = intercepting(t.db, async (sql, _params, run) => {

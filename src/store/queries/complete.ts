@@ -21,6 +21,11 @@ export interface Completion {
   streak: 'reset' | 'increment' | 'unchanged';
   /** The receiver asked (Retry-After) not to be sent anything before then: the endpoint waits (0025). */
   holdEndpointUntil?: number;
+  /**
+   * Its claim was overtaken while it could not be written (markOvertaken): only its attempt is
+   * logged (logOvertaken); the delivery stays as what happened since left it.
+   */
+  overtaken?: boolean;
   attempt: Omit<Attempt, 'deliveryId' | 'messageId' | 'endpointId'>;
 }
 
@@ -36,6 +41,9 @@ const COMPLETE = prepared(
   `select c.endpoint_id, c.failure_streak, c.alarm, c.claimable, c.wake_at
      from ${ASYNC_COMMIT}, courier_complete_rows($1, $2, $3, $4) c`,
 );
+
+/** PostgreSQL text cannot hold NUL characters. */
+const storableBody = (body: string | null) => body?.replaceAll('\u0000', '\uFFFD') ?? null;
 
 /** Unix milliseconds, as a Date would hold them (it drops fractions). */
 const ms = (at: number | null) => (at === null ? null : Math.trunc(at));
@@ -65,8 +73,7 @@ function completionRow(c: Completion): unknown[] {
     a.statusCode,
     a.failureKind,
     a.responseHeaders,
-    // PostgreSQL text cannot hold NUL characters.
-    a.responseBody?.replaceAll('\u0000', '\uFFFD') ?? null,
+    storableBody(a.responseBody),
     a.decision,
     a.delayMs,
     a.reason,
@@ -117,4 +124,39 @@ export async function complete(
       return at !== null && (earliest === null || at < earliest) ? at : earliest;
     }, null),
   };
+}
+
+/**
+ * The attempts of overtaken completions, logged as history: the requests were made, but what they
+ * decided no longer applies. An attempt already there (its first write did commit) is left as is,
+ * and so is one whose delivery is gone (delivered or dropped since).
+ */
+export async function logOvertaken(db: Queryable, completions: readonly Completion[]): Promise<void> {
+  for (const c of completions) {
+    const a = c.attempt;
+    await db.query(
+      `insert into courier_attempts (id, delivery_id, message_id, endpoint_id, number, trigger, url, started_at,
+         duration_ms, status_code, failure_kind, response_headers, response_body, decision, delay_ms, reason, detail)
+       select $2, d.id, d.message_id, d.endpoint_id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15
+         from courier_deliveries d where d.id = $1
+       on conflict do nothing`,
+      [
+        c.deliveryId,
+        a.id,
+        a.number,
+        a.trigger,
+        a.url,
+        toDate(a.startedAt),
+        Math.round(a.durationMs),
+        a.statusCode,
+        a.failureKind,
+        a.responseHeaders === null ? null : JSON.stringify(a.responseHeaders),
+        storableBody(a.responseBody),
+        a.decision,
+        a.delayMs,
+        a.reason,
+        a.detail,
+      ],
+    );
+  }
 }
