@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureOperatorEndpoint, OPERATOR_APP_UID } from '../../src/dispatch/operator-webhook.ts';
 import { holdOpen, waitingBehind } from '../support/transactions.ts';
 import { createApp, locs, startApi, type TestApi } from './support.ts';
 
@@ -120,6 +121,28 @@ describe('applications', () => {
     });
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe('not_found');
+  });
+
+  it("keeps the operator application's uid to it: none other takes it, and it keeps it", async () => {
+    const refused = [
+      await api.request('POST', '/api/v1/app', { body: { name: 'x', uid: OPERATOR_APP_UID } }),
+      await api.request('PUT', `/api/v1/app/${OPERATOR_APP_UID}`, { body: { name: 'x' } }),
+      await api.request('PATCH', `/api/v1/app/${await createApp(api)}`, { body: { uid: OPERATOR_APP_UID } }),
+    ];
+    expect(refused.map((r) => [r.status, locs(r)])).toEqual([
+      [422, ['body.uid']],
+      [422, ['path.app_id']],
+      [422, ['body.uid']],
+    ]);
+    expect(refused[0]!.body.detail[0].msg).toMatch(/reserved for Courier's operator application/);
+
+    // The one Courier makes can be edited, but keeps its uid.
+    const { appId } = await ensureOperatorEndpoint(api.db, 'http://127.0.0.1:9/operator', api.clock);
+    const renamed = await api.request('PUT', `/api/v1/app/${OPERATOR_APP_UID}`, { body: { name: 'Ops' } });
+    expect(renamed.body).toMatchObject({ id: appId, uid: OPERATOR_APP_UID, name: 'Ops' });
+    const moved = await api.request('PATCH', `/api/v1/app/${appId}`, { body: { uid: 'elsewhere' } });
+    expect([moved.status, locs(moved)]).toEqual([422, ['body.uid']]);
+    expect(moved.body.detail[0].msg).toBe(`the operator application keeps its uid ${OPERATOR_APP_UID}`);
   });
 
   it('keeps both of two concurrent PATCHes of one application', async () => {

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config.ts';
 import { isValidUid, newId } from '../../ids.ts';
+import { OPERATOR_APP_UID } from '../../dispatch/operator-webhook.ts';
 import type { Queryable } from '../../store/db.ts';
 import {
   type Application,
@@ -74,10 +75,28 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
   const fieldsOf = (body: ApplicationBody, current: Application | null, patch: boolean) =>
     applicationFields(config, body, current, patch);
 
-  async function uidFree(q: Queryable, uid: string | null | undefined, self?: string): Promise<void> {
+  /**
+   * The operator events' application is found by its uid (operator-webhook.ts): another application
+   * under it would be adopted, and a new uid would orphan it, so neither is accepted.
+   */
+  async function uidFree(
+    q: Queryable,
+    uid: string | null | undefined,
+    current: Application | null,
+    loc = ['body', 'uid'],
+  ): Promise<void> {
+    const operator = current?.uid === OPERATOR_APP_UID;
+    if (operator !== (uid === OPERATOR_APP_UID)) {
+      throw fieldError(
+        loc,
+        operator
+          ? `the operator application keeps its uid ${OPERATOR_APP_UID}`
+          : `the uid ${OPERATOR_APP_UID} is reserved for Courier's operator application`,
+      );
+    }
     if (!uid) return;
     const other = await findApplication(q, uid);
-    if (other && other.id !== self) throw conflict(`An application with uid ${uid} already exists`);
+    if (other && other.id !== current?.id) throw conflict(`An application with uid ${uid} already exists`);
   }
 
   /** PUT and PATCH: the fields computed from the row as locked, so a concurrent edit is kept. */
@@ -87,16 +106,16 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
       // Deleted since it was looked up (a concurrent DELETE): a 404, as if the lookup had missed.
       if (!current) throw notFound(`Application ${found.id} not found`);
       const fields = fieldsOf(body, current, patch);
-      await uidFree(tx, fields.uid, current.id);
+      await uidFree(tx, fields.uid, current);
       return applicationOut(await updateApplication(tx, current.id, fields, clock.now()));
     });
   }
 
   /** By a POST (`request`: once, under its idempotency key's id) or by a PUT naming a new uid. */
-  async function create(fields: ApplicationFields, request?: FastifyRequest) {
+  async function create(fields: ApplicationFields, request?: FastifyRequest, uidLoc?: string[]) {
     const now = clock.now();
     const make = async (id: string) => {
-      await uidFree(db, fields.uid);
+      await uidFree(db, fields.uid, null, uidLoc);
       return createApplication(db, id, fields, now);
     };
     const find = (id: string) => findApplication(db, id);
@@ -190,9 +209,10 @@ export function applicationRoutes(app: Api, deps: ApiDeps): void {
       // Only a uid names an application a PUT can create; an id that is not there is a 404.
       if (!isValidUid(app_id)) throw notFound(`Application ${app_id} not found`);
       const fields = fieldsOf(request.body, null, false);
+      const uidLoc = fields.uid ? undefined : ['path', 'app_id'];
       fields.uid ??= app_id;
       try {
-        const created = await create(fields);
+        const created = await create(fields, undefined, uidLoc);
         return reply.code(201).send(created);
       } catch (error) {
         // A concurrent PUT of the same uid created it first: this one replaces what that one made.
