@@ -89,10 +89,12 @@ export async function reportAttemptEvents(
   await tx.query('savepoint courier_attempt_events');
   try {
     const rewritten = completions.filter((c) => c.rewrite).map((c) => c.attempt.id);
-    const subjects = await lockAttemptSubjects(tx, owner, [...announced.keys()], rewritten);
-    const events = subjects.map((d) => {
+    const subjects = await lockAttemptSubjects(tx, owner, [...announced.keys()], now, rewritten);
+    const events = subjects.flatMap((d) => {
       const { type, completion } = announced.get(d.deliveryId)!;
-      return attemptEvent(type, d, completion, now);
+      // Not failing but failed: its completion ends it as "payload expired", which, as the expiry
+      // sweep's failures, is the retention the publisher asked for, not an announced dead letter.
+      return type === FAILING && d.payloadExpired ? [] : [attemptEvent(type, d, completion, now)];
     });
     await recordOperationalEvents(tx, events, relay);
     await tx.query('release savepoint courier_attempt_events');

@@ -165,6 +165,24 @@ describe.each(BACKENDS)('message.attempt.exhausted, .failing and .recovered on %
     expect(delivery[0]!.attempts).toBeGreaterThan(4); // tried on after it, announced once
   });
 
+  it('does not announce failing a fourth failure whose payload retention ran out: it ends the delivery', async () => {
+    const { messageId } = await oneMessage(503);
+    // Due between the third attempt and the fourth, which no sweep ran before (claims do not check it).
+    await t.db.query('insert into courier_payload_expiries (message_id, expires_at) values ($1, $2)', [
+      messageId,
+      new Date(clock.now() + 2.5 * 3_600_000),
+    ]);
+    await deliverAll({ maxAttempts: 100 });
+    expect(await events()).toEqual([]);
+    const { rows } = await t.db.query(
+      `select d.state, d.last_error, count(a.id)::int as made
+         from courier_deliveries d join courier_attempts a on a.delivery_id = d.id
+        where d.message_id = $1 group by d.id`,
+      [messageId],
+    );
+    expect(rows).toEqual([{ state: 'failed', last_error: 'payload expired', made: 4 }]);
+  });
+
   it('announces a delivery recovered when it gets through after it was announced failing', async () => {
     const { appId, endpointId, messageId } = await oneMessage('flaky/5/b');
     await deliverAll({ maxAttempts: 100 });

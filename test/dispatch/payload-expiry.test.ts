@@ -246,7 +246,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
     expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
       expunged: 0,
       inFlight: 0,
-        failed: 0,
+      failed: 0,
     });
     const { rows } = await t.db.query('select 1 from courier_payload_expiries where message_id = $1', [id]);
     expect(rows).toEqual([]);
@@ -264,7 +264,7 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
         expect(await new PayloadExpirySweeper(t.db).sweep(clock.now() + HOUR)).toEqual({
           expunged: 0,
           inFlight: 0,
-        failed: 0,
+          failed: 0,
         });
         expect((await stored(id)).bytes).toBe(15);
       } finally {

@@ -8,8 +8,8 @@ import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { runningWorker, virtualWorker } from '../support/engine.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
-import { listenForWork } from '../support/transactions.ts';
 import { intercepting } from '../support/intercepting.ts';
+import { listenForWork } from '../support/transactions.ts';
 
 async function deliveryRows(db: Database) {
   const { rows } = await db.query<{

@@ -91,7 +91,9 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     };
     // The second's completion committed, its answer lost: it is written again beside the first's.
     await complete(t.db, 'w', clock.now(), [deadLetter], 100);
-    const subjects = await lockAttemptSubjects(t.db, 'w', [first!.id, second!.id], [deadLetter.attempt.id]);
+    const subjects = await lockAttemptSubjects(t.db, 'w', [first!.id, second!.id], clock.now(), [
+      deadLetter.attempt.id,
+    ]);
     expect(subjects.map((s) => s.deliveryId)).toEqual([first!.id]);
   });
 
@@ -447,7 +449,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     ).toMatchObject({ replayed: 1 });
     expect((await claimAs('w')).map((c) => c.id)).toEqual([d!.id]);
     const again = { ...deadLetter, messageId: d!.messageId, rewrite: true };
-    expect(await lockAttemptSubjects(t.db, 'w', [d!.id], [again.attempt.id])).toEqual([]);
+    expect(await lockAttemptSubjects(t.db, 'w', [d!.id], clock.now(), [again.attempt.id])).toEqual([]);
     await complete(t.db, 'w', clock.now(), [again], 100);
     const { rows } = await t.db.query(
       `select (select count(*)::int from courier_attempts) as attempts, d.state, d.attempts as made,

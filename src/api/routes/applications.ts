@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config.ts';
-import { isValidUid, newId } from '../../ids.ts';
 import { OPERATOR_APP_UID } from '../../dispatch/operator-webhook.ts';
+import { isValidUid, newId } from '../../ids.ts';
 import type { Queryable } from '../../store/db.ts';
 import {
   type Application,
