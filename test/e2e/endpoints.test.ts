@@ -307,6 +307,21 @@ describe('endpoints', () => {
     expect(events).toEqual([{ type: 'endpoint.created' }]);
   });
 
+  it('names in endpoint.deleted the endpoint as its deletion found it locked', async () => {
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/r', uid: 'before' });
+    // Renamed (uncommitted) under the lock: the DELETE looked up the old uid, and waits for the row.
+    const finish = await holdRow(ep.id, (tx) =>
+      tx.query(`update courier_endpoints set uid = 'after' where id = $1`, [ep.id]),
+    );
+    const [deleted] = await finish([api.request('DELETE', `${base()}/before`)]);
+    expect(deleted.status).toBe(204);
+    const { rows } = await api.db.query<{ data: { endpointUid: string } }>(
+      `select data from courier_operational_events where endpoint_id = $1 and type = 'endpoint.deleted'`,
+      [ep.id],
+    );
+    expect(rows.map((r) => r.data.endpointUid)).toEqual(['after']);
+  });
+
   it('deletes (204) and then answers 404', async () => {
     const ep = await createEndpoint(api, appId, { url: 'https://example.com/x', uid: 'gone' });
     const kept = await createEndpoint(api, appId, { url: 'https://example.com/y' });

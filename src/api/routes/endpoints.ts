@@ -221,9 +221,11 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
       );
       await db.transaction(async (tx) => {
         // Deleted meanwhile by a concurrent DELETE: a 404, as if the lookup had missed.
-        if (!(await lockLiveEndpoint(tx, endpoint.id))) throw notFound(`Endpoint ${endpoint.id} not found`);
+        const current = await lockLiveEndpoint(tx, endpoint.id);
+        if (!current) throw notFound(`Endpoint ${endpoint.id} not found`);
         await deleteEndpoint(tx, endpoint.id, clock.now());
-        await recordEndpointEvent(tx, deps, 'endpoint.deleted', application, endpoint);
+        // As locked: a uid changed since the lookup is the one the event names.
+        await recordEndpointEvent(tx, deps, 'endpoint.deleted', application, current);
       });
       return reply.code(204).send();
     },
