@@ -1,10 +1,11 @@
 import type { Clock } from '../clock.ts';
-import { newId } from '../ids.ts';
 import type { Database } from '../store/db.ts';
 import type { StreakAlarm } from '../store/queries/complete.ts';
 import { holdEndpoint, lockEndpoint, streakStands } from '../store/queries/endpoint-status.ts';
 import { type OperationalEvent, recordOperationalEvents } from '../store/queries/operational-events.ts';
+import { findApplication } from '../store/repos/applications.ts';
 import { getEndpointById } from '../store/repos/endpoints.ts';
+import { endpointEvent } from './endpoint-events.ts';
 
 const STREAK_REASON = 'consecutive permanent failures';
 
@@ -30,23 +31,15 @@ export async function pauseForStreak(
     await lockEndpoint(tx, alarm.endpointId);
     if (!(await streakStands(tx, alarm.endpointId, alarm.failureStreak))) return null;
     if (!(await holdEndpoint(tx, alarm.endpointId, 'paused', reason, now))) return null;
-    const endpoint = await getEndpointById(tx, alarm.endpointId);
-    const recorded: OperationalEvent = {
-      id: newId('opev', now),
-      type: 'endpoint.paused',
-      appId: endpoint?.appId ?? null,
-      endpointId: alarm.endpointId,
-      data: {
-        appId: endpoint?.appId,
-        endpointId: alarm.endpointId,
-        endpointUid: endpoint?.uid,
-        url: endpoint?.url,
-        failureStreak: alarm.failureStreak,
-        trigger: 'automatic',
-        reason,
-      },
-      createdAt: now,
-    };
+    // Held by holdEndpoint, which found it live: it and its application are there.
+    const endpoint = (await getEndpointById(tx, alarm.endpointId))!;
+    const application = (await findApplication(tx, endpoint.appId))!;
+    const recorded = endpointEvent('endpoint.paused', application, endpoint, now, {
+      url: endpoint.url,
+      failureStreak: alarm.failureStreak,
+      trigger: 'automatic',
+      reason,
+    });
     await recordOperationalEvents(tx, [recorded], relay);
     return recorded;
   });

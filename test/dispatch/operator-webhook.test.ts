@@ -54,6 +54,21 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
   it('records endpoint.paused with the pause, and the relay queues it for the operator once', async () => {
     const event = await pauseForStreak(t.db, alarm(), clock, true);
     expect(event?.type).toBe('endpoint.paused');
+    // The data every endpoint event has (Svix's), then the streak's.
+    const { rows: app } = await t.db.query<{ id: string; uid: string }>(
+      'select a.id, a.uid from courier_applications a join courier_endpoints e on e.app_id = a.id where e.id = $1',
+      [endpointId],
+    );
+    expect(event?.data).toEqual({
+      appId: app[0]!.id,
+      appUid: app[0]!.uid,
+      endpointId,
+      endpointUid: null,
+      url: 'https://example.com/dead',
+      failureStreak: 100,
+      trigger: 'automatic',
+      reason: 'paused after 100 consecutive permanent failures',
+    });
     expect(await state()).toEqual({ status: 'paused', events: 1, queued: 0 });
     expect(await relay().run()).toBe(1);
     expect(await state()).toEqual({ status: 'paused', events: 1, queued: 1 });
