@@ -135,9 +135,7 @@ export class Worker {
     await this.loopDone;
     await housekeeping;
     const deadline = Date.now() + graceMs;
-    while (this.sending.size > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    while (this.sending.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     if (this.sending.size > 0) {
       this.log.warn({ deliveries: this.sending.size }, 'shutdown deadline: unfinished deliveries given back');
       this.giveBack(...Array.from(this.sending, ([id, leaseUntil]) => ({ id, leaseUntil })));
@@ -212,6 +210,8 @@ export class Worker {
     // An endpoint whose secrets cannot be opened fails alone, as in prepare(); the rest goes out.
     for (const { error, ...lease } of claimed.unreadable)
       if (this.ours(lease.id)) this.failedOn(lease, error, false);
+    // Past its payload's retention: not sent but given back, which fails it ("payload expired").
+    if (claimed.expired.length > 0) this.giveBack(...claimed.expired.filter((l) => this.ours(l.id)));
     for (const { endpointId, count, error: err } of claimed.skippedSecrets)
       this.log.warn({ endpointId, err }, `signing without ${count} earlier secrets it cannot open`);
     return claimed;

@@ -10,6 +10,7 @@ import { replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
 import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { virtualWorker } from '../support/engine.ts';
 import { deliveredCompletion, makeApp, makeEndpoint } from '../support/fixtures.ts';
 import { holdOpen } from '../support/transactions.ts';
 
@@ -205,6 +206,52 @@ describe.each(BACKENDS)('payload expiry on %s', (backend) => {
       });
       await t.db.query('delete from courier_deliveries');
     });
+  });
+
+  it('hands over nothing of a payload past its expiry that no sweep has reached: given back, it fails', async () => {
+    clock.advance(HOUR);
+    const id = await publishKept(HOUR);
+    const kept = await publishKept(null);
+    const now = clock.now() + HOUR;
+    // Each endpoint's share is its in-flight cap (10): 20 reach both.
+    const claimed = await claim(t.db, { owner: 'w1', now, leaseMs: 60_000, limit: 20 });
+    expect(claimed.deliveries.map((d) => d.messageId)).toEqual([kept, kept]);
+    expect(claimed.expired).toHaveLength(2);
+    expect(await deliveries(id)).toEqual([
+      { ...pending, leased: true },
+      { ...pending, leased: true },
+    ]);
+    expect(await release(t.db, 'w1', claimed.expired, now)).toEqual({ released: 2, busy: [] });
+    expect(await deliveries(id)).toEqual([expired, expired]);
+    const { rows } = await t.db.query<{ in_flight: number }>(
+      'select in_flight from courier_endpoint_queues where endpoint_id in (select endpoint_id from courier_deliveries where message_id = $1)',
+      [id],
+    );
+    expect(rows).toEqual([{ in_flight: 1 }, { in_flight: 1 }]); // the kept message's, still leased
+    await release(t.db, 'w1', claimed.deliveries, now);
+    expect(await new PayloadExpirySweeper(t.db).sweep(now)).toEqual({ expunged: 1, inFlight: 0, failed: 0 });
+    await t.db.query('delete from courier_deliveries');
+  });
+
+  it('is not sent by a worker once past its expiry, though no sweep has reached it', async () => {
+    clock.advance(HOUR);
+    const id = await publishKept(HOUR);
+    clock.advance(HOUR);
+    const { worker, sender } = virtualWorker(t.db, { clock });
+    try {
+      expect(await worker.runOnce()).toBe(0);
+    } finally {
+      await sender.close();
+    }
+    expect(await deliveries(id)).toEqual([expired, expired]);
+    const { rows } = await t.db.query('select 1 from courier_attempts where message_id = $1', [id]);
+    expect(rows).toEqual([]);
+    expect(await new PayloadExpirySweeper(t.db).sweep(clock.now())).toEqual({
+      expunged: 1,
+      inFlight: 0,
+      failed: 0,
+    });
+    await t.db.query('delete from courier_deliveries');
   });
 
   it('replays and resends nothing of a payload past its expiry, swept or not, even while an attempt holds its bytes', async () => {

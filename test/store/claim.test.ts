@@ -287,6 +287,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       deliveries: [],
       nextDueAt: retryAt,
       unreadable: [],
+      expired: [],
       skippedSecrets: [],
     });
     clock.advance(90_000);
@@ -307,6 +308,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       deliveries: [],
       nextDueAt: null,
       unreadable: [],
+      expired: [],
       skippedSecrets: [],
     });
   });
@@ -328,6 +330,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
         deliveries: [],
         nextDueAt: clock.now(),
         unreadable: [],
+        expired: [],
         skippedSecrets: [],
       });
       await publishing.commit();

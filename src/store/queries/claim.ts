@@ -38,8 +38,8 @@ interface ClaimRow {
   give_up_at: Date | null;
   trigger: number;
   event_type: string;
-  /** encode(payload, 'escape'). */
-  payload: string;
+  /** encode(payload, 'escape'); null when its retention has run out. */
+  payload: string | null;
   endpoint_version: number;
   app_version: number;
   next_due_at: Date | null;
@@ -58,6 +58,11 @@ export interface ClaimResult {
    * worker's own failure, not an attempt). The rest of the claim is handed over as usual.
    */
   unreadable: UnreadableDelivery[];
+  /**
+   * Claimed, but their payload's retention (payloadRetentionHours) ran out before a sweep expunged
+   * it: not to be sent. Given back, they fail ("payload expired", courier_release).
+   */
+  expired: Lease[];
   /** Endpoints signed without some earlier secrets this process cannot open (see EndpointConfigCache). */
   skippedSecrets: SkippedSecrets[];
 }
@@ -83,14 +88,21 @@ const sharedCache = new EndpointConfigCache();
  * worker 0.5 against 1.5 µs, PostgreSQL 0.4–0.8 µs less. Text that is mostly non-ASCII pays for
  * it (each such byte takes four characters): 1 KiB of CJK text costs the worker 5.0 against
  * 1.4 µs and PostgreSQL 2–3 µs more.
+ * A payload past its retention is not read out. The lateral LIMIT keeps its look-up a probe of
+ * courier_payload_expiries' key per delivery, whatever that table's size (no hash join), and the
+ * key alone in it keeps the planner off the (expires_at, message_id) index, which would range over
+ * every expiry due but not swept yet.
  */
 const CLAIM = prepared(
   'courier_claim_batch',
   `select c.delivery_id, c.message_id, c.endpoint_id, c.attempts, c.give_up_at, c.trigger, c.event_type,
-          encode(c.payload, 'escape') as payload, c.endpoint_version, c.app_version,
+          case when x.expires_at <= $2 then null else encode(c.payload, 'escape') end as payload,
+          c.endpoint_version, c.app_version,
           -- Every row carries the same instant; only the first is read, so only it is parsed.
           case when row_number() over () = 1 then c.next_due_at end as next_due_at
-   from ${ASYNC_COMMIT}, courier_claim_batch($1, $2, $3, $4) c`,
+   from ${ASYNC_COMMIT}, courier_claim_batch($1, $2, $3, $4) c
+   left join lateral (select pe.expires_at from courier_payload_expiries pe
+                       where pe.message_id = c.message_id limit 1) x on true`,
 );
 
 /**
@@ -128,7 +140,8 @@ export async function claim(
   ]);
   const nextDueAt = toMs(all[0]?.next_due_at ?? null);
   const rows = all.filter((r): r is ClaimRow & { delivery_id: number } => r.delivery_id !== null);
-  if (rows.length === 0) return { deliveries: [], nextDueAt, unreadable: [], skippedSecrets: [] };
+  if (rows.length === 0)
+    return { deliveries: [], nextDueAt, unreadable: [], expired: [], skippedSecrets: [] };
   try {
     return { ...(await handOver(db, input, rows, cache)), nextDueAt };
   } catch (error) {
@@ -151,8 +164,17 @@ async function handOver(
     input.now,
   );
   const leaseUntil = input.now + input.leaseMs;
-  const result: Omit<ClaimResult, 'nextDueAt'> = { deliveries: [], unreadable: [], skippedSecrets: skipped };
+  const result: Omit<ClaimResult, 'nextDueAt'> = {
+    deliveries: [],
+    unreadable: [],
+    expired: [],
+    skippedSecrets: skipped,
+  };
   for (const r of rows) {
+    if (r.payload === null) {
+      result.expired.push({ id: r.delivery_id, leaseUntil });
+      continue;
+    }
     if (unreadable.has(r.endpoint_id)) {
       result.unreadable.push({
         id: r.delivery_id,
