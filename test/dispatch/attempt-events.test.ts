@@ -20,11 +20,14 @@ describe.each(BACKENDS)('message.attempt.exhausted, .failing and .recovered on %
   let t: TestDatabase;
   let receiver: Receiver;
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+  /** Run by the receiver before it answers. */
+  let onRequest: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     // /<status> answers that status; /flaky/<n>/<key> answers 503 to the first n requests of its key, then 200.
     const seen = new Map<string, number>();
-    receiver = await startReceiver((req, res) => {
+    receiver = await startReceiver(async (req, res) => {
+      await onRequest?.();
       const flaky = /^\/flaky\/(\d+)\/(.+)$/.exec(req.url!);
       if (flaky) {
         const n = (seen.get(flaky[2]!) ?? 0) + 1;
@@ -40,7 +43,10 @@ describe.each(BACKENDS)('message.attempt.exhausted, .failing and .recovered on %
   beforeEach(async () => {
     t = await openTestDatabase(backend);
   });
-  afterEach(() => t.drop());
+  afterEach(async () => {
+    onRequest = undefined;
+    await t.drop();
+  });
 
   const events = () => listOperationalEvents(t.db, { limit: 100 });
 
@@ -163,6 +169,28 @@ describe.each(BACKENDS)('message.attempt.exhausted, .failing and .recovered on %
       [messageId],
     );
     expect(delivery[0]!.attempts).toBeGreaterThan(4); // tried on after it, announced once
+  });
+
+  it('does not announce failing a fourth failure whose payload retention ran out while it was sent: it ends the delivery', async () => {
+    const { messageId } = await oneMessage(503);
+    let requests = 0;
+    // Claimed before its expiry, which falls due while the fourth request is open.
+    onRequest = async () => {
+      if (++requests === 4)
+        await t.db.query('insert into courier_payload_expiries (message_id, expires_at) values ($1, $2)', [
+          messageId,
+          new Date(clock.now()),
+        ]);
+    };
+    await deliverAll({ maxAttempts: 100 });
+    expect(await events()).toEqual([]);
+    const { rows } = await t.db.query(
+      `select d.state, d.last_error, count(a.id)::int as made
+         from courier_deliveries d join courier_attempts a on a.delivery_id = d.id
+        where d.message_id = $1 group by d.id`,
+      [messageId],
+    );
+    expect(rows).toEqual([{ state: 'failed', last_error: 'payload expired', made: 4 }]);
   });
 
   it('does not announce failing a delivery whose payload retention ran out before its fourth attempt: it ends it', async () => {
