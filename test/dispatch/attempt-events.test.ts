@@ -68,6 +68,24 @@ describe.each(BACKENDS)('message.attempt.exhausted, .failing and .recovered on %
     throw new Error('events left unrelayed');
   }
 
+  /** Sets when a message's payload retention runs out, as a publish with payloadRetentionHours does. */
+  const expirePayloadAt = (messageId: string, at: number) =>
+    t.db.query('insert into courier_payload_expiries (message_id, expires_at) values ($1, $2)', [
+      messageId,
+      new Date(at),
+    ]);
+
+  /** Each delivery of a message: its state, last error and the attempts made. */
+  async function outcome(messageId: string) {
+    const { rows } = await t.db.query(
+      `select d.state, d.last_error, count(a.id)::int as made
+         from courier_deliveries d join courier_attempts a on a.delivery_id = d.id
+        where d.message_id = $1 group by d.id`,
+      [messageId],
+    );
+    return rows;
+  }
+
   /** Runs a worker on virtual time until nothing more is due. */
   async function deliverAll(options: { relay?: OperatorRelay; logger?: Logger; maxAttempts?: number } = {}) {
     const { worker, sender } = virtualWorker(t.db, {
@@ -176,40 +194,21 @@ describe.each(BACKENDS)('message.attempt.exhausted, .failing and .recovered on %
     let requests = 0;
     // Claimed before its expiry, which falls due while the fourth request is open.
     onRequest = async () => {
-      if (++requests === 4)
-        await t.db.query('insert into courier_payload_expiries (message_id, expires_at) values ($1, $2)', [
-          messageId,
-          new Date(clock.now()),
-        ]);
+      if (++requests === 4) await expirePayloadAt(messageId, clock.now());
     };
     await deliverAll({ maxAttempts: 100 });
     expect(await events()).toEqual([]);
-    const { rows } = await t.db.query(
-      `select d.state, d.last_error, count(a.id)::int as made
-         from courier_deliveries d join courier_attempts a on a.delivery_id = d.id
-        where d.message_id = $1 group by d.id`,
-      [messageId],
-    );
-    expect(rows).toEqual([{ state: 'failed', last_error: 'payload expired', made: 4 }]);
+    expect(await outcome(messageId)).toEqual([{ state: 'failed', last_error: 'payload expired', made: 4 }]);
   });
 
   it('does not announce failing a delivery whose payload retention ran out before its fourth attempt: it ends it', async () => {
     const { messageId } = await oneMessage(503);
     // Due between the third attempt and the fourth, which no sweep ran before: the claim hands the
     // fourth over as expired, so it is not made, and the delivery fails unannounced.
-    await t.db.query('insert into courier_payload_expiries (message_id, expires_at) values ($1, $2)', [
-      messageId,
-      new Date(clock.now() + 2.5 * 3_600_000),
-    ]);
+    await expirePayloadAt(messageId, clock.now() + 2.5 * 3_600_000);
     await deliverAll({ maxAttempts: 100 });
     expect(await events()).toEqual([]);
-    const { rows } = await t.db.query(
-      `select d.state, d.last_error, count(a.id)::int as made
-         from courier_deliveries d join courier_attempts a on a.delivery_id = d.id
-        where d.message_id = $1 group by d.id`,
-      [messageId],
-    );
-    expect(rows).toEqual([{ state: 'failed', last_error: 'payload expired', made: 3 }]);
+    expect(await outcome(messageId)).toEqual([{ state: 'failed', last_error: 'payload expired', made: 3 }]);
   });
 
   it('announces a delivery recovered when it gets through after it was announced failing', async () => {
