@@ -102,6 +102,12 @@ export const OPTIONS: readonly OptionSpec[] = [
       'Cap of concurrent requests per endpoint, across all workers, given to an endpoint created without one (read by the API, not the workers; existing endpoints keep theirs).',
   },
   {
+    name: 'COURIER_MAX_IN_FLIGHT_PER_HOST',
+    default: '0',
+    description:
+      "Cap of concurrent requests per receiving host (the URL's host and port), across its endpoints and all workers; 0: none. Read by each worker: set it alike on all.",
+  },
+  {
     name: 'COURIER_RATE_LIMIT',
     default: '1000',
     description:

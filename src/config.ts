@@ -20,6 +20,8 @@ export interface Config {
   requestTimeoutMs: number;
   leaseMs: number;
   maxInFlight: number;
+  /** In-flight cap per receiving host, across its endpoints and all workers; 0: none. */
+  maxInFlightPerHost: number;
   rateLimit: number;
   pauseAfter: number;
   /** How long a message and its history are kept after its creation; null: for ever. */
@@ -284,6 +286,7 @@ export function loadConfig(env: Source = process.env): Config {
     requestTimeoutMs,
     leaseMs,
     maxInFlight: r.int('COURIER_MAX_IN_FLIGHT', 1, 10_000),
+    maxInFlightPerHost: r.int('COURIER_MAX_IN_FLIGHT_PER_HOST', 0, 100_000),
     rateLimit: r.int('COURIER_RATE_LIMIT', 1, 1_000_000),
     pauseAfter: r.int('COURIER_PAUSE_AFTER', 1),
     retentionMs,

@@ -105,6 +105,7 @@ export function createWorker(deps: WorkerDeps): { worker: Worker; sender: Sender
     batchSize: config.batchSize,
     concurrency: config.workerConcurrency,
     leaseMs: config.leaseMs,
+    maxInFlightPerHost: config.maxInFlightPerHost,
     pauseAfter: config.pauseAfter,
     retentionMs: config.retentionMs,
     operatorRelay: deps.operatorRelay,

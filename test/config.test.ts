@@ -14,6 +14,7 @@ describe('configuration', () => {
       dataDir: './data',
       port: 8080,
       maxInFlight: 10,
+      maxInFlightPerHost: 0,
       pauseAfter: 100,
       retentionMs: 90 * 86_400_000,
       requestTimeoutMs: 15_000,
@@ -43,6 +44,11 @@ describe('configuration', () => {
     expect(config.allowPrivateNetworks).toEqual(['127.0.0.0/8', '::1/128']);
   });
 
+  it('reads a per-host in-flight cap, 0 meaning none', () => {
+    expect(loadConfig({ COURIER_MAX_IN_FLIGHT_PER_HOST: '20' }).maxInFlightPerHost).toBe(20);
+    expect(loadConfig({ COURIER_MAX_IN_FLIGHT_PER_HOST: '0' }).maxInFlightPerHost).toBe(0);
+  });
+
   it('names a Kubernetes service link given as COURIER_PORT', () => {
     expect(() => loadConfig({ COURIER_PORT: 'tcp://10.96.12.34:8080' })).toThrow(
       /COURIER_PORT.*a Kubernetes service link.*enableServiceLinks: false/,
@@ -61,6 +67,8 @@ describe('configuration', () => {
     ['COURIER_REQUEST_TIMEOUT', 'fast'],
     ['COURIER_LEASE', '10s'],
     ['COURIER_MAX_IN_FLIGHT', '0'],
+    ['COURIER_MAX_IN_FLIGHT_PER_HOST', '-1'],
+    ['COURIER_MAX_IN_FLIGHT_PER_HOST', 'ten'],
     ['COURIER_RATE_LIMIT', '1.5'],
     ['COURIER_ALLOW_PRIVATE_NETWORKS', '10.0.0.0/99'],
     ['COURIER_OPERATOR_WEBHOOK_URL', 'ftp://x'],

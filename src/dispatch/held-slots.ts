@@ -19,14 +19,15 @@ export class HeldSlots {
     return this.perEndpoint.get(endpointId) ?? 0;
   }
 
-  /** Its completion or release is written: the delivery's slot is free again. */
-  letGo(deliveryId: number): void {
+  /** Its completion or release is written: the delivery's slot is free again. Returns its endpoint. */
+  letGo(deliveryId: number): string | undefined {
     const endpointId = this.endpointOf.get(deliveryId);
-    if (endpointId === undefined) return;
+    if (endpointId === undefined) return undefined;
     this.endpointOf.delete(deliveryId);
     const n = this.count(endpointId) - 1;
     if (n > 0) this.perEndpoint.set(endpointId, n);
     else this.perEndpoint.delete(endpointId);
+    return endpointId;
   }
 
   clear(): void {

@@ -38,6 +38,11 @@ export interface WorkerOptions {
   concurrency?: number;
   /** How long a claim stays ours; must exceed the request timeout so a live worker never loses one. */
   leaseMs?: number;
+  /**
+   * In-flight cap per receiving host, across its endpoints and all workers (each endpoint's own
+   * cap applies too); absent or 0: none.
+   */
+  maxInFlightPerHost?: number;
   /** Permanent-failure streak after which an endpoint is paused. */
   pauseAfter?: number;
   /** How often this worker takes over deliveries whose lease expired. */

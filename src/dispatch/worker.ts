@@ -3,6 +3,7 @@ import { type Logger, silentLogger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
 import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '../store/queries/claim.ts';
 import type { Completion } from '../store/queries/complete.ts';
+import { releaseHostHolds } from '../store/queries/host-holds.ts';
 import { notifyWorkers } from '../store/queries/notify-workers.ts';
 import { type Lease, release } from '../store/queries/unclaim.ts';
 import { buildRequest, completionFor, markOvertaken, type Ready } from './attempt.ts';
@@ -201,7 +202,13 @@ export class Worker {
     const now = this.clock.now();
     let claimed: ClaimResult;
     try {
-      claimed = await claim(this.db, { owner: this.owner, now, leaseMs: this.leaseMs, limit });
+      claimed = await claim(this.db, {
+        owner: this.owner,
+        now,
+        leaseMs: this.leaseMs,
+        limit,
+        hostCap: this.options.maxInFlightPerHost ?? 0,
+      });
     } catch (error) {
       if (error instanceof UnusableClaim) this.giveBack(...error.leases.filter((l) => this.ours(l.id)));
       throw error;
@@ -327,6 +334,26 @@ export class Worker {
     });
   }
 
+  /**
+   * Frees the slots of deliveries whose outcome is written; with a per-host cap, also ends the
+   * holds on their hosts' other endpoints (true when any ended: work to claim). A failure to end
+   * them only delays those endpoints until their hold runs out (500 ms).
+   */
+  private async freeSlots(deliveryIds: readonly number[]): Promise<boolean> {
+    const endpoints = new Set<string>();
+    for (const id of deliveryIds) {
+      const endpointId = this.held.letGo(id);
+      if (endpointId !== undefined) endpoints.add(endpointId);
+    }
+    if (!this.options.maxInFlightPerHost || endpoints.size === 0) return false;
+    try {
+      return await releaseHostHolds(this.db, [...endpoints]);
+    } catch (err) {
+      this.log.warn({ err }, 'could not end the holds on full hosts; they run out on their own');
+      return false;
+    }
+  }
+
   private async drain(): Promise<void> {
     while (this.flushing || this.completions.length > 0 || this.releases.length > 0) {
       this.flushSoon();
@@ -352,10 +379,10 @@ export class Worker {
             .write(batch)
             .finally(() => this.completing.clear());
           this.completions.splice(0, batch.length);
-          for (const c of batch) this.held.letGo(c.deliveryId);
+          const unheld = await this.freeSlots(batch.map((c) => c.deliveryId));
           // Capacity freed for due work, or a retry scheduled that the idle timer does not know of
           // yet: claim again (a claim that finds nothing looks up the next due time).
-          if (claimable || this.waitingForRoom || batch.some((c) => c.state === 'pending')) {
+          if (unheld || claimable || this.waitingForRoom || batch.some((c) => c.state === 'pending')) {
             this.wakeups.signal();
           }
           if (wakeAt !== null) this.wakeups.signalAt(wakeAt);
@@ -369,7 +396,7 @@ export class Worker {
           // lease has run out: the reaper takes it back then.
           const done = releasing.filter((l) => !busy.includes(l.id) || l.leaseUntil <= this.clock.now());
           this.releases = this.releases.filter((l) => !done.includes(l));
-          for (const l of done) this.held.letGo(l.id);
+          await this.freeSlots(done.map((l) => l.id));
           this.wakeups.signal(); // given back: due again at once
           if (busy.length > 0) await new Promise((resolve) => setTimeout(resolve, LOCKED_RETRY_MS));
         }

@@ -321,9 +321,10 @@ export const INVARIANTS: Invariant[] = [
            where q.active <> (e.status = 'enabled' and e.deleted_at is null)`,
   },
   {
-    name: "a queue row's limits are its endpoint's",
+    name: "a queue row's limits and host are its endpoint's",
     sql: `select e.id from courier_endpoints e join courier_endpoint_queues q on q.endpoint_id = e.id
-           where q.max_in_flight <> e.max_in_flight or q.rate_limit <> e.rate_limit`,
+           where q.max_in_flight <> e.max_in_flight or q.rate_limit <> e.rate_limit
+              or q.host is distinct from courier_url_host(e.url)`,
   },
   {
     name: 'endpoints of a deleted application are deleted',

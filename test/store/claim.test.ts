@@ -12,7 +12,13 @@ import { replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
 import { deleteEndpoint, rotateSecret, updateEndpoint } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
-import { deliveredCompletion as delivered, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+import {
+  deliveredCompletion as delivered,
+  emptyTables,
+  makeApp,
+  makeEndpoint,
+  publishJson,
+} from '../support/fixtures.ts';
 import { blockedBy, holdOpen, listenForWork } from '../support/transactions.ts';
 
 describe.each(BACKENDS)('claiming on %s', (backend) => {
@@ -102,9 +108,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
   });
   beforeEach(async () => {
     clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
-    await t.db.query(
-      'truncate courier_attempts, courier_deliveries, courier_messages, courier_endpoint_queues, courier_endpoint_secrets, courier_endpoints, courier_applications cascade',
-    );
+    await emptyTables(t.db);
     appId = (await makeApp(t.db, clock.now())).id;
   });
 

@@ -7,7 +7,7 @@ import { expungePayload } from '../../src/store/queries/expunge.ts';
 import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { reapExpiredLeases } from '../../src/store/queries/unclaim.ts';
 import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
-import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+import { deliveredCompletion, emptyTables, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 import { blockedBy, holdOpen } from '../support/transactions.ts';
 
 describe('expunge under concurrency (pg)', () => {
@@ -24,9 +24,7 @@ describe('expunge under concurrency (pg)', () => {
   beforeEach(async () => {
     clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
     await t.db.query('drop trigger if exists pause_hook on courier_deliveries');
-    await t.db.query(
-      'truncate courier_attempts, courier_deliveries, courier_messages, courier_endpoint_queues, courier_endpoint_secrets, courier_endpoints, courier_applications cascade',
-    );
+    await emptyTables(t.db);
     appId = (await makeApp(t.db, clock.now())).id;
     endpointId = (await makeEndpoint(t.db, appId, clock.now(), { url: 'http://127.0.0.1:9/' })).id;
   });

@@ -7,6 +7,13 @@ import { EndpointConfigCache } from '../../src/store/queries/endpoint-config.ts'
 import { createApplication } from '../../src/store/repos/applications.ts';
 import { createEndpoint, type Endpoint, type EndpointFields } from '../../src/store/repos/endpoints.ts';
 
+/** Empties the applications, their endpoints and their messages, for a test sharing its database. */
+export async function emptyTables(db: Queryable): Promise<void> {
+  await db.query(
+    'truncate courier_attempts, courier_deliveries, courier_messages, courier_endpoint_queues, courier_endpoint_secrets, courier_endpoints, courier_applications cascade',
+  );
+}
+
 export async function makeApp(db: Database, now: number, retryPolicy?: unknown) {
   return createApplication(db, newId('app', now), { name: 'Test app', retryPolicy }, now);
 }

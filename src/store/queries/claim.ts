@@ -77,6 +77,8 @@ export interface ClaimInput {
   now: number;
   leaseMs: number;
   limit: number;
+  /** In-flight cap per receiving host; absent or 0: none. */
+  hostCap?: number;
 }
 
 const sharedCache = new EndpointConfigCache();
@@ -100,7 +102,7 @@ const CLAIM = prepared(
           c.endpoint_version, c.app_version,
           -- Every row carries the same instant; only the first is read, so only it is parsed.
           case when row_number() over () = 1 then c.next_due_at end as next_due_at
-   from ${ASYNC_COMMIT}, courier_claim_batch($1, $2, $3, $4) c
+   from ${ASYNC_COMMIT}, courier_claim_batch($1, $2, $3, $4, $5) c
    left join lateral (select pe.expires_at from courier_payload_expiries pe
                        where pe.message_id = c.message_id limit 1) x on true`,
 );
@@ -137,6 +139,7 @@ export async function claim(
     toDate(input.now),
     input.leaseMs,
     input.limit,
+    input.hostCap ?? 0,
   ]);
   const nextDueAt = toMs(all[0]?.next_due_at ?? null);
   const rows = all.filter((r): r is ClaimRow & { delivery_id: number } => r.delivery_id !== null);

@@ -145,8 +145,9 @@ export async function createEndpoint(
     toDate(now),
   ]);
   await db.query(
-    `insert into courier_endpoint_queues (endpoint_id, active, max_in_flight, rate_limit) values ($1, $2, $3, $4)`,
-    [id, status === 'enabled', fields.maxInFlight, fields.rateLimit],
+    `insert into courier_endpoint_queues (endpoint_id, active, max_in_flight, rate_limit, host)
+     values ($1, $2, $3, $4, courier_url_host($5))`,
+    [id, status === 'enabled', fields.maxInFlight, fields.rateLimit, fields.url],
   );
   return (await findEndpoint(db, appId, id))!;
 }
@@ -194,8 +195,8 @@ export async function listEndpoints(
 }
 
 /**
- * Replaces an endpoint's settings and keeps its queue row's limits in step. A new URL is likely
- * another receiver: the old one's failure streak and the wait it asked for no longer apply.
+ * Replaces an endpoint's settings and keeps its queue row's limits and host in step. A new URL is
+ * likely another receiver: the old one's failure streak and the wait it asked for no longer apply.
  */
 export async function updateEndpoint(
   db: Queryable,
@@ -227,12 +228,12 @@ export async function updateEndpoint(
     ],
   );
   await db.query(
-    `update courier_endpoint_queues set max_in_flight = $2, rate_limit = $3,
+    `update courier_endpoint_queues set max_in_flight = $2, rate_limit = $3, host = courier_url_host($5),
        failure_streak = case when $4 then 0 else failure_streak end,
        blocked_until = case when $4 then null else blocked_until end,
        retry_after_until = case when $4 then null else retry_after_until end
      where endpoint_id = $1`,
-    [id, fields.maxInFlight, fields.rateLimit, rows[0]?.moved ?? false],
+    [id, fields.maxInFlight, fields.rateLimit, rows[0]?.moved ?? false, fields.url],
   );
   // A raised cap or rate limit can make held-back deliveries claimable now.
   await notifyWorkers(db);
