@@ -1,4 +1,5 @@
 export { networkFailureKind, outcomeForError } from './network-errors.ts';
+export { receiverHost } from './receiver-host.ts';
 export {
   DEFAULT_USER_AGENT,
   Sender,

@@ -341,13 +341,16 @@ export class Worker {
    */
   private async freeSlots(deliveryIds: readonly number[]): Promise<boolean> {
     const endpoints = new Set<string>();
+    let freed = 0;
     for (const id of deliveryIds) {
       const endpointId = this.held.letGo(id);
-      if (endpointId !== undefined) endpoints.add(endpointId);
+      if (endpointId === undefined) continue;
+      endpoints.add(endpointId);
+      freed++;
     }
-    if (!this.options.maxInFlightPerHost || endpoints.size === 0) return false;
+    if (!this.options.maxInFlightPerHost || freed === 0) return false;
     try {
-      return await releaseHostHolds(this.db, [...endpoints]);
+      return await releaseHostHolds(this.db, [...endpoints], freed, this.clock.now());
     } catch (err) {
       this.log.warn({ err }, 'could not end the holds on full hosts; they run out on their own');
       return false;

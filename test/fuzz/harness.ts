@@ -6,6 +6,7 @@
 import net from 'node:net';
 import { Pool } from 'undici';
 import type { RouteRecord } from '../../src/api/route-table.ts';
+import { receiverHost } from '../../src/delivery/receiver-host.ts';
 import type { Queryable } from '../../src/store/db.ts';
 
 export interface FuzzRequest {
@@ -255,8 +256,10 @@ export async function contentDigest(db: Queryable): Promise<Record<string, strin
 
 export interface Invariant {
   name: string;
-  /** Rows that break it (empty: holds). */
+  /** Rows that break it (empty: holds); with `breaks`, the rows to check. */
   sql: string;
+  /** Whether a row breaks it, for what SQL cannot say. */
+  breaks?: (row: Record<string, unknown>) => boolean;
   /**
    * A known defect outside src/api breaks it under concurrency (see store-races.test.ts, which pins
    * it deterministically): reported, not failed on. Remove once the store is fixed.
@@ -321,10 +324,14 @@ export const INVARIANTS: Invariant[] = [
            where q.active <> (e.status = 'enabled' and e.deleted_at is null)`,
   },
   {
-    name: "a queue row's limits and host are its endpoint's",
+    name: "a queue row's limits are its endpoint's",
     sql: `select e.id from courier_endpoints e join courier_endpoint_queues q on q.endpoint_id = e.id
-           where q.max_in_flight <> e.max_in_flight or q.rate_limit <> e.rate_limit
-              or q.host is distinct from courier_url_host(e.url)`,
+           where q.max_in_flight <> e.max_in_flight or q.rate_limit <> e.rate_limit`,
+  },
+  {
+    name: "a queue row's host is its endpoint URL's",
+    sql: `select e.id, e.url, q.host from courier_endpoints e join courier_endpoint_queues q on q.endpoint_id = e.id`,
+    breaks: (row) => row.host !== receiverHost(row.url as string),
   },
   {
     name: 'endpoints of a deleted application are deleted',
@@ -375,7 +382,8 @@ export async function brokenInvariants(db: Queryable): Promise<{ broken: string[
   const broken: string[] = [];
   const known: string[] = [];
   for (const inv of INVARIANTS) {
-    const { rows } = await db.query(inv.sql);
+    const { rows: all } = await db.query<Record<string, unknown>>(inv.sql);
+    const rows = inv.breaks ? all.filter(inv.breaks) : all;
     if (rows.length === 0) continue;
     const line = `${inv.name} (${rows.length} rows): ${JSON.stringify(rows.slice(0, 5))}`;
     if (inv.known) known.push(`${line} — known: ${inv.known}`);

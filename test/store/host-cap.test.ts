@@ -48,31 +48,6 @@ describe.each(BACKENDS)('the per-host in-flight cap on %s', (backend) => {
       )
     ).rows[0]!.in_flight;
 
-  it("reads a URL's host without user info, case or default port", async () => {
-    const urls = [
-      'HTTPS://User:pw@Example.COM:443/x?y=1',
-      'http://example.com:80/a',
-      'http://example.com:8080/a',
-      'https://[::1]:443/',
-      'http://[::80]/',
-      'https://hooks.example.com#frag',
-      'http://h?q=1',
-    ];
-    const { rows } = await t.db.query<{ host: string }>(
-      'select courier_url_host(u) as host from unnest($1::text[]) with ordinality as x(u, n) order by n',
-      [urls],
-    );
-    expect(rows.map((r) => r.host)).toEqual([
-      'example.com',
-      'example.com',
-      'example.com:8080',
-      '[::1]',
-      '[::80]',
-      'hooks.example.com',
-      'h',
-    ]);
-  });
-
   it("shares the cap among a host's endpoints, across workers, and holds the rest back without making them due at once", async () => {
     const eps = await endpoints('http://127.0.0.1:1/a', 'http://127.0.0.1:1/b', 'http://127.0.0.1:1/c');
     await publishMany(5);
@@ -99,31 +74,73 @@ describe.each(BACKENDS)('the per-host in-flight cap on %s', (backend) => {
     expect((await claimWith(4, 'worker-b')).deliveries).toHaveLength(0);
   });
 
-  it('ends the holds on a host whose slots were freed, except one lengthened since', async () => {
-    await endpoints('http://127.0.0.1:1/a', 'http://127.0.0.1:1/b', 'http://127.0.0.1:1/c');
+  /** Endpoints on port 1 and one on port 2; the first reached on port 1 takes the host's 3 slots. */
+  const fillHost = async (onPort1: number) => {
+    await endpoints(...Array.from({ length: onPort1 }, (_, i) => `http://127.0.0.1:1/ep${i}`));
     const [elsewhere] = await endpoints('http://127.0.0.1:2/');
     await publishMany(3);
     const first = await claimWith(3);
-    // The first endpoint reached on port 1 took the host's three slots; port 2 took its own three.
     const took = first.deliveries.find((d) => d.url.startsWith('http://127.0.0.1:1/'))!.endpointId;
-    const { rows: held } = await t.db.query<{ endpoint_id: string }>(
+    const { rows } = await t.db.query<{ endpoint_id: string }>(
       'select endpoint_id from courier_endpoint_queues where host_held_until is not null order by endpoint_id',
     );
-    expect(held).toHaveLength(2);
-    const [lengthened, released] = held.map((r) => r.endpoint_id);
-    // A Retry-After answer since then holds one of them for an hour.
+    const freeSlots = async (n: number) => {
+      const mine = first.deliveries.filter((d) => d.endpointId === took).slice(0, n);
+      await complete(
+        t.db,
+        'w',
+        clock.now(),
+        mine.map((d) => delivered(d.id, 1, clock.now())),
+        100,
+      );
+    };
+    return { elsewhere: elsewhere!.id, took, held: rows.map((r) => r.endpoint_id), freeSlots };
+  };
+  const holdsOf = async () =>
+    (
+      await t.db.query<{ endpoint_id: string; blocked_until: Date | null; host_held_until: Date | null }>(
+        'select endpoint_id, blocked_until, host_held_until from courier_endpoint_queues order by endpoint_id',
+      )
+    ).rows;
+
+  it('ends the holds on a host whose slots were freed, but not one a Retry-After or rate limit also holds', async () => {
+    const { elsewhere, took, held, freeSlots } = await fillHost(4);
+    expect(held).toHaveLength(3);
+    const [lengthened, waiting, plain] = held;
+    const hour = new Date(clock.now() + 3_600_000);
+    // Since held: one for an hour (as a rate limit or a Retry-After sets blocked_until); one asked
+    // by a Retry-After for 100 ms, within the host's hold (blocked_until stays the hold's).
     await t.db.query('update courier_endpoint_queues set blocked_until = $2 where endpoint_id = $1', [
       lengthened,
-      new Date(clock.now() + 3_600_000),
+      hour,
     ]);
-    const mine = first.deliveries.filter((d) => d.endpointId === took);
-    await complete(t.db, 'w', clock.now(), [delivered(mine[0]!.id, 1, clock.now())], 100);
+    await t.db.query('update courier_endpoint_queues set retry_after_until = $2 where endpoint_id = $1', [
+      waiting,
+      new Date(clock.now() + 100),
+    ]);
+    await freeSlots(2);
 
-    expect(await releaseHostHolds(t.db, [elsewhere!.id])).toBe(false);
-    expect(await releaseHostHolds(t.db, [took])).toBe(true);
+    expect(await releaseHostHolds(t.db, [elsewhere], 2, clock.now())).toBe(false);
+    expect(await releaseHostHolds(t.db, [took], 2, clock.now())).toBe(true);
+    const after = new Map((await holdsOf()).map((r) => [r.endpoint_id, r]));
+    expect(after.get(lengthened!)).toMatchObject({ blocked_until: hour });
+    expect(after.get(waiting!)!.host_held_until).not.toBeNull();
+    expect(after.get(plain!)).toMatchObject({ blocked_until: null, host_held_until: null });
     // At once, without waiting out the hold.
-    const next = await claimWith(3);
-    expect(next.deliveries.map((d) => d.endpointId)).toEqual([released]);
+    expect((await claimWith(3)).deliveries.map((d) => d.endpointId)).toEqual([plain, plain]);
+  });
+
+  it('ends one hold per slot freed, the longest due first', async () => {
+    const { took, held, freeSlots } = await fillHost(4);
+    const [, , soonest] = held;
+    await t.db.query('update courier_endpoint_queues set next_due_at = $2 where endpoint_id = $1', [
+      soonest,
+      new Date(clock.now() - 1_000),
+    ]);
+    await freeSlots(1);
+    expect(await releaseHostHolds(t.db, [took], 1, clock.now())).toBe(true);
+    const ended = (await holdsOf()).filter((r) => held.includes(r.endpoint_id) && r.host_held_until === null);
+    expect(ended.map((r) => r.endpoint_id)).toEqual([soonest]);
   });
 
   it('counts each host on its own, a port making another host', async () => {
@@ -167,12 +184,12 @@ describe.each(BACKENDS)('the per-host in-flight cap on %s', (backend) => {
 
   it('follows the endpoint to its new host when its URL changes', async () => {
     const [moving] = await endpoints('http://127.0.0.1:1/a', 'http://127.0.0.1:1/b');
-    await updateEndpoint(t.db, moving!.id, { ...moving!, url: 'http://LOCALHOST:80/a' }, clock.now());
+    await updateEndpoint(t.db, moving!.id, { ...moving!, url: 'http://LOCALHOST./a' }, clock.now());
     const { rows } = await t.db.query<{ host: string }>(
       'select host from courier_endpoint_queues where endpoint_id = $1',
       [moving!.id],
     );
-    expect(rows[0]!.host).toBe('localhost');
+    expect(rows[0]!.host).toBe('localhost:80');
     await publishMany(5);
     // Two hosts now, each with its own cap of 3.
     expect((await claimWith(3)).deliveries).toHaveLength(6);
@@ -194,7 +211,7 @@ describe.each(BACKENDS)('the per-host in-flight cap on %s', (backend) => {
       await endpoints('http://127.0.0.1:1/a', 'http://127.0.0.1:2/a');
       await publishMany(2);
       const counting = await holdOpen(t.db, (tx) =>
-        tx.query(`select pg_advisory_xact_lock(hashtext('courier_host:127.0.0.1:1'))`),
+        tx.query(`select pg_advisory_xact_lock(hashtext(current_schema() || '.courier_host:127.0.0.1:1'))`),
       );
       try {
         const { deliveries, nextDueAt } = await claimWith(5);

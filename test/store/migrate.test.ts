@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { receiverHost } from '../../src/delivery/receiver-host.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { openDatabase, openMigratedDatabase } from '../../src/runtime.ts';
 import { loadMigrations, migrate } from '../../src/store/migrate.ts';
@@ -182,6 +183,49 @@ describe('migrations', () => {
       );
     } finally {
       await holder.end();
+      await db.close();
+      await admin(`drop schema if exists ${upgrade} cascade`);
+    }
+  });
+
+  it("upgrading to 0030 gives earlier endpoints' queue rows the host the API now sets, or none", async () => {
+    const upgrade = `${schema}_hosts`;
+    await admin(`create schema ${upgrade}`);
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: upgrade, poolSize: 1 });
+    const plain = [
+      'https://Hooks.Example.COM/in?x=1',
+      'http://example.com:80/a',
+      'http://example.com:8080',
+      'https://example.com.:0443/#f',
+      'https://10.0.0.5/',
+      'http://[::1]:9000/x',
+    ];
+    // Read otherwise by the URL parser (a number as IPv4, punycode, a backslash ending the host).
+    const unread = ['http://167772165/', 'https://bücher.de/', 'https://evil.example\\@victim.example/'];
+    try {
+      await migrate(db, { through: 29 });
+      const urls = [...plain, ...unread];
+      await db.query(
+        `insert into courier_applications (id, name, created_at, updated_at) values ('app_1', 'a', now(), now())`,
+      );
+      for (const [i, url] of urls.entries()) {
+        await db.query(
+          `insert into courier_endpoints (id, app_id, url, rate_limit, max_in_flight, created_at, updated_at)
+             values ($1, 'app_1', $2, 10, 10, now(), now())`,
+          [`ep_${i}`, url],
+        );
+        await db.query(
+          `insert into courier_endpoint_queues (endpoint_id, active, max_in_flight, rate_limit) values ($1, true, 10, 10)`,
+          [`ep_${i}`],
+        );
+      }
+      expect(await migrate(db)).toContain('0030_host_cap');
+      const { rows } = await db.query<{ url: string; host: string | null }>(
+        `select e.url, q.host from courier_endpoints e join courier_endpoint_queues q on q.endpoint_id = e.id
+         order by length(e.id), e.id`,
+      );
+      expect(rows.map((r) => r.host)).toEqual([...plain.map(receiverHost), null, null, null]);
+    } finally {
       await db.close();
       await admin(`drop schema if exists ${upgrade} cascade`);
     }

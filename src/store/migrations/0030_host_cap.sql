@@ -2,34 +2,35 @@
 -- off by default). Several endpoints, often one customer's, can share one server, which each
 -- endpoint's own cap does not protect: failing together, they would retry at it in parallel.
 --
--- The host is the URL's authority without user info and default port, lower-cased: what a pool of
--- connections to one server is keyed by. It lives on the queue row, set with the URL. A host's
--- in-flight count is the sum of its endpoints' counts (the (host) index finds them), read while
--- the claim holds an advisory lock on the host, so two claims cannot both spend its last slot.
+-- The host is the URL's host name and port (the scheme's default when none is given), as the
+-- WHATWG URL parser reads them (receiverHost in src/delivery/receiver-host.ts, the parser the API
+-- and the sender use), kept on the queue row and set with the URL. Rows of earlier endpoints are
+-- filled in here from the URLs in their plain form; one the pattern does not read (an IPv4 address
+-- in another notation, a non-ASCII name, a backslash) stays null, without a host cap, until its
+-- endpoint is next saved; so does one an API process of the previous release creates during an
+-- upgrade. A host's in-flight count is the sum of its endpoints' counts (the (host) index finds
+-- them), read while the claim holds an advisory lock on the host, so two claims cannot both spend
+-- its last slot.
 -- The lock is only tried: a claim that finds it taken skips the endpoint as it skips a locked one
 -- (no waiting, so no lock-order deadlock between claims that reach hosts in different orders).
 -- An endpoint with work due whose host is full is held (blocked_until, for 500 ms), not left due:
 -- workers would otherwise claim it again and again until a slot frees up. The hold is also kept in
 -- host_held_until, so that a worker whose completion frees a slot on the host can end it at once
--- (courier_release_host_holds in src/store/queries/host-holds.ts) unless something else (a rate
--- limit, a Retry-After) has held the endpoint longer since.
+-- (courier_release_host_holds in src/store/queries/host-holds.ts), one endpoint per slot freed,
+-- unless something else (a rate limit, a Retry-After) holds the endpoint too.
 --
 -- The claim takes a fifth argument, the cap (0: none); the four-argument form stays, with no host
 -- cap, so workers of the previous release keep working during an upgrade.
 
-create function courier_url_host(p_url text) returns text language sql immutable parallel safe as $$
-  select case
-           when m[1] = 'http' and m[2] like '%:80' then left(m[2], -3)
-           when m[1] = 'https' and m[2] like '%:443' then left(m[2], -4)
-           else m[2]
-         end
-  from regexp_match(lower(p_url), '^([a-z][a-z0-9+.-]*)://(?:[^@/?#]*@)?([^/?#]*)') as m
-$$;
-
 alter table courier_endpoint_queues add column host text collate "C",
                                     add column host_held_until timestamptz;
-update courier_endpoint_queues q set host = courier_url_host(e.url)
-  from courier_endpoints e where e.id = q.endpoint_id;
+update courier_endpoint_queues q
+   set host = rtrim(m[2], '.') || ':' || coalesce(m[3]::int::text, case m[1] when 'https' then '443' else '80' end)
+  from courier_endpoints e,
+       regexp_match(lower(e.url), '^(https?)://([a-z0-9._~-]+|\[[0-9a-f:.]+\])(?::([0-9]{1,5}))?(?:[/?#]|$)') m
+ where e.id = q.endpoint_id
+   -- A number alone is an IPv4 address to the URL parser, which writes it in its dotted form.
+   and (m[2] ~ '[a-z\[]' or m[2] ~ '^(0|[1-9][0-9]{0,2})(\.(0|[1-9][0-9]{0,2})){3}$');
 create index courier_endpoint_queues_host on courier_endpoint_queues (host);
 
 create function courier_claim_batch(p_owner text, p_now timestamptz, p_lease_ms integer, p_limit integer,
@@ -97,7 +98,8 @@ begin
     v_take := greatest(0, least(v_ep.room, v_ep.rate_room, v_left));
     v_hold := null;
     if p_host_cap > 0 and v_take > 0 and v_ep.host is not null then
-      if not pg_try_advisory_xact_lock(hashtext('courier_host:' || v_ep.host)) then
+      -- The schema in the key: installations sharing a database do not pass each other's hosts by.
+      if not pg_try_advisory_xact_lock(hashtext(current_schema() || '.courier_host:' || v_ep.host)) then
         -- Another claim is counting this host: skipped as a locked endpoint is (due again at once).
         v_take := 0;
       else

@@ -1,3 +1,4 @@
+import { receiverHost } from '../../delivery/receiver-host.ts';
 import type { Queryable } from '../db.ts';
 import { StoreNotFoundError } from '../errors.ts';
 import { notifyWorkers } from '../queries/notify-workers.ts';
@@ -146,8 +147,8 @@ export async function createEndpoint(
   ]);
   await db.query(
     `insert into courier_endpoint_queues (endpoint_id, active, max_in_flight, rate_limit, host)
-     values ($1, $2, $3, $4, courier_url_host($5))`,
-    [id, status === 'enabled', fields.maxInFlight, fields.rateLimit, fields.url],
+     values ($1, $2, $3, $4, $5)`,
+    [id, status === 'enabled', fields.maxInFlight, fields.rateLimit, receiverHost(fields.url)],
   );
   return (await findEndpoint(db, appId, id))!;
 }
@@ -228,12 +229,12 @@ export async function updateEndpoint(
     ],
   );
   await db.query(
-    `update courier_endpoint_queues set max_in_flight = $2, rate_limit = $3, host = courier_url_host($5),
+    `update courier_endpoint_queues set max_in_flight = $2, rate_limit = $3, host = $5,
        failure_streak = case when $4 then 0 else failure_streak end,
        blocked_until = case when $4 then null else blocked_until end,
        retry_after_until = case when $4 then null else retry_after_until end
      where endpoint_id = $1`,
-    [id, fields.maxInFlight, fields.rateLimit, rows[0]?.moved ?? false, fields.url],
+    [id, fields.maxInFlight, fields.rateLimit, rows[0]?.moved ?? false, receiverHost(fields.url)],
   );
   // A raised cap or rate limit can make held-back deliveries claimable now.
   await notifyWorkers(db);
