@@ -3,13 +3,13 @@ import { type Logger, silentLogger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
 import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '../store/queries/claim.ts';
 import type { Completion } from '../store/queries/complete.ts';
-import { releaseHostHolds } from '../store/queries/host-holds.ts';
 import { notifyWorkers } from '../store/queries/notify-workers.ts';
 import { type Lease, release } from '../store/queries/unclaim.ts';
 import { buildRequest, completionFor, markOvertaken, type Ready } from './attempt.ts';
 import { COMPLETION_HURRY_MS, COMPLETION_LINGER_MS, Linger, needsSlotsBack } from './completion-linger.ts';
 import { CompletionWriter } from './completion-writer.ts';
 import { HeldSlots } from './held-slots.ts';
+import { HostHolds } from './host-holds.ts';
 import { Housekeeping } from './housekeeping.ts';
 import { OwnFailures } from './own-failures.ts';
 import { SendLag } from './send-lag.ts';
@@ -62,6 +62,7 @@ export class Worker {
   /** The wait of the first completion after a quiet spell for others to share its write. */
   private readonly linger = new Linger();
   private readonly held = new HeldSlots();
+  private readonly hostHolds: HostHolds;
   /** Deliveries whose completion is being written now (see dispatch). */
   private readonly completing = new Set<number>();
   /** The loop waits for requests to finish before it claims again (this process's concurrency). */
@@ -81,6 +82,7 @@ export class Worker {
     this.concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.wakeups = new Wakeups(this.db, this.clock, this.log, options.maxIdleMs ?? 30_000);
+    this.hostHolds = new HostHolds(this.held, this.db, this.clock, this.log, options.maxInFlightPerHost ?? 0);
     this.writer = new CompletionWriter(
       this.db,
       this.owner,
@@ -334,29 +336,6 @@ export class Worker {
     });
   }
 
-  /**
-   * Frees the slots of deliveries whose outcome is written; with a per-host cap, also ends the
-   * holds on their hosts' other endpoints (true when any ended: work to claim). A failure to end
-   * them only delays those endpoints until their hold runs out (500 ms).
-   */
-  private async freeSlots(deliveryIds: readonly number[]): Promise<boolean> {
-    const endpoints = new Set<string>();
-    let freed = 0;
-    for (const id of deliveryIds) {
-      const endpointId = this.held.letGo(id);
-      if (endpointId === undefined) continue;
-      endpoints.add(endpointId);
-      freed++;
-    }
-    if (!this.options.maxInFlightPerHost || freed === 0) return false;
-    try {
-      return await releaseHostHolds(this.db, [...endpoints], freed, this.clock.now());
-    } catch (err) {
-      this.log.warn({ err }, 'could not end the holds on full hosts; they run out on their own');
-      return false;
-    }
-  }
-
   private async drain(): Promise<void> {
     while (this.flushing || this.completions.length > 0 || this.releases.length > 0) {
       this.flushSoon();
@@ -382,7 +361,7 @@ export class Worker {
             .write(batch)
             .finally(() => this.completing.clear());
           this.completions.splice(0, batch.length);
-          const unheld = await this.freeSlots(batch.map((c) => c.deliveryId));
+          const unheld = await this.hostHolds.free(batch.map((c) => c.deliveryId));
           // Capacity freed for due work, or a retry scheduled that the idle timer does not know of
           // yet: claim again (a claim that finds nothing looks up the next due time).
           if (unheld || claimable || this.waitingForRoom || batch.some((c) => c.state === 'pending')) {
@@ -399,7 +378,7 @@ export class Worker {
           // lease has run out: the reaper takes it back then.
           const done = releasing.filter((l) => !busy.includes(l.id) || l.leaseUntil <= this.clock.now());
           this.releases = this.releases.filter((l) => !done.includes(l));
-          await this.freeSlots(done.map((l) => l.id));
+          await this.hostHolds.free(done.map((l) => l.id));
           this.wakeups.signal(); // given back: due again at once
           if (busy.length > 0) await new Promise((resolve) => setTimeout(resolve, LOCKED_RETRY_MS));
         }
