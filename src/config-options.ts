@@ -119,6 +119,13 @@ export const OPTIONS: readonly OptionSpec[] = [
     description: 'Consecutive permanent failures after which an endpoint is paused.',
   },
   {
+    name: 'COURIER_DISABLE_FAILING_AFTER',
+    default: '5d',
+    description:
+      'How long every attempt to an endpoint must have failed (any failure; no success, no day without a failure) ' +
+      'before it is disabled, as Svix does: its deliveries held, new messages no longer stored for it, endpoint.disabled recorded (off: never). Read by each worker.',
+  },
+  {
     name: 'COURIER_RETENTION',
     default: '90d',
     description:

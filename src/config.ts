@@ -24,6 +24,8 @@ export interface Config {
   maxInFlightPerHost: number;
   rateLimit: number;
   pauseAfter: number;
+  /** COURIER_DISABLE_FAILING_AFTER; null: off. */
+  disableFailingAfterMs: number | null;
   /** How long a message and its history are kept after its creation; null: for ever. */
   retentionMs: number | null;
   operatorWebhookUrl: string | null;
@@ -142,6 +144,23 @@ function retryOverrides(r: Reader): PolicyOverrides {
     );
   }
   return overrides;
+}
+
+/** Off, or an hour at least: a shorter run of failures is a receiver's restart, not a dead endpoint. */
+function disableFailingAfter(r: Reader): number | null {
+  const text = r.raw('COURIER_DISABLE_FAILING_AFTER');
+  if (text === 'off') return null;
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch (error) {
+    throw new ConfigError(
+      'COURIER_DISABLE_FAILING_AFTER',
+      `${(error as Error).message}, or off never to disable one`,
+    );
+  }
+  if (ms < 3_600_000) throw new ConfigError('COURIER_DISABLE_FAILING_AFTER', 'must be off or at least 1h');
+  return ms;
 }
 
 /** A dead letter stays visible for a day at least: retention within the retry window would delete it at once. */
@@ -289,6 +308,7 @@ export function loadConfig(env: Source = process.env): Config {
     maxInFlightPerHost: r.int('COURIER_MAX_IN_FLIGHT_PER_HOST', 0, 100_000),
     rateLimit: r.int('COURIER_RATE_LIMIT', 1, 1_000_000),
     pauseAfter: r.int('COURIER_PAUSE_AFTER', 1),
+    disableFailingAfterMs: disableFailingAfter(r),
     retentionMs,
     operatorWebhookUrl,
     allowPrivateNetworks,

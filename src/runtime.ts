@@ -107,6 +107,7 @@ export function createWorker(deps: WorkerDeps): { worker: Worker; sender: Sender
     leaseMs: config.leaseMs,
     maxInFlightPerHost: config.maxInFlightPerHost,
     pauseAfter: config.pauseAfter,
+    disableFailingAfterMs: config.disableFailingAfterMs,
     retentionMs: config.retentionMs,
     operatorRelay: deps.operatorRelay,
   });

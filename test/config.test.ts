@@ -49,6 +49,18 @@ describe('configuration', () => {
     expect(loadConfig({ COURIER_MAX_IN_FLIGHT_PER_HOST: '0' }).maxInFlightPerHost).toBe(0);
   });
 
+  it('disables an endpoint failing for 5 days by default, after another time, or never', () => {
+    expect(loadConfig({}).disableFailingAfterMs).toBe(5 * 86_400_000);
+    expect(loadConfig({ COURIER_DISABLE_FAILING_AFTER: '36h' }).disableFailingAfterMs).toBe(36 * 3_600_000);
+    expect(loadConfig({ COURIER_DISABLE_FAILING_AFTER: 'off' }).disableFailingAfterMs).toBeNull();
+    expect(() => loadConfig({ COURIER_DISABLE_FAILING_AFTER: '30m' })).toThrow(
+      /^COURIER_DISABLE_FAILING_AFTER: must be off or at least 1h$/,
+    );
+    expect(() => loadConfig({ COURIER_DISABLE_FAILING_AFTER: 'soon' })).toThrow(
+      /or off never to disable one$/,
+    );
+  });
+
   it('names a Kubernetes service link given as COURIER_PORT', () => {
     expect(() => loadConfig({ COURIER_PORT: 'tcp://10.96.12.34:8080' })).toThrow(
       /COURIER_PORT.*a Kubernetes service link.*enableServiceLinks: false/,
@@ -85,6 +97,8 @@ describe('configuration', () => {
     ['COURIER_SECRETS_KEY_PREVIOUS', Buffer.alloc(32, 1).toString('base64')],
     ['COURIER_RETRY_WINDOW', '36600d'],
     ['COURIER_RETENTION', 'never'],
+    ['COURIER_DISABLE_FAILING_AFTER', 'never'],
+    ['COURIER_DISABLE_FAILING_AFTER', '59m'],
     ['COURIER_RETENTION', '30m'],
     ['COURIER_RETENTION', '3d'], // the 72h retry window, without the day a dead letter stays
     ['COURIER_RETRY_AFTER_CEILING', '36600d'],

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { Database } from '../store/db.ts';
-import type { StreakAlarm } from '../store/queries/complete.ts';
-import { holdEndpoint, lockEndpoint, streakStands } from '../store/queries/endpoint-status.ts';
+import type { FailingRun, StreakAlarm } from '../store/queries/complete.ts';
+import { failingStands, holdEndpoint, lockEndpoint, streakStands } from '../store/queries/endpoint-status.ts';
 import { type OperationalEvent, recordOperationalEvents } from '../store/queries/operational-events.ts';
 import { findApplication } from '../store/repos/applications.ts';
 import { getEndpointById } from '../store/repos/endpoints.ts';
@@ -44,4 +44,38 @@ export async function pauseForStreak(
     return recorded;
   });
   return event;
+}
+
+/**
+ * Every attempt to the endpoint has failed since `run.failingSince`, for longer than the policy
+ * allows (failingTooLong): disable it as Svix does (its deliveries held, new messages no longer
+ * stored for it), and record `endpoint.disabled` with Svix's `failSince` and trigger `automatic`.
+ * The endpoints of the application uid `spare` (the operator's: no notice could say so, and new
+ * notices would not be stored) are left enabled. Null when the run has ended meanwhile.
+ */
+export async function disableFailing(
+  db: Database,
+  run: FailingRun,
+  clock: Clock,
+  /** To be sent to the operator webhook (OperatorRelay). */
+  relay: boolean,
+  spare: string,
+): Promise<OperationalEvent | null> {
+  const now = clock.now();
+  const failSince = new Date(run.failingSince).toISOString();
+  const reason = `disabled after every attempt failed since ${failSince}`;
+  return db.transaction(async (tx) => {
+    await lockEndpoint(tx, run.endpointId);
+    if (!(await failingStands(tx, run.endpointId, run.failingSince, spare))) return null;
+    if (!(await holdEndpoint(tx, run.endpointId, 'disabled', reason, now))) return null;
+    const endpoint = (await getEndpointById(tx, run.endpointId))!;
+    const application = (await findApplication(tx, endpoint.appId))!;
+    const recorded = endpointEvent('endpoint.disabled', application, endpoint, now, {
+      failSince,
+      trigger: 'automatic',
+      reason,
+    });
+    await recordOperationalEvents(tx, [recorded], relay);
+    return recorded;
+  });
 }

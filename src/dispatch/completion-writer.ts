@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
+import { failingTooLong } from '../policy/index.ts';
 import type { Database } from '../store/db.ts';
 import {
   type Completion,
@@ -7,14 +8,16 @@ import {
   complete,
   logOvertaken,
 } from '../store/queries/complete.ts';
+import type { OperationalEvent } from '../store/queries/operational-events.ts';
 import { attemptEventType, reportAttemptEvents } from './attempt-events.ts';
-import { pauseForStreak } from './auto-pause.ts';
-import type { OperatorRelay } from './operator-webhook.ts';
+import { disableFailing, pauseForStreak } from './auto-pause.ts';
+import { OPERATOR_APP_UID, type OperatorRelay } from './operator-webhook.ts';
 
 /**
  * Writes a worker's completions, and what follows from them for operators: the attempt events
  * (message.attempt.exhausted, .failing, .recovered: in the completions' own transaction), the pauses a streak of
- * permanent failures calls for, and a nudge to the operator relay once an event was recorded.
+ * permanent failures calls for, the endpoints disabled for failing too long, and a nudge to the
+ * operator relay once an event was recorded.
  */
 export class CompletionWriter {
   /** Operational events written since the relay was last nudged. */
@@ -27,6 +30,8 @@ export class CompletionWriter {
     private readonly log: Logger,
     private readonly pauseAfter: number,
     private readonly relay: OperatorRelay | undefined,
+    /** COURIER_DISABLE_FAILING_AFTER; null: never. */
+    private readonly disableFailingAfterMs: number | null,
   ) {}
 
   /**
@@ -48,29 +53,48 @@ export class CompletionWriter {
     });
   }
 
-  /** After a write: pauses the endpoints its alarms name, then nudges the relay if events were recorded. */
-  async settle(alarms: CompletionOutcome['alarms']): Promise<void> {
+  /**
+   * After a write: pauses the endpoints its alarms name and disables those failing too long, then
+   * nudges the relay if events were recorded.
+   */
+  async settle({ alarms, failing }: Pick<CompletionOutcome, 'alarms' | 'failing'>): Promise<void> {
+    const relay = this.relay !== undefined;
     for (const alarm of alarms) {
-      const paused = await pauseForStreak(this.db, alarm, this.clock, this.relay !== undefined).catch(
-        (error) => this.log.error({ err: error, endpointId: alarm.endpointId }, 'auto-pause failed'),
+      const paused = await pauseForStreak(this.db, alarm, this.clock, relay).catch((error) =>
+        this.log.error({ err: error, endpointId: alarm.endpointId }, 'auto-pause failed'),
       );
-      if (!paused) continue;
-      this.#eventsRecorded = true;
-      // Not its URL: webhook URLs often carry a token in their path or query.
-      const { appId, reason } = paused.data as { appId?: string; reason: string };
-      const where = { appId, endpointId: alarm.endpointId };
-      if (this.relay && appId === this.relay.appId) {
-        this.log.error(
-          where,
-          `the operator webhook endpoint was ${reason}: its notices are held until it is resumed, or a worker starts with another URL`,
-        );
-      } else {
-        this.log.warn(where, `endpoint ${reason}; its deliveries are held until it is resumed`);
-      }
+      if (paused) this.#held(paused, 'resumed');
+    }
+    const now = this.clock.now();
+    for (const run of failing) {
+      if (!failingTooLong(run.failingSince, now, this.disableFailingAfterMs)) continue;
+      const disabled = await disableFailing(this.db, run, this.clock, relay, OPERATOR_APP_UID).catch(
+        (error) => this.log.error({ err: error, endpointId: run.endpointId }, 'auto-disable failed'),
+      );
+      if (disabled) this.#held(disabled, 'enabled again; new messages are not stored for it meanwhile');
     }
     if (this.#eventsRecorded) {
       this.#eventsRecorded = false;
       void this.relay?.run();
+    }
+  }
+
+  /** An endpoint Courier held (paused or disabled): logged, and the relay to be nudged. */
+  #held(event: OperationalEvent, until: string): void {
+    this.#eventsRecorded = true;
+    // Not its URL: webhook URLs often carry a token in their path or query.
+    const { appId, endpointId } = event;
+    const { reason } = event.data as { reason: string };
+    if (this.relay && appId === this.relay.appId) {
+      this.log.error(
+        { appId, endpointId },
+        `the operator webhook endpoint was ${reason}: its notices are held until it is resumed, or a worker starts with another URL`,
+      );
+    } else {
+      this.log.warn(
+        { appId, endpointId },
+        `endpoint ${reason}; its deliveries are held until it is ${until}`,
+      );
     }
   }
 }

@@ -45,6 +45,8 @@ export interface WorkerOptions {
   maxInFlightPerHost?: number;
   /** Permanent-failure streak after which an endpoint is paused. */
   pauseAfter?: number;
+  /** How long every attempt to an endpoint must have failed before it is disabled; null: never (default 5 days). */
+  disableFailingAfterMs?: number | null;
   /** How often this worker takes over deliveries whose lease expired. */
   reapIntervalMs?: number;
   /** How long messages are kept after their creation (retention.ts); absent or null: for ever. */

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { type Logger, silentLogger } from '../logger.ts';
+import { DEFAULT_DISABLE_FAILING_AFTER_MS } from '../policy/index.ts';
 import type { Database } from '../store/db.ts';
 import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '../store/queries/claim.ts';
 import type { Completion } from '../store/queries/complete.ts';
@@ -90,6 +91,9 @@ export class Worker {
       this.log,
       options.pauseAfter ?? 100,
       options.operatorRelay,
+      options.disableFailingAfterMs === undefined
+        ? DEFAULT_DISABLE_FAILING_AFTER_MS
+        : options.disableFailingAfterMs,
     );
     this.housekeeping = new Housekeeping(
       this.db,
@@ -357,18 +361,17 @@ export class Worker {
       try {
         if (batch.length > 0) {
           for (const c of batch) this.completing.add(c.deliveryId);
-          const { alarms, claimable, wakeAt } = await this.writer
-            .write(batch)
-            .finally(() => this.completing.clear());
+          const outcome = await this.writer.write(batch).finally(() => this.completing.clear());
           this.completions.splice(0, batch.length);
           const unheld = await this.hostHolds.free(batch.map((c) => c.deliveryId));
           // Capacity freed for due work, or a retry scheduled that the idle timer does not know of
           // yet: claim again (a claim that finds nothing looks up the next due time).
+          const { claimable, wakeAt } = outcome;
           if (unheld || claimable || this.waitingForRoom || batch.some((c) => c.state === 'pending')) {
             this.wakeups.signal();
           }
           if (wakeAt !== null) this.wakeups.signalAt(wakeAt);
-          await this.writer.settle(alarms);
+          await this.writer.settle(outcome);
         }
         const queued = this.releases.length > 0 ? new Set(this.completions.map((c) => c.deliveryId)) : null;
         const releasing = this.releases.filter((l) => !queued?.has(l.id));

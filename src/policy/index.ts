@@ -4,6 +4,7 @@ export { decide } from './decide.ts';
 export type { BackoffOverrides, PolicyOverrides } from './defaults.ts';
 export { DEFAULT_POLICY, definePolicy, validatePolicy } from './defaults.ts';
 export { formatDuration, parseDuration } from './duration.ts';
+export { DEFAULT_DISABLE_FAILING_AFTER_MS, failingTooLong } from './failing.ts';
 export type { Exhaustion } from './give-up.ts';
 export { exhausted, giveUpAt } from './give-up.ts';
 export {

@@ -85,6 +85,23 @@ describe('courier operator commands', () => {
     expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ id: endpointId, uid: 'main' })]);
   });
 
+  it('endpoints shows since when every attempt to an enabled endpoint has failed', async () => {
+    const failing = (at: string | null) =>
+      api.db.query(
+        'update courier_endpoint_queues set failing_since = $2, last_failure_at = $2 where endpoint_id = $1',
+        [endpointId, at],
+      );
+    try {
+      await failing('2026-11-30T08:00:00Z');
+      const listed = await cli(['endpoints', 'acme']);
+      expect(listed.stdout).toMatch(/ enabled; failing since 2026-11-30 08:00:00Z +\d+ /);
+      const json = await cli(['endpoints', 'acme', '--json']);
+      expect(JSON.parse(json.stdout)[0].failingSince).toBe('2026-11-30T08:00:00.000Z');
+    } finally {
+      await failing(null);
+    }
+  });
+
   it('endpoints shows a wait the receiver asked for until it ends', async () => {
     const hold = (at: string | null) =>
       api.db.query('update courier_endpoint_queues set retry_after_until = $2 where endpoint_id = $1', [

@@ -37,6 +37,7 @@ describe('endpoints', () => {
       throttleRate: 5,
       maxInFlight: api.config.maxInFlight,
       retryAfterUntil: null,
+      failingSince: null,
       retryPolicy: null,
       version: 1,
       metadata: {},
@@ -143,23 +144,21 @@ describe('endpoints', () => {
     ).toBe(201);
   });
 
-  it('shows the wait its receiver asked for, until a PATCH moves it to another URL', async () => {
+  it('shows the wait its receiver asked for and since when it fails, until a PATCH moves it to another URL', async () => {
     const { id } = await createEndpoint(api, appId, { url: 'https://example.com/slow' });
     await api.db.query(
-      `update courier_endpoint_queues set retry_after_until = '2026-01-01T13:00:00Z', failure_streak = 2
+      `update courier_endpoint_queues set retry_after_until = '2026-01-01T13:00:00Z', failure_streak = 2,
+              failing_since = '2025-12-30T08:00:00Z', last_failure_at = '2026-01-01T11:00:00Z'
         where endpoint_id = $1`,
       [id],
     );
     const url = `${base()}/${id}`;
-    expect((await api.request('GET', url)).body).toMatchObject({
-      retryAfterUntil: '2026-01-01T13:00:00.000Z',
-    });
+    const held = { retryAfterUntil: '2026-01-01T13:00:00.000Z', failingSince: '2025-12-30T08:00:00.000Z' };
+    expect((await api.request('GET', url)).body).toMatchObject(held);
     await api.request('PATCH', url, { body: { description: 'same receiver' } });
-    expect((await api.request('GET', url)).body).toMatchObject({
-      retryAfterUntil: '2026-01-01T13:00:00.000Z',
-    });
+    expect((await api.request('GET', url)).body).toMatchObject(held);
     const moved = await api.request('PATCH', url, { body: { url: 'https://example.com/fast' } });
-    expect(moved.body).toMatchObject({ retryAfterUntil: null });
+    expect(moved.body).toMatchObject({ retryAfterUntil: null, failingSince: null });
     const { rows } = await api.db.query(
       'select failure_streak from courier_endpoint_queues where endpoint_id = $1',
       [id],

@@ -639,10 +639,10 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
     const [first] = await claimAs('w');
     expect(await claimAs('w')).toHaveLength(0); // at its cap
     const freed = await complete(t.db, 'w', clock.now(), [delivered(first!.id, 1, clock.now())], 100);
-    expect(freed).toEqual({ alarms: [], claimable: true, wakeAt: null });
+    expect(freed).toEqual({ alarms: [], failing: [], claimable: true, wakeAt: null });
     const [second] = await claimAs('w');
     const last = await complete(t.db, 'w', clock.now(), [delivered(second!.id, 1, clock.now())], 100);
-    expect(last).toEqual({ alarms: [], claimable: false, wakeAt: null });
+    expect(last).toEqual({ alarms: [], failing: [], claimable: false, wakeAt: null });
   });
 
   it('says when work falls due later on an endpoint a completion freed room on', async () => {
@@ -662,7 +662,7 @@ describe.each(BACKENDS)('claiming on %s', (backend) => {
       later,
     ]);
     const freed = await complete(t.db, 'w', clock.now(), [delivered(first!.id, 1, clock.now())], 100);
-    expect(freed).toEqual({ alarms: [], claimable: false, wakeAt: clock.now() + 60_000 });
+    expect(freed).toEqual({ alarms: [], failing: [], claimable: false, wakeAt: clock.now() + 60_000 });
   });
 
   it('keeps the claim function of the previous release working: its columns, deliveries only', async () => {

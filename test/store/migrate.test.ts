@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config.ts';
 import { receiverHost } from '../../src/delivery/receiver-host.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { openDatabase, openMigratedDatabase } from '../../src/runtime.ts';
+import { prepared } from '../../src/store/db.ts';
 import { loadMigrations, migrate } from '../../src/store/migrate.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
 import { TEST_DATABASE_URL } from '../support/databases.ts';
@@ -225,6 +226,36 @@ describe('migrations', () => {
          order by length(e.id), e.id`,
       );
       expect(rows.map((r) => r.host)).toEqual([...plain.map(receiverHost), null, null, null]);
+    } finally {
+      await db.close();
+      await admin(`drop schema if exists ${upgrade} cascade`);
+    }
+  });
+
+  it('upgrading to 0031 leaves the completion statement a worker of the previous release prepared working', async () => {
+    const upgrade = `${schema}_failing`;
+    await admin(`create schema ${upgrade}`);
+    // One connection: the statement is prepared on the one the migration then runs on.
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: upgrade, poolSize: 1 });
+    // Under the name it had then (prepared() keys statements by their text).
+    const previous = prepared(
+      'courier_complete_rows',
+      `select c.endpoint_id, c.failure_streak, c.alarm, c.claimable, c.wake_at
+         from courier_complete_rows($1, $2, $3, $4) c`,
+    );
+    const values = ['w', new Date(), '[]', 100];
+    try {
+      await migrate(db, { through: 30 });
+      expect((await db.query(previous, values)).rows).toEqual([]);
+      expect(await migrate(db)).toContain('0031_failing_since');
+      expect((await db.query(previous, values)).rows).toEqual([]);
+      const { rows } = await db.query<{ n: number }>(
+        `select count(*)::int as n from information_schema.columns
+          where table_schema = $1 and table_name = 'courier_endpoint_queues'
+            and column_name in ('failing_since', 'last_failure_at')`,
+        [upgrade],
+      );
+      expect(rows).toEqual([{ n: 2 }]);
     } finally {
       await db.close();
       await admin(`drop schema if exists ${upgrade} cascade`);

@@ -38,8 +38,9 @@ export function operationalEventRoutes(app: Api, deps: ApiDeps): void {
           "Courier extension, with the event data of Svix's operational webhooks, oldest first: " +
           'message.attempt.exhausted (a delivery dead-lettered: refused for good, or out of attempts or time), ' +
           'message.attempt.failing (its fourth failure in a row) and message.attempt.recovered (delivered after it); ' +
-          'endpoint.created, .updated, .deleted, .disabled, .enabled, and endpoint.paused (deliveries held: after a ' +
-          'streak of permanent failures, or through the API). Also sent to COURIER_OPERATOR_WEBHOOK_URL when set.',
+          'endpoint.created, .updated, .deleted, .enabled, .disabled (through the API, or with trigger automatic and ' +
+          'failSince after every attempt failed for COURIER_DISABLE_FAILING_AFTER), and endpoint.paused (deliveries held: ' +
+          'after a streak of permanent failures, or through the API). Also sent to COURIER_OPERATOR_WEBHOOK_URL when set.',
         querystring: Type.Object(forwardListQuery(idPattern('opev'))),
         response: { 200: ListResponse(OperationalEventOut, 'ListResponse_OperationalEventOut_') },
       },

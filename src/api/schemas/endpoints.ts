@@ -105,7 +105,9 @@ export const EndpointOut = Type.Object(
     description: Type.String(),
     disabled: Type.Boolean({ description: 'true when disabled by its owner or paused by Courier.' }),
     status: StringEnum(['enabled', 'disabled', 'paused'] as const, {
-      description: 'Courier extension: paused means Courier stopped it after a streak of permanent failures.',
+      description:
+        'Courier extension: paused means its owner or Courier (after a streak of permanent failures) holds its deliveries; ' +
+        'disabled, its owner or Courier (after every attempt failed for COURIER_DISABLE_FAILING_AFTER).',
     }),
     disabledReason: Nullable(Type.String({ description: 'Courier extension: why it is not enabled.' })),
     filterTypes: Nullable(Type.Array(Type.String())),
@@ -120,6 +122,14 @@ export const EndpointOut = Type.Object(
         description:
           'Courier extension: the end of the last wait the receiver asked for (Retry-After on a 429 or 503). ' +
           'No delivery to this endpoint is sent before it. Cleared when the URL changes.',
+      }),
+    ),
+    failingSince: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Courier extension: the first failure of its current run of failed attempts (none succeeded since, ' +
+          'no day without a failure); null when its last attempt succeeded. Cleared when the URL changes or it is resumed.',
       }),
     ),
     retryPolicy: RetryPolicyOverrides,
@@ -148,6 +158,7 @@ export function endpointOut(e: Endpoint) {
     throttleRate: e.rateLimit,
     maxInFlight: e.maxInFlight,
     retryAfterUntil: e.retryAfterUntil === null ? null : iso(e.retryAfterUntil),
+    failingSince: e.failingSince === null ? null : iso(e.failingSince),
     retryPolicy: (e.retryPolicy ?? null) as Record<string, never> | null,
     version: e.version,
     metadata: e.metadata,

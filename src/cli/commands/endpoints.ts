@@ -11,17 +11,20 @@ interface EndpointOut {
   rateLimit?: number | null;
   maxInFlight?: number;
   retryAfterUntil?: string | null;
+  failingSince?: string | null;
 }
 
 /**
- * enabled, or `paused: <why>`, and a wait its receiver asked for that has not ended by `now`;
- * `status` and `retryAfterUntil` are Courier extensions, `disabled` is Svix's.
+ * enabled, or `paused: <why>`, the start of its failures when every attempt fails, and a wait its
+ * receiver asked for that has not ended by `now`; `status`, `failingSince` and `retryAfterUntil`
+ * are Courier extensions, `disabled` is Svix's.
  */
 function statusOf(e: EndpointOut, now: number): string {
   const status = e.status ?? (e.disabled ? 'disabled' : 'enabled');
   const reason = e.disabledReason;
   // not "disabled: disabled by its owner"
-  const stated = !reason ? status : reason.startsWith(status) ? reason : `${status}: ${reason}`;
+  let stated = !reason ? status : reason.startsWith(status) ? reason : `${status}: ${reason}`;
+  if (status === 'enabled' && e.failingSince) stated += `; failing since ${timestamp(e.failingSince)}`;
   const until = e.retryAfterUntil;
   return until && Date.parse(until) > now ? `${stated}; Retry-After until ${timestamp(until)}` : stated;
 }

@@ -34,11 +34,17 @@ export interface StreakAlarm {
   failureStreak: number;
 }
 
+/** An active endpoint whose attempts have all failed since `failingSince` (migration 0031). */
+export interface FailingRun {
+  endpointId: string;
+  failingSince: number;
+}
+
 // The columns by name: a later release adding one to the function leaves this statement's result
 // type, which a prepared statement keeps, as it was (0A000 "cached plan must not change result type").
 const COMPLETE = prepared(
   'courier_complete_rows',
-  `select c.endpoint_id, c.failure_streak, c.alarm, c.claimable, c.wake_at
+  `select c.endpoint_id, c.failure_streak, c.alarm, c.claimable, c.wake_at, c.failing_since
      from ${ASYNC_COMMIT}, courier_complete_rows($1, $2, $3, $4) c`,
 );
 
@@ -86,6 +92,8 @@ function completionRow(c: Completion): unknown[] {
 export interface CompletionOutcome {
   /** Endpoints whose streak of permanent failures reached pauseAfter. */
   alarms: StreakAlarm[];
+  /** The active endpoints touched whose last attempts all failed: whether to disable them is the policy's (failingTooLong). */
+  failing: FailingRun[];
   /** Some endpoint touched has deliveries due and room for them now (its cap had held them back). */
   claimable: boolean;
   /**
@@ -106,18 +114,22 @@ export async function complete(
   completions: readonly Completion[],
   pauseAfter: number,
 ): Promise<CompletionOutcome> {
-  if (completions.length === 0) return { alarms: [], claimable: false, wakeAt: null };
+  if (completions.length === 0) return { alarms: [], failing: [], claimable: false, wakeAt: null };
   const { rows } = await db.query<{
     endpoint_id: string;
     failure_streak: number;
     alarm: boolean;
     claimable: boolean;
     wake_at: Date | null;
+    failing_since: Date | null;
   }>(COMPLETE, [owner, toDate(now), JSON.stringify(completions.map(completionRow)), pauseAfter]);
   return {
     alarms: rows
       .filter((r) => r.alarm)
       .map((r) => ({ endpointId: r.endpoint_id, failureStreak: r.failure_streak })),
+    failing: rows
+      .filter((r) => r.failing_since !== null)
+      .map((r) => ({ endpointId: r.endpoint_id, failingSince: toMs(r.failing_since)! })),
     claimable: rows.some((r) => r.claimable),
     wakeAt: rows.reduce<number | null>((earliest, r) => {
       const at = toMs(r.wake_at);

@@ -41,6 +41,27 @@ export async function streakStands(tx: Queryable, endpointId: string, streak: nu
 }
 
 /**
+ * Whether the endpoint, locked (lockEndpoint), is still in the run of failures that began at
+ * `since` (a success, a new URL or a resume since ends it) and is there, outside the application
+ * uid `spare`.
+ */
+export async function failingStands(
+  tx: Queryable,
+  endpointId: string,
+  since: number,
+  spare: string,
+): Promise<boolean> {
+  const { rows } = await tx.query(
+    `select 1 from courier_endpoint_queues q
+       join courier_endpoints e on e.id = q.endpoint_id join courier_applications a on a.id = e.app_id
+      where q.endpoint_id = $1 and q.active and q.failing_since = $2 and e.deleted_at is null
+        and a.uid is distinct from $3`,
+    [endpointId, toDate(since), spare],
+  );
+  return rows.length > 0;
+}
+
+/**
  * Stops deliveries to an endpoint without losing any: its pending deliveries become held,
  * new messages for it are stored as held, and nothing is claimed until it is resumed.
  * `paused` is Courier's own doing (a streak of permanent failures) or its owner's (the pause
@@ -109,7 +130,7 @@ export async function resumeEndpoint(
   );
   await db.query(
     `update courier_endpoint_queues
-        set active = true, failure_streak = 0,
+        set active = true, failure_streak = 0, failing_since = null, last_failure_at = null,
             -- An owner's resume is a go: it lifts a wait the receiver asked for (Retry-After) too.
             blocked_until = null, retry_after_until = null,
             next_due_at = (select min(next_attempt_at) from courier_deliveries

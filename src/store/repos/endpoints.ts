@@ -27,6 +27,8 @@ export interface Endpoint {
   failureStreak: number;
   /** The end of the last wait its receiver asked for (Retry-After on a 429 or 503); nothing is sent before it. */
   retryAfterUntil: number | null;
+  /** The first failure of its current run of failed attempts (no success since, no gap of a day); null when none. */
+  failingSince: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -64,12 +66,13 @@ export interface EndpointRow {
   version: number;
   failure_streak: number;
   retry_after_until: Date | null;
+  failing_since: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
 /** The queue row's columns an Endpoint shows (fromRow). */
-export const QUEUE_COLUMNS = 'q.failure_streak, q.retry_after_until';
+export const QUEUE_COLUMNS = 'q.failure_streak, q.retry_after_until, q.failing_since';
 
 const SELECT = `select e.*, ${QUEUE_COLUMNS} from courier_endpoints e
   join courier_endpoint_queues q on q.endpoint_id = e.id`;
@@ -92,6 +95,7 @@ export const fromRow = (r: EndpointRow): Endpoint => ({
   version: r.version,
   failureStreak: r.failure_streak,
   retryAfterUntil: toMs(r.retry_after_until),
+  failingSince: toMs(r.failing_since),
   createdAt: toMs(r.created_at)!,
   updatedAt: toMs(r.updated_at)!,
 });
@@ -231,6 +235,8 @@ export async function updateEndpoint(
   await db.query(
     `update courier_endpoint_queues set max_in_flight = $2, rate_limit = $3, host = $5,
        failure_streak = case when $4 then 0 else failure_streak end,
+       failing_since = case when $4 then null else failing_since end,
+       last_failure_at = case when $4 then null else last_failure_at end,
        blocked_until = case when $4 then null else blocked_until end,
        retry_after_until = case when $4 then null else retry_after_until end
      where endpoint_id = $1`,
