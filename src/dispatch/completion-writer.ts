@@ -22,6 +22,11 @@ import { OPERATOR_APP_UID, type OperatorRelay } from './operator-webhook.ts';
 export class CompletionWriter {
   /** Operational events written since the relay was last nudged. */
   #eventsRecorded = false;
+  /**
+   * Runs found not to stand when long enough (the operator's endpoint, spared; one ended meanwhile,
+   * whose next run starts later): not looked at again under the endpoint's locks at every batch.
+   */
+  readonly #passedOver = new Map<string, number>();
 
   constructor(
     private readonly db: Database,
@@ -68,10 +73,15 @@ export class CompletionWriter {
     const now = this.clock.now();
     for (const run of failing) {
       if (!failingTooLong(run.failingSince, now, this.disableFailingAfterMs)) continue;
+      if (this.#passedOver.get(run.endpointId) === run.failingSince) continue;
       const disabled = await disableFailing(this.db, run, this.clock, relay, OPERATOR_APP_UID).catch(
-        (error) => this.log.error({ err: error, endpointId: run.endpointId }, 'auto-disable failed'),
+        (error) => void this.log.error({ err: error, endpointId: run.endpointId }, 'auto-disable failed'),
       );
       if (disabled) this.#held(disabled, 'enabled again; new messages are not stored for it meanwhile');
+      else if (disabled === null) {
+        if (this.#passedOver.size >= 10_000) this.#passedOver.clear();
+        this.#passedOver.set(run.endpointId, run.failingSince);
+      }
     }
     if (this.#eventsRecorded) {
       this.#eventsRecorded = false;

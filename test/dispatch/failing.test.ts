@@ -3,7 +3,10 @@
  * 5xx answers, which never make a streak of permanent failures, included.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CompletionWriter } from '../../src/dispatch/completion-writer.ts';
 import { ensureOperatorEndpoint } from '../../src/dispatch/operator-webhook.ts';
+import { silentLogger } from '../../src/logger.ts';
+import type { Queryable } from '../../src/store/db.ts';
 import { resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { getEndpointById } from '../../src/store/repos/endpoints.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
@@ -133,5 +136,27 @@ describe.each(BACKENDS)('disabling an endpoint failing for days on %s', (backend
     await hourly(3 * 24);
     expect((await endpoint()).status).toBe('enabled');
     await sender.close();
+  });
+
+  it("looks at a run it found not to stand once, not under the endpoint's locks at every batch", async () => {
+    const { clock } = virtualWorker(t.db);
+    const { appId } = await ensureOperatorEndpoint(t.db, receiver.url, clock);
+    const { ep } = await setUp(DAY, appId);
+    let transactions = 0;
+    const counted = new Proxy(t.db, {
+      get: (db, key) =>
+        key === 'transaction'
+          ? (work: (tx: Queryable) => Promise<unknown>) => {
+              transactions++;
+              return db.transaction(work);
+            }
+          : Reflect.get(db, key, db),
+    });
+    const writer = new CompletionWriter(counted, 'w', clock, silentLogger, 100, undefined, DAY);
+    const run = { endpointId: ep.id, failingSince: clock.now() - 2 * DAY };
+    for (let i = 0; i < 3; i++) await writer.settle({ alarms: [], failing: [run] });
+    expect(transactions).toBe(1);
+    await writer.settle({ alarms: [], failing: [{ ...run, failingSince: run.failingSince + 1 }] });
+    expect(transactions).toBe(2);
   });
 });

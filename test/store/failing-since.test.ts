@@ -89,6 +89,37 @@ describe.each(BACKENDS)('the run of failures on %s', (backend) => {
     expect((await write([failedAt(b!)])).failing).toEqual([{ endpointId: ep.id, failingSince: again }]);
   });
 
+  it('counts the day without failures from the end of the wait the receiver asked for', async () => {
+    const [a] = await claimed();
+    const start = clock.now();
+    await write([{ ...failedAt(a!), holdEndpointUntil: clock.now() + 30 * HOUR }]);
+    clock.advance(30 * HOUR + 60_000);
+    const [b] = await claimed();
+    expect((await write([failedAt(b!)])).failing).toEqual([{ endpointId: ep.id, failingSince: start }]);
+  });
+
+  it('is ended by a URL change or the endpoint enabled again, whatever process makes them', async () => {
+    // As an API process of the previous release does them: the endpoint row alone.
+    const run = async () => {
+      const [a] = await claimed();
+      await write([failedAt(a!)]);
+      expect(await failingSince()).not.toBeNull();
+    };
+    await run();
+    await t.db.query(`update courier_endpoints set url = 'http://127.0.0.1:1/elsewhere' where id = $1`, [
+      ep.id,
+    ]);
+    expect(await failingSince()).toBeNull();
+    ep = (await getEndpointById(t.db, ep.id))!;
+    await run();
+    await t.db.query(`update courier_endpoints set status = 'disabled', description = 'x' where id = $1`, [
+      ep.id,
+    ]);
+    expect(await failingSince()).not.toBeNull();
+    await t.db.query(`update courier_endpoints set status = 'enabled' where id = $1`, [ep.id]);
+    expect(await failingSince()).toBeNull();
+  });
+
   it('goes by the order of a batch: a failure after its success starts a run, one before it does not', async () => {
     const [a, b] = await claimed(2);
     await write([failedAt(a!), delivered(b!, 1, clock.now())]);
@@ -128,7 +159,9 @@ describe.each(BACKENDS)('the run of failures on %s', (backend) => {
     // Claimed again more than a day later, its first write's answer unheard: written again.
     clock.advance(DAY + HOUR);
     expect(await claimed(0)).toEqual([a]);
-    await write([{ ...failure, rewrite: true, messageId: await messageOf(a!) }]);
+    const again = await write([{ ...failure, rewrite: true, messageId: await messageOf(a!) }]);
     expect(await failingSince()).toBe(first);
+    // Nor does it carry the run, which a day without failures has ended: not reported.
+    expect(again.failing).toEqual([]);
   });
 });

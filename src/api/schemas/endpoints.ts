@@ -103,7 +103,7 @@ export const EndpointOut = Type.Object(
     uid: Nullable(Type.String()),
     url: Type.String(),
     description: Type.String(),
-    disabled: Type.Boolean({ description: 'true when disabled by its owner or paused by Courier.' }),
+    disabled: Type.Boolean({ description: 'true when disabled or paused, by its owner or by Courier.' }),
     status: StringEnum(['enabled', 'disabled', 'paused'] as const, {
       description:
         'Courier extension: paused means its owner or Courier (after a streak of permanent failures) holds its deliveries; ' +
@@ -128,8 +128,8 @@ export const EndpointOut = Type.Object(
       Type.String({
         format: 'date-time',
         description:
-          'Courier extension: the first failure of its current run of failed attempts (none succeeded since, ' +
-          'no day without a failure); null when its last attempt succeeded. Cleared when the URL changes or it is resumed.',
+          'Courier extension: the first failure of the run of failed attempts its last attempts belong to (no success ' +
+          'and no day without a failure between them); null when its last attempt succeeded, its URL changed or it was enabled again.',
       }),
     ),
     retryPolicy: RetryPolicyOverrides,

@@ -6,15 +6,31 @@
 -- The queue row keeps the start of the endpoint's run of failures (failing_since) and its latest
 -- failure (last_failure_at). A completion's failed attempt starts a run when none is going, or when
 -- the latest failure is more than a day old (an endpoint that failed once last week and once
--- today has not been failing for a week); a success ends it. Like the streak, only an attempt to
--- the endpoint's URL as it is now counts, and a URL change or a resume ends the run.
--- courier_complete_rows returns failing_since for an active endpoint; the worker decides (an
--- injected clock, a pure policy) whether the run is long enough, and disables the endpoint. The
--- result gains that column, which create or replace cannot do; the previous release's workers
--- select its columns by name, and keep working.
+-- today has not been failing for a week), counted from the end of the wait the receiver asked for
+-- (a Retry-After of a day is not a day without failures); a success ends it, whatever URL it came
+-- from. Like a streak step, a failure counts only from the endpoint's URL as it is now. A URL
+-- change, or the endpoint enabled again, ends the run: a trigger does it, so that API processes of
+-- the previous release do too (an endpoint enabled there would otherwise be disabled again at its
+-- next failure, its old run still standing).
+-- courier_complete_rows returns failing_since for an active endpoint whose run a failure in the
+-- batch carried; the worker decides (an injected clock, a pure policy) whether the run is long
+-- enough, and disables the endpoint. The result gains that column, which create or replace cannot
+-- do; the previous release's workers select its columns by name, and keep working.
 
 alter table courier_endpoint_queues add column failing_since timestamptz,
                                     add column last_failure_at timestamptz;
+
+create function courier_end_failing_run() returns trigger language plpgsql as $$
+begin
+  update courier_endpoint_queues set failing_since = null, last_failure_at = null
+   where endpoint_id = new.id and failing_since is not null;
+  return null;
+end $$;
+
+-- The endpoint row first, then its queue row: the store's lock order.
+create trigger courier_endpoints_end_failing_run after update of url, status on courier_endpoints
+  for each row when (new.url is distinct from old.url or (new.status = 'enabled' and old.status <> 'enabled'))
+  execute function courier_end_failing_run();
 
 drop function courier_complete_rows(text, timestamptz, jsonb, integer);
 
@@ -187,7 +203,8 @@ begin
           -- A run of failures goes on across gaps under a day; a success in the batch ends it, or
           -- starts a new one when failures followed it.
           failing_since = case when s.failing then
-                                 case when s.last_reset is null and q.last_failure_at >= p_now - interval '1 day'
+                                 case when s.last_reset is null
+                                       and greatest(q.last_failure_at, q.retry_after_until) >= p_now - interval '1 day'
                                       then coalesce(q.failing_since, p_now) else p_now end
                                when s.last_reset is not null then null
                                else q.failing_since end,
@@ -196,7 +213,7 @@ begin
                                  else q.last_failure_at end
     from streaks s where q.endpoint_id = s.endpoint_id
     returning q.endpoint_id, q.failure_streak, q.active, q.in_flight, q.max_in_flight, q.next_due_at,
-              q.blocked_until, q.failing_since
+              q.blocked_until, q.failing_since, s.failing
   )
   select u.endpoint_id, u.failure_streak, u.active and u.failure_streak >= p_pause_after,
          u.active and u.in_flight < u.max_in_flight and u.next_due_at <= p_now
@@ -204,6 +221,6 @@ begin
          case when u.active and u.in_flight < u.max_in_flight and u.next_due_at is not null
                    and greatest(u.next_due_at, u.blocked_until) > p_now
               then greatest(u.next_due_at, u.blocked_until) end,
-         case when u.active then u.failing_since end
+         case when u.active and u.failing then u.failing_since end
   from upd_q u;
 end $$;

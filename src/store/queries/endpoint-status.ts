@@ -65,7 +65,8 @@ export async function failingStands(
  * Stops deliveries to an endpoint without losing any: its pending deliveries become held,
  * new messages for it are stored as held, and nothing is claimed until it is resumed.
  * `paused` is Courier's own doing (a streak of permanent failures) or its owner's (the pause
- * route); `disabled` is its owner's (Svix's flag), and may replace a pause: held since the pause.
+ * route); `disabled` is its owner's (Svix's flag) or Courier's (every attempt failing for days),
+ * and may replace a pause: held since the pause.
  * Returns false when the endpoint was neither enabled nor (for `disabled`) paused, or is deleted.
  */
 export async function holdEndpoint(
@@ -130,7 +131,7 @@ export async function resumeEndpoint(
   );
   await db.query(
     `update courier_endpoint_queues
-        set active = true, failure_streak = 0, failing_since = null, last_failure_at = null,
+        set active = true, failure_streak = 0,
             -- An owner's resume is a go: it lifts a wait the receiver asked for (Retry-After) too.
             blocked_until = null, retry_after_until = null,
             next_due_at = (select min(next_attempt_at) from courier_deliveries

@@ -235,8 +235,6 @@ export async function updateEndpoint(
   await db.query(
     `update courier_endpoint_queues set max_in_flight = $2, rate_limit = $3, host = $5,
        failure_streak = case when $4 then 0 else failure_streak end,
-       failing_since = case when $4 then null else failing_since end,
-       last_failure_at = case when $4 then null else last_failure_at end,
        blocked_until = case when $4 then null else blocked_until end,
        retry_after_until = case when $4 then null else retry_after_until end
      where endpoint_id = $1`,
