@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
-import { failingTooLong } from '../policy/index.ts';
+import { DEFAULT_DISABLE_FAILING_AFTER_MS, failingTooLong } from '../policy/index.ts';
 import type { Database } from '../store/db.ts';
 import {
   type Completion,
@@ -36,7 +36,7 @@ export class CompletionWriter {
     private readonly pauseAfter: number,
     private readonly relay: OperatorRelay | undefined,
     /** COURIER_DISABLE_FAILING_AFTER; null: never. */
-    private readonly disableFailingAfterMs: number | null,
+    private readonly disableFailingAfterMs: number | null = DEFAULT_DISABLE_FAILING_AFTER_MS,
   ) {}
 
   /**

@@ -1,6 +1,5 @@
 import type { Clock } from '../clock.ts';
 import { type Logger, silentLogger } from '../logger.ts';
-import { DEFAULT_DISABLE_FAILING_AFTER_MS } from '../policy/index.ts';
 import type { Database } from '../store/db.ts';
 import { type ClaimedDelivery, type ClaimResult, claim, UnusableClaim } from '../store/queries/claim.ts';
 import type { Completion } from '../store/queries/complete.ts';
@@ -91,9 +90,7 @@ export class Worker {
       this.log,
       options.pauseAfter ?? 100,
       options.operatorRelay,
-      options.disableFailingAfterMs === undefined
-        ? DEFAULT_DISABLE_FAILING_AFTER_MS
-        : options.disableFailingAfterMs,
+      options.disableFailingAfterMs,
     );
     this.housekeeping = new Housekeeping(
       this.db,
