@@ -80,6 +80,17 @@ class Reader {
     return this.raw(name) || null;
   }
 
+  /** A duration, or null for `off`; `off` says what off means, for the error message. */
+  durationOrOff(name: string, off: string): number | null {
+    const text = this.raw(name);
+    if (text === 'off') return null;
+    try {
+      return parseDuration(text);
+    } catch (error) {
+      throw new ConfigError(name, `${(error as Error).message}, or off ${off}`);
+    }
+  }
+
   duration(name: string): number {
     try {
       return parseDuration(this.raw(name));
@@ -148,33 +159,18 @@ function retryOverrides(r: Reader): PolicyOverrides {
 
 /** Off, or an hour at least: a shorter run of failures is a receiver's restart, not a dead endpoint. */
 function disableFailingAfter(r: Reader): number | null {
-  const text = r.raw('COURIER_DISABLE_FAILING_AFTER');
-  if (text === 'off') return null;
-  let ms: number;
-  try {
-    ms = parseDuration(text);
-  } catch (error) {
-    throw new ConfigError(
-      'COURIER_DISABLE_FAILING_AFTER',
-      `${(error as Error).message}, or off never to disable one`,
-    );
+  const ms = r.durationOrOff('COURIER_DISABLE_FAILING_AFTER', 'never to disable one');
+  if (ms !== null && ms < 3_600_000) {
+    throw new ConfigError('COURIER_DISABLE_FAILING_AFTER', 'must be off or at least 1h');
   }
-  if (ms < 3_600_000) throw new ConfigError('COURIER_DISABLE_FAILING_AFTER', 'must be off or at least 1h');
   return ms;
 }
 
 /** A dead letter stays visible for a day at least: retention within the retry window would delete it at once. */
 function retention(r: Reader, windowMs: number): number | null {
-  const text = r.raw('COURIER_RETENTION');
-  if (text === 'off') return null;
+  const retentionMs = r.durationOrOff('COURIER_RETENTION', 'to keep everything');
   const minimumMs = windowMs + 86_400_000;
-  let retentionMs: number;
-  try {
-    retentionMs = parseDuration(text);
-  } catch (error) {
-    throw new ConfigError('COURIER_RETENTION', `${(error as Error).message}, or off to keep everything`);
-  }
-  if (retentionMs < minimumMs) {
+  if (retentionMs !== null && retentionMs < minimumMs) {
     throw new ConfigError(
       'COURIER_RETENTION',
       `must be off or at least COURIER_RETRY_WINDOW plus a day (${formatDuration(minimumMs)}), ` +

@@ -1,10 +1,10 @@
 import type { Clock } from '../clock.ts';
-import type { Database } from '../store/db.ts';
+import type { Database, Queryable } from '../store/db.ts';
 import type { FailingRun, StreakAlarm } from '../store/queries/complete.ts';
 import { failingStands, holdEndpoint, lockEndpoint, streakStands } from '../store/queries/endpoint-status.ts';
 import { type OperationalEvent, recordOperationalEvents } from '../store/queries/operational-events.ts';
 import { findApplication } from '../store/repos/applications.ts';
-import { getEndpointById } from '../store/repos/endpoints.ts';
+import { type Endpoint, getEndpointById } from '../store/repos/endpoints.ts';
 import { endpointEvent } from './endpoint-events.ts';
 
 const STREAK_REASON = 'consecutive permanent failures';
@@ -15,35 +15,58 @@ export function pausedByStreak(statusReason: string | null): boolean {
 }
 
 /**
+ * Holds an endpoint by Courier's own decision, in one transaction under the endpoint's lock: only
+ * if `stands` still holds there (a completion already committed raised the alarm, and a success, a
+ * new URL, a resume or a deletion may have ended it since), and records `type` with the endpoint's
+ * `extra` data. Null when it no longer stands or the endpoint was not enabled.
+ */
+async function holdAutomatically(
+  db: Database,
+  endpointId: string,
+  stands: (tx: Queryable) => Promise<boolean>,
+  hold: { status: 'paused' | 'disabled'; type: 'endpoint.paused' | 'endpoint.disabled'; reason: string },
+  extra: (endpoint: Endpoint) => Record<string, unknown>,
+  now: number,
+  relay: boolean,
+): Promise<OperationalEvent | null> {
+  return db.transaction(async (tx) => {
+    await lockEndpoint(tx, endpointId);
+    if (!(await stands(tx))) return null;
+    if (!(await holdEndpoint(tx, endpointId, hold.status, hold.reason, now))) return null;
+    // Held by holdEndpoint, which found it live: it and its application are there.
+    const endpoint = (await getEndpointById(tx, endpointId))!;
+    const application = (await findApplication(tx, endpoint.appId))!;
+    const recorded = endpointEvent(hold.type, application, endpoint, now, {
+      ...extra(endpoint),
+      trigger: 'automatic',
+      reason: hold.reason,
+    });
+    await recordOperationalEvents(tx, [recorded], relay);
+    return recorded;
+  });
+}
+
+/**
  * A streak of permanent failures means the URL is most likely dead: pause the endpoint (its
  * deliveries are held, not lost, for the retention period), record `endpoint.paused`, and tell the operator.
  */
-export async function pauseForStreak(
+export function pauseForStreak(
   db: Database,
   alarm: StreakAlarm,
   clock: Clock,
   /** To be sent to the operator webhook (OperatorRelay). */
   relay: boolean,
 ): Promise<OperationalEvent | null> {
-  const now = clock.now();
   const reason = `paused after ${alarm.failureStreak} ${STREAK_REASON}`;
-  const event = await db.transaction(async (tx) => {
-    await lockEndpoint(tx, alarm.endpointId);
-    if (!(await streakStands(tx, alarm.endpointId, alarm.failureStreak))) return null;
-    if (!(await holdEndpoint(tx, alarm.endpointId, 'paused', reason, now))) return null;
-    // Held by holdEndpoint, which found it live: it and its application are there.
-    const endpoint = (await getEndpointById(tx, alarm.endpointId))!;
-    const application = (await findApplication(tx, endpoint.appId))!;
-    const recorded = endpointEvent('endpoint.paused', application, endpoint, now, {
-      url: endpoint.url,
-      failureStreak: alarm.failureStreak,
-      trigger: 'automatic',
-      reason,
-    });
-    await recordOperationalEvents(tx, [recorded], relay);
-    return recorded;
-  });
-  return event;
+  return holdAutomatically(
+    db,
+    alarm.endpointId,
+    (tx) => streakStands(tx, alarm.endpointId, alarm.failureStreak),
+    { status: 'paused', type: 'endpoint.paused', reason },
+    (endpoint) => ({ url: endpoint.url, failureStreak: alarm.failureStreak }),
+    clock.now(),
+    relay,
+  );
 }
 
 /**
@@ -53,7 +76,7 @@ export async function pauseForStreak(
  * The endpoints of the application uid `spare` (the operator's: no notice could say so, and new
  * notices would not be stored) are left enabled. Null when the run has ended meanwhile.
  */
-export async function disableFailing(
+export function disableFailing(
   db: Database,
   run: FailingRun,
   clock: Clock,
@@ -61,21 +84,18 @@ export async function disableFailing(
   relay: boolean,
   spare: string,
 ): Promise<OperationalEvent | null> {
-  const now = clock.now();
   const failSince = new Date(run.failingSince).toISOString();
-  const reason = `disabled after every attempt failed since ${failSince}`;
-  return db.transaction(async (tx) => {
-    await lockEndpoint(tx, run.endpointId);
-    if (!(await failingStands(tx, run.endpointId, run.failingSince, spare))) return null;
-    if (!(await holdEndpoint(tx, run.endpointId, 'disabled', reason, now))) return null;
-    const endpoint = (await getEndpointById(tx, run.endpointId))!;
-    const application = (await findApplication(tx, endpoint.appId))!;
-    const recorded = endpointEvent('endpoint.disabled', application, endpoint, now, {
-      failSince,
-      trigger: 'automatic',
-      reason,
-    });
-    await recordOperationalEvents(tx, [recorded], relay);
-    return recorded;
-  });
+  return holdAutomatically(
+    db,
+    run.endpointId,
+    (tx) => failingStands(tx, run.endpointId, run.failingSince, spare),
+    {
+      status: 'disabled',
+      type: 'endpoint.disabled',
+      reason: `disabled after every attempt failed since ${failSince}`,
+    },
+    () => ({ failSince }),
+    clock.now(),
+    relay,
+  );
 }
