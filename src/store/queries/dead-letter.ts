@@ -2,7 +2,7 @@ import type { Database, Queryable } from '../db.ts';
 import { StoreNotFoundError } from '../errors.ts';
 import { toDate, toMs } from '../rows.ts';
 import { shareLockEndpoint } from './endpoint-status.ts';
-import { notifyWorkers } from './notify-workers.ts';
+import { wakeEndpoint } from './notify-workers.ts';
 import { payloadGone } from './payload-expiry.ts';
 
 export interface DeadLetter {
@@ -98,7 +98,12 @@ export async function replayDeadLetters(
     // Deleted meanwhile: its dead letters are gone, or finishing an attempt started before.
     if (!(await shareLockEndpoint(tx, filter.endpointId)))
       throw new StoreNotFoundError(`endpoint ${filter.endpointId} not found`);
-    const { rows } = await tx.query<{ n: number; scanned: number; last_scanned: number | null }>(
+    const { rows } = await tx.query<{
+      n: number;
+      pending: number;
+      scanned: number;
+      last_scanned: number | null;
+    }>(
       `with target as (
          select d.id, d.message_id from courier_deliveries d
           where d.endpoint_id = $1 and d.state in ('failed', 'expired')
@@ -127,13 +132,9 @@ export async function replayDeadLetters(
            from locked, courier_endpoint_queues q
           where d.id = locked.id and q.endpoint_id = d.endpoint_id
           returning d.id, d.state
-       ), woke as (
-         update courier_endpoint_queues q set next_due_at = $5
-          where q.endpoint_id = $1 and q.active and (q.next_due_at is null or q.next_due_at > $5)
-            and exists (select 1 from upd where upd.state = 'pending')
        )
-       select (select count(*)::int from upd) as n, (select count(*)::int from target) as scanned,
-              (select max(id) from target) as last_scanned`,
+       select (select count(*)::int from upd) as n, (select count(*)::int from upd where state = 'pending') as pending,
+              (select count(*)::int from target) as scanned, (select max(id) from target) as last_scanned`,
       [
         filter.endpointId,
         filter.since === undefined ? null : toDate(filter.since),
@@ -146,8 +147,32 @@ export async function replayDeadLetters(
         filter.sentUntil === undefined ? null : toDate(filter.sentUntil),
       ],
     );
-    const { n, scanned, last_scanned } = rows[0]!;
-    if (n > 0) await notifyWorkers(tx);
+    const { n, pending, scanned, last_scanned } = rows[0]!;
+    if (pending > 0) await wakeEndpoint(tx, filter.endpointId, toDate(now));
     return { replayed: n, scanned, lastId: last_scanned === null ? null : Number(last_scanned) };
   });
+}
+
+/** Dead letters looked at per replay batch, and the most one replay by id takes. */
+export const REPLAY_BATCH = 1000;
+
+/**
+ * Replays every dead letter of the endpoint in the range, batch after batch until none is left;
+ * each batch is one atomic statement. Each starts after the last one's highest id: one replayed
+ * and dead again meanwhile is not replayed twice. Returns how many were replayed.
+ */
+export async function replayAllDeadLetters(
+  db: Database,
+  filter: DeadLetterFilter,
+  now: number,
+): Promise<number> {
+  let total = 0;
+  let afterId: number | undefined;
+  for (;;) {
+    const batch = await replayDeadLetters(db, { ...filter, limit: REPLAY_BATCH, afterId }, now);
+    total += batch.replayed;
+    // Paged by what was looked at, not by what was replayed: a busy row must not end the run.
+    if (batch.scanned < REPLAY_BATCH || batch.lastId === null) return total;
+    afterId = batch.lastId;
+  }
 }

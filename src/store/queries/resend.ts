@@ -1,7 +1,7 @@
 import type { Queryable } from '../db.ts';
 import { toDate } from '../rows.ts';
 import { shareLockEndpoint } from './endpoint-status.ts';
-import { notifyWorkers } from './notify-workers.ts';
+import { wakeEndpoint } from './notify-workers.ts';
 import { payloadGone } from './payload-expiry.ts';
 
 /** The (message, endpoint) delivery, locked; a leased one is in flight. */
@@ -93,12 +93,7 @@ export async function resendDelivery(
 
 async function wake(tx: Queryable, endpointId: string, now: Date, state: string): Promise<ResendOutcome> {
   if (state !== 'pending') return 'held';
-  await tx.query(
-    `update courier_endpoint_queues set next_due_at = $2
-      where endpoint_id = $1 and active and (next_due_at is null or next_due_at > $2)`,
-    [endpointId, now],
-  );
-  await notifyWorkers(tx);
+  await wakeEndpoint(tx, endpointId, now);
   return 'scheduled';
 }
 
