@@ -21,6 +21,7 @@ import { attemptRoutes } from './routes/attempts.ts';
 import { deadLetterRoutes } from './routes/dead-letter.ts';
 import { endpointHeaderRoutes } from './routes/endpoint-headers.ts';
 import { endpointMessageRoutes } from './routes/endpoint-messages.ts';
+import { endpointRecoveryRoutes } from './routes/endpoint-recovery.ts';
 import { endpointSecretRoutes } from './routes/endpoint-secrets.ts';
 import { endpointStatsRoutes } from './routes/endpoint-stats.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
@@ -57,6 +58,7 @@ const RESOURCE_ROUTES = [
   endpointHeaderRoutes,
   endpointStatsRoutes,
   deadLetterRoutes,
+  endpointRecoveryRoutes,
   messageRoutes,
   messageContentRoutes,
   attemptRoutes,

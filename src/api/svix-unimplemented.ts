@@ -23,8 +23,8 @@ const UNIMPLEMENTED: readonly { path: RegExp; what: string }[] = [
   { path: new RegExp(`^/api/v1/app/${ID}/(integration|poller)(/|$)`), what: 'integrations and pollers' },
   { path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/transformation$`), what: 'transformations' },
   {
-    path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/(bulk-replay|replay-missing)$`),
-    what: "this replay (Courier's is …/recover or …/dead-letter/replay)",
+    path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/bulk-replay$`),
+    what: "this replay (Courier's are …/recover, …/replay-missing and …/dead-letter/replay)",
   },
   { path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/send-example$`), what: 'example messages' },
   { path: new RegExp(`^/api/v1/app/${ID}/msg/precheck/active$`), what: 'the message precheck' },

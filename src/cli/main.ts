@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import type { OperatorOptions } from './api-client.ts';
 import type { AttemptsOptions } from './commands/attempts.ts';
 import type { DlqOptions, ReplayOptions } from './commands/dlq.ts';
+import type { ReplayMissingOptions } from './commands/replay-missing.ts';
 import type { SendOptions } from './commands/send.ts';
 import { CliError } from './errors.ts';
 import { printable } from './format.ts';
@@ -118,6 +119,33 @@ operator(
     .argument('<message>', 'message id (msg_…) or eventId'),
 ).action(async (app: string, message: string, options: OperatorOptions) =>
   (await import('./commands/status.ts')).status(app, message, options),
+);
+
+operator(
+  program
+    .command('replay-missing')
+    .description('send an endpoint the messages it never had a delivery of (published while it was disabled)')
+    .argument(...APP)
+    .argument(...ENDPOINT)
+    .requiredOption(
+      '--since <time>',
+      'messages published since this ISO 8601 time (UTC unless zoned)',
+      isoTime,
+    )
+    .option('--until <time>', 'and before this ISO 8601 time', isoTime)
+    .addHelpText(
+      'after',
+      `
+Messages the endpoint takes (its event types and channels as they now are)
+that it never had a delivery of are scheduled now, as manual attempts; those
+it got, or has a delivery of (waiting, held or dead), are not sent again.
+While the endpoint is paused or disabled they are held until it is resumed.
+
+Example:
+  $ courier replay-missing acme main --since 2026-01-31T00:00:00Z`,
+    ),
+).action(async (app: string, endpoint: string, options: ReplayMissingOptions) =>
+  (await import('./commands/replay-missing.ts')).replayMissing(app, endpoint, options),
 );
 
 const dlq = program

@@ -214,6 +214,32 @@ describe('courier operator commands', () => {
     expect(attempts.body.data).toHaveLength(2);
   });
 
+  it('replay-missing sends an endpoint what it missed while disabled', async () => {
+    await createApp(api, { uid: 'missed' });
+    await createEndpoint(api, 'missed', { url: `${receiver.url}/missed`, uid: 'ep' });
+    const since = new Date(api.clock.now()).toISOString();
+    await api.request('PATCH', '/api/v1/app/missed/endpoint/ep', { body: { disabled: true } });
+    await publish('missed', 2);
+    await api.request('PATCH', '/api/v1/app/missed/endpoint/ep', { body: { disabled: false } });
+    expect(await cli(['replay-missing', 'missed', 'ep', '--since', since])).toEqual({
+      code: 0,
+      stdout: 'replayed 2 messages\n',
+      stderr: '',
+    });
+    await deliverAll();
+    expect(receiver.requests.filter((r) => r.url === '/missed')).toHaveLength(2);
+    const [again, swapped, none] = await Promise.all([
+      cli(['replay-missing', 'missed', 'ep', '--since', since, '--json']),
+      cli(['replay-missing', 'missed', 'ep', '--since', '2026-02-01', '--until', '2026-01-01']),
+      cli(['replay-missing', 'missed', 'ep']),
+    ]);
+    expect(JSON.parse(again.stdout)).toEqual({ replayed: 0 });
+    expect(swapped).toMatchObject({ code: 2, stdout: '' });
+    expect(swapped.stderr).toMatch(/--since .* must be before --until/);
+    expect(none).toMatchObject({ code: 2, stdout: '' });
+    expect(none.stderr).toMatch(/required option '--since <time>'/);
+  });
+
   it('reports API and network failures on stderr with exit 1', async () => {
     const down = `http://127.0.0.1:${await closedPort()}`;
     const [unknownApp, badToken, unreachable, invalid] = await Promise.all([

@@ -3,7 +3,7 @@ import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
 import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
 
-describe('dead letters, replay and recover', () => {
+describe('dead letters, replay, recover and replay-missing', () => {
   let api: TestApi;
   let receiver: Receiver;
   let status = 410;
@@ -149,10 +149,66 @@ describe('dead letters, replay and recover', () => {
       status: 'finished',
       task: 'endpoint.recover',
       updatedAt: new Date(api.clock.now()).toISOString(),
+      replayed: 1,
     });
     expect(await states()).toEqual(['failed', 'pending', 'failed']);
     await api.request('POST', `${base()}/recover`, { body: { since: at(3), until: null } });
     expect(await states()).toEqual(['failed', 'pending', 'pending']);
     expect(locs(await api.request('POST', `${base()}/recover`, { body: {} }))).toEqual(['body.since']);
+    // An empty range is a mistake, not a question whose answer is none.
+    const swapped = await api.request('POST', `${base()}/recover`, { body: { since: at(3), until: at(2) } });
+    expect([swapped.status, locs(swapped)]).toEqual([422, ['body.until']]);
+  });
+
+  it('replay-missing sends what the endpoint never had a delivery of, held while it is paused', async () => {
+    status = 200;
+    const start = api.clock.now();
+    const publishOne = async () => {
+      api.clock.advance(1000);
+      return (
+        await api.request('POST', `/api/v1/app/${appId}/msg`, { body: { eventType: 'e', payload: {} } })
+      ).body.id as string;
+    };
+    await publishOne();
+    await engine.worker.runOnce(); // delivered
+    await api.request('PATCH', base(), { body: { disabled: true } });
+    const missed = [await publishOne(), await publishOne()];
+    expect(await states()).toEqual(['delivered']);
+    await api.request('POST', `${base()}/pause`);
+    const at = (s: number) => new Date(start + s * 1000).toISOString();
+    const res = await api.request('POST', `${base()}/replay-missing`, {
+      body: { since: at(0), until: at(3) },
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^qtask_[0-9A-Z]{26}$/),
+      status: 'finished',
+      task: 'endpoint.replay',
+      updatedAt: new Date(api.clock.now()).toISOString(),
+      replayed: 1,
+    });
+    expect(await states()).toEqual(['delivered', 'held']);
+    await api.request('POST', `${base()}/resume`);
+    api.clock.advance(60_000); // released spread out over the rate limit's time
+    await engine.worker.runOnce();
+    expect(await states()).toEqual(['delivered', 'delivered']);
+    const rest = await api.request('POST', `${base()}/replay-missing`, { body: { since: at(0) } });
+    expect(rest.body.replayed).toBe(1);
+    await engine.worker.runOnce();
+    const sent = await api.db.query<{ message_id: string }>(
+      'select message_id from courier_attempts where endpoint_id = $1 and trigger = 1 order by started_at',
+      [ep.id],
+    );
+    expect(sent.rows.map((r) => r.message_id)).toEqual(missed);
+
+    expect(locs(await api.request('POST', `${base()}/replay-missing`, { body: {} }))).toEqual(['body.since']);
+    const swapped = await api.request('POST', `${base()}/replay-missing`, {
+      body: { since: at(3), until: at(3) },
+    });
+    expect([swapped.status, locs(swapped)]).toEqual([422, ['body.until']]);
+    const unknown = await api.request('POST', `/api/v1/app/${appId}/endpoint/ep_unknown/replay-missing`, {
+      body: { since: at(0) },
+    });
+    expect([unknown.status, unknown.body.code]).toEqual([404, 'not_found']);
   });
 });

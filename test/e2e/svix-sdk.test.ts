@@ -3,7 +3,15 @@
  * check that Courier speaks Svix's API. Deliveries are verified with the standardwebhooks package.
  */
 import { Webhook } from 'standardwebhooks';
-import { ApiException, MessageAttemptTriggerType, MessageStatus, messageInRaw, Svix } from 'svix';
+import {
+  ApiException,
+  BackgroundTaskStatus,
+  BackgroundTaskType,
+  MessageAttemptTriggerType,
+  MessageStatus,
+  messageInRaw,
+  Svix,
+} from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
@@ -178,6 +186,55 @@ describe('the official Svix SDK against Courier', () => {
     // A message sent with content it should not have carried: its payload deleted.
     await svix.message.expungeContent(app.id, message.id);
     expect((await svix.message.get(app.id, message.id)).payload).toEqual({});
+  });
+
+  it('replays to an endpoint what it missed while disabled (replayMissing), signed, once', async () => {
+    const app = await svix.application.create({ name: 'Replay' });
+    const endpoint = await svix.endpoint.create(app.id, {
+      url: `${receiver.url}/missed`,
+      filterTypes: ['a'],
+    });
+    const { key: secret } = await svix.endpoint.getSecret(app.id, endpoint.id);
+    const since = new Date(api.clock.now());
+    const sentTo = () =>
+      receiver.requests.filter((r) => r.url === '/missed').map((r) => r.headers['webhook-id']);
+    const got = await svix.message.create(app.id, { eventType: 'a', payload: { n: 1 } });
+    await engine.worker.runOnce();
+    await svix.endpoint.patch(app.id, endpoint.id, { disabled: true });
+    const missed = [
+      await svix.message.create(app.id, { eventType: 'a', payload: { n: 2 } }),
+      await svix.message.create(app.id, { eventType: 'b', payload: { n: 3 } }), // not a type it takes
+      await svix.message.create(app.id, { eventType: 'a', payload: { n: 4 } }),
+    ];
+    await svix.endpoint.patch(app.id, endpoint.id, { disabled: false });
+    await engine.worker.runOnce();
+    expect(sentTo()).toEqual([got.id]);
+
+    const task = await svix.endpoint.replayMissing(app.id, endpoint.id, { since });
+    expect(task).toMatchObject({
+      status: BackgroundTaskStatus.Finished,
+      task: BackgroundTaskType.EndpointReplay,
+    });
+    await engine.worker.runOnce();
+    expect(sentTo()).toEqual([got.id, missed[0]!.id, missed[2]!.id]);
+    const replayed = receiver.requests.filter((r) => r.url === '/missed').slice(1);
+    for (const r of replayed) {
+      expect(
+        new Webhook(secret).verify(r.body.toString('utf8'), r.headers as Record<string, string>),
+      ).toBeTruthy();
+    }
+    const attempts = await svix.messageAttempt.listByEndpoint(app.id, endpoint.id);
+    expect(attempts.data.map((a) => a.triggerType).sort()).toEqual(
+      [
+        MessageAttemptTriggerType.Scheduled,
+        MessageAttemptTriggerType.Manual,
+        MessageAttemptTriggerType.Manual,
+      ].sort(),
+    );
+    // What it got is not sent again.
+    await svix.endpoint.replayMissing(app.id, endpoint.id, { since });
+    await engine.worker.runOnce();
+    expect(sentTo()).toHaveLength(3);
   });
 
   it('paginates applications, endpoints and messages through iterators', async () => {

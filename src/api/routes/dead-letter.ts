@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import { newId } from '../../ids.ts';
 import {
   type DeadLetter,
-  type DeadLetterFilter,
   listDeadLetters,
+  REPLAY_BATCH,
+  replayAllDeadLetters,
   replayDeadLetters,
 } from '../../store/queries/dead-letter.ts';
 import { deliveryIdsOf } from '../../store/queries/resend.ts';
@@ -11,12 +11,11 @@ import { fieldError } from '../errors.ts';
 import { requireEndpoint } from '../lookup.ts';
 import { forwardListQuery, forwardPage } from '../pagination.ts';
 import { iso, ListResponse, msOf, Nullable, Timestamp } from '../schemas/common.ts';
-import { EndpointParams, RecoverIn, RecoverOut } from '../schemas/endpoints.ts';
+import { EndpointParams } from '../schemas/endpoints.ts';
 import type { Api, ApiDeps } from '../types.ts';
 
 const tags = ['Endpoint'];
 const BASE = '/api/v1/app/:app_id/endpoint/:endpoint_id';
-const REPLAY_BATCH = 1000;
 
 const DeadLetterOut = Type.Object(
   {
@@ -78,27 +77,6 @@ const deadLetterOut = (d: DeadLetter) => ({
 export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock } = deps;
 
-  /**
-   * Replays batch after batch until none is left in the range; each batch is one atomic statement.
-   * Each starts after the last one's highest id: one replayed and dead again meanwhile is not
-   * replayed twice.
-   */
-  async function replayAll(endpointId: string, range: Omit<DeadLetterFilter, 'endpointId'>): Promise<number> {
-    let total = 0;
-    let afterId: number | undefined;
-    for (;;) {
-      const batch = await replayDeadLetters(
-        db,
-        { endpointId, ...range, limit: REPLAY_BATCH, afterId },
-        clock.now(),
-      );
-      total += batch.replayed;
-      // Paged by what was looked at, not by what was replayed: a busy row must not end the run.
-      if (batch.scanned < REPLAY_BATCH || batch.lastId === null) return total;
-      afterId = batch.lastId;
-    }
-  }
-
   app.get(
     `${BASE}/dead-letter`,
     {
@@ -157,7 +135,11 @@ export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
       if (body.messageIds && body.deliveryIds) {
         throw fieldError(['body', 'deliveryIds'], 'give messageIds or deliveryIds, not both');
       }
-      if (!body.messageIds && !body.deliveryIds) return { replayed: await replayAll(endpoint.id, range) };
+      if (!body.messageIds && !body.deliveryIds) {
+        return {
+          replayed: await replayAllDeadLetters(db, { endpointId: endpoint.id, ...range }, clock.now()),
+        };
+      }
       // Another endpoint's delivery ids select nothing: the replay keeps to this endpoint's.
       const ids =
         body.deliveryIds ??
@@ -173,33 +155,6 @@ export function deadLetterRoutes(app: Api, deps: ApiDeps): void {
         clock.now(),
       );
       return { replayed };
-    },
-  );
-
-  app.post(
-    `${BASE}/recover`,
-    {
-      schema: {
-        tags,
-        summary: 'Recover failed messages',
-        description:
-          'Replays the deliveries of this endpoint that failed or expired, of messages sent in [since, until), as manual attempts (as Svix).',
-        params: EndpointParams,
-        body: RecoverIn,
-        response: { 202: RecoverOut },
-      },
-    },
-    async (request, reply) => {
-      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
-      await replayAll(endpoint.id, {
-        sentSince: msOf(request.body.since),
-        sentUntil: msOf(request.body.until),
-      });
-      // Svix answers with a background task; here the work is done before the answer.
-      const now = clock.now();
-      return reply
-        .code(202)
-        .send({ id: newId('qtask', now), status: 'finished', task: 'endpoint.recover', updatedAt: iso(now) });
     },
   );
 }

@@ -201,17 +201,28 @@ export const EndpointHeadersOut = Type.Object(
   { headers: StringMap('Header name → value.'), sensitive: Type.Array(Type.String()) },
   { title: 'EndpointHeadersOut' },
 );
-export const RecoverIn = Type.Object(
-  { since: Timestamp, until: Type.Optional(Nullable(Timestamp)) },
-  { title: 'RecoverIn' },
-);
+/** The messages sent in [since, until): Svix's RecoverIn and ReplayIn. */
+const SentRange = (title: string) =>
+  Type.Object({ since: Timestamp, until: Type.Optional(Nullable(Timestamp)) }, { title });
 
-export const RecoverOut = Type.Object(
-  {
-    id: Type.String({ description: 'The task id (qtask_…); Courier finishes the task before answering.' }),
-    status: StringEnum(['running', 'finished', 'failed'] as const),
-    task: Type.Literal('endpoint.recover'),
-    updatedAt: Timestamp,
-  },
-  { title: 'RecoverOut' },
-);
+export const RecoverIn = SentRange('RecoverIn');
+export const ReplayIn = SentRange('ReplayIn');
+
+/** Svix's answer to a task it runs in the background; Courier finishes it before answering. */
+const TaskOut = <const T extends string>(task: T, title: string) =>
+  Type.Object(
+    {
+      id: Type.String({ description: 'The task id (qtask_…); Courier finishes the task before answering.' }),
+      status: StringEnum(['running', 'finished', 'failed'] as const),
+      task: Type.Literal(task),
+      updatedAt: Timestamp,
+      replayed: Type.Integer({
+        description:
+          'Courier extension: the deliveries scheduled (held while the endpoint is paused or disabled).',
+      }),
+    },
+    { title },
+  );
+
+export const RecoverOut = TaskOut('endpoint.recover', 'RecoverOut');
+export const ReplayOut = TaskOut('endpoint.replay', 'ReplayOut');

@@ -1,0 +1,93 @@
+import { newId } from '../../ids.ts';
+import { replayAllDeadLetters } from '../../store/queries/dead-letter.ts';
+import { replayAllMissing } from '../../store/queries/replay-missing.ts';
+import { fieldError } from '../errors.ts';
+import { requireEndpoint } from '../lookup.ts';
+import { iso } from '../schemas/common.ts';
+import { EndpointParams, RecoverIn, RecoverOut, ReplayIn, ReplayOut } from '../schemas/endpoints.ts';
+import type { Api, ApiDeps } from '../types.ts';
+
+const tags = ['Endpoint'];
+const BASE = '/api/v1/app/:app_id/endpoint/:endpoint_id';
+
+/** [since, until) as epoch ms; an empty range is a mistake (the two swapped, most likely), not a question. */
+function sentRange(body: { since: string; until?: string | null }): { since: number; until?: number } {
+  const since = Date.parse(body.since);
+  const until = body.until == null ? undefined : Date.parse(body.until);
+  if (until !== undefined && until <= since) throw fieldError(['body', 'until'], 'must be after since');
+  return { since, until };
+}
+
+/**
+ * Svix's two ways to send an endpoint what it did not get: recover (its failed deliveries again)
+ * and replay-missing (the messages it never had a delivery of). Svix runs both as background
+ * tasks; here the work is done before the answer, which says how many deliveries it scheduled.
+ */
+export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
+  const { db, clock } = deps;
+
+  const finished = <T extends 'endpoint.recover' | 'endpoint.replay'>(task: T, replayed: number) => {
+    const now = clock.now();
+    return { id: newId('qtask', now), status: 'finished' as const, task, updatedAt: iso(now), replayed };
+  };
+
+  app.post(
+    `${BASE}/recover`,
+    {
+      schema: {
+        tags,
+        summary: 'Recover failed messages',
+        description:
+          'Replays the deliveries of this endpoint that failed or expired, of messages sent in [since, until), as ' +
+          'manual attempts with a fresh attempt budget (as Svix).',
+        params: EndpointParams,
+        body: RecoverIn,
+        response: { 202: RecoverOut },
+      },
+    },
+    async (request, reply) => {
+      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      const { since, until } = sentRange(request.body);
+      const replayed = await replayAllDeadLetters(
+        db,
+        { endpointId: endpoint.id, sentSince: since, sentUntil: until },
+        clock.now(),
+      );
+      return reply.code(202).send(finished('endpoint.recover', replayed));
+    },
+  );
+
+  app.post(
+    `${BASE}/replay-missing`,
+    {
+      schema: {
+        tags,
+        summary: 'Replay missing messages',
+        description:
+          "Sends this endpoint the application's messages created in [since, until) that it takes (its event types " +
+          'and channels as they now are) and never had a delivery of: published while it was disabled, before it ' +
+          'existed or before its filter took them. Messages it already got, or has a delivery of, are not sent ' +
+          'again (as Svix); those whose payload is gone are passed by. Manual attempts, held while the endpoint is ' +
+          'paused or disabled.',
+        params: EndpointParams,
+        body: ReplayIn,
+        response: { 202: ReplayOut },
+      },
+    },
+    async (request, reply) => {
+      const { app: application, endpoint } = await requireEndpoint(
+        db,
+        request.params.app_id,
+        request.params.endpoint_id,
+      );
+      const range = sentRange(request.body);
+      const replayed = await replayAllMissing(
+        db,
+        application.id,
+        { endpointId: endpoint.id, ...range },
+        clock.now(),
+      );
+      return reply.code(202).send(finished('endpoint.replay', replayed));
+    },
+  );
+}

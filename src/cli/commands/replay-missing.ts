@@ -1,0 +1,26 @@
+import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
+import { usageError } from '../errors.ts';
+import { printJson } from '../format.ts';
+
+export interface ReplayMissingOptions extends OperatorOptions {
+  since: string;
+  until?: string;
+}
+
+/**
+ * `courier replay-missing`: sends an endpoint the messages it never had a delivery of (published
+ * while it was disabled, or before it existed), with Svix's replay-missing.
+ */
+export async function replayMissing(app: string, endpoint: string, options: ReplayMissingOptions) {
+  if (options.until && options.since >= options.until) {
+    throw usageError(`--since (${options.since}) must be before --until (${options.until})`);
+  }
+  const client = ApiClient.connect(options);
+  const { replayed } = await client.request<{ replayed: number }>(
+    'POST',
+    apiPath('app', app, 'endpoint', endpoint, 'replay-missing'),
+    { body: { since: options.since, until: options.until } },
+  );
+  if (options.json) printJson({ replayed });
+  else process.stdout.write(`replayed ${replayed} ${replayed === 1 ? 'message' : 'messages'}\n`);
+}

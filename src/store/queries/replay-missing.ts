@@ -1,0 +1,124 @@
+import type { Database } from '../db.ts';
+import { StoreNotFoundError } from '../errors.ts';
+import { lastMessageId } from '../repos/messages.ts';
+import { toDate } from '../rows.ts';
+import { shareLockEndpoint } from './endpoint-status.ts';
+import { wakeEndpoint } from './notify-workers.ts';
+import { payloadGone } from './payload-expiry.ts';
+
+export interface MissingRange {
+  endpointId: string;
+  /** Messages created in [since, until). */
+  since: number;
+  until?: number;
+}
+
+export interface MissingBatchRange extends MissingRange {
+  /** Message ids after this one (the last batch's lastId) and up to `through` (the sweep's end). */
+  afterId: string | null;
+  through: string;
+  limit: number;
+}
+
+/** Messages looked at per batch: each batch is one transaction of a few milliseconds. */
+const BATCH = 1000;
+
+/**
+ * Replays every message the endpoint is missing in the range (replayMissingBatch), batch after
+ * batch in id order, up to the application's newest message when it began: a sweep that ends,
+ * however fast messages are published meanwhile (those get their deliveries from the publish).
+ * Returns how many deliveries it made.
+ */
+export async function replayAllMissing(
+  db: Database,
+  appId: string,
+  range: MissingRange,
+  now: number,
+): Promise<number> {
+  const through = await lastMessageId(db, appId);
+  let total = 0;
+  let afterId: string | null = null;
+  while (through !== null) {
+    const batch = await replayMissingBatch(db, { ...range, afterId, through, limit: BATCH }, now);
+    total += batch.replayed;
+    if (batch.scanned < BATCH || batch.lastId === null) break;
+    afterId = batch.lastId;
+  }
+  return total;
+}
+
+interface MissingBatch {
+  /** Deliveries made, pending or held. */
+  replayed: number;
+  /** The messages the batch looked at, and the highest of their ids: the next batch starts after it. */
+  scanned: number;
+  lastId: string | null;
+}
+
+/**
+ * One batch of Svix's replay-missing: the application's messages created in the range that the
+ * endpoint takes, as its event types and channels now stand (the rule courier_publish_batch
+ * applies), and that it never had a delivery of (none waiting, held, in flight or dead, and no
+ * attempt logged, which is all a delivered one leaves), get one now, as a manual attempt with a
+ * fresh budget: pending, or held while the endpoint is paused or disabled. Messages whose payload
+ * is gone are passed by. Each message row is locked as a resend locks it (the deletion of a
+ * message refuses while it has deliveries, reading committed rows only); one being expunged or
+ * deleted is passed by, and a newer version is read again (an expunge committed since the
+ * statement's snapshot). A publish or resend making the same delivery meanwhile wins.
+ */
+export async function replayMissingBatch(
+  db: Database,
+  range: MissingBatchRange,
+  now: number,
+): Promise<MissingBatch> {
+  return db.transaction(async (tx) => {
+    if (!(await shareLockEndpoint(tx, range.endpointId)))
+      throw new StoreNotFoundError(`endpoint ${range.endpointId} not found`);
+    const { rows } = await tx.query<{
+      n: number;
+      pending: number;
+      scanned: number;
+      last_scanned: string | null;
+    }>(
+      `with ep as (
+         select e.id, e.app_id, e.event_types, e.channels, q.active
+           from courier_endpoints e join courier_endpoint_queues q on q.endpoint_id = e.id
+          where e.id = $1
+       ), scan as (
+         select m.id from courier_messages m
+          where m.app_id = (select app_id from ep) and ($2::text is null or m.id > $2) and m.id <= $3
+            and m.created_at >= $4 and ($5::timestamptz is null or m.created_at < $5)
+          order by m.id limit $6
+       ), target as (
+         select m.id from scan join courier_messages m on m.id = scan.id cross join ep
+          where (ep.event_types is null or cardinality(ep.event_types) = 0 or m.event_type = any(ep.event_types))
+            and (ep.channels is null or cardinality(ep.channels) = 0 or ep.channels && m.channels)
+            and not ${payloadGone('m', '$7')}
+            and not exists (select 1 from courier_deliveries d where d.message_id = m.id and d.endpoint_id = ep.id)
+            and not exists (select 1 from courier_attempts a where a.message_id = m.id and a.endpoint_id = ep.id)
+          for share of m skip locked
+       ), ins as (
+         insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, trigger, created_at, updated_at)
+         select target.id, ep.id, case when ep.active then 'pending' else 'held' end, $7, 1, $7, $7
+           from target cross join ep
+          order by target.id
+         on conflict (message_id, endpoint_id) do nothing
+         returning state
+       )
+       select (select count(*)::int from ins) as n, (select count(*)::int from ins where state = 'pending') as pending,
+              (select count(*)::int from scan) as scanned, (select max(id) from scan) as last_scanned`,
+      [
+        range.endpointId,
+        range.afterId,
+        range.through,
+        toDate(range.since),
+        range.until === undefined ? null : toDate(range.until),
+        range.limit,
+        toDate(now),
+      ],
+    );
+    const { n, pending, scanned, last_scanned } = rows[0]!;
+    if (pending > 0) await wakeEndpoint(tx, range.endpointId, toDate(now));
+    return { replayed: n, scanned, lastId: last_scanned };
+  });
+}
