@@ -97,8 +97,10 @@ export class ApiClient {
   async request<T>(
     method: string,
     path: string,
-    options: { query?: Query; body?: unknown } = {},
+    /** timeoutHint: what to tell the operator when the answer does not come in time. */
+    options: { query?: Query; body?: unknown; timeoutMs?: number; timeoutHint?: string } = {},
   ): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
     const target = this.url + path + queryString(options.query);
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.token}`,
@@ -111,10 +113,10 @@ export class ApiClient {
         method,
         headers,
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
-      throw apiError(this.unreachable(error));
+      throw apiError(this.unreachable(error, timeoutMs, options.timeoutHint));
     }
     const text = await response.text();
     const json = parseJson(text);
@@ -147,10 +149,12 @@ export class ApiClient {
     return items;
   }
 
-  private unreachable(error: unknown): string {
+  private unreachable(error: unknown, timeoutMs: number, timeoutHint?: string): string {
     const e = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-    if (e.name === 'TimeoutError')
-      return `Courier at ${this.url} did not answer within ${TIMEOUT_MS / 1000} s`;
+    if (e.name === 'TimeoutError') {
+      const late = `Courier at ${this.url} did not answer within ${timeoutMs / 1000} s`;
+      return timeoutHint ? `${late}; ${timeoutHint}` : late;
+    }
     const code = e.cause?.code;
     if (code === 'ECONNREFUSED') return `cannot reach Courier at ${this.url}: is it running?`;
     const why = code === 'ENOTFOUND' ? 'unknown host' : (e.cause?.message ?? e.message ?? String(error));

@@ -22,7 +22,7 @@ const program = new Command()
   .addHelpText(
     'after',
     `
-send, endpoints, attempts, status and dlq talk to a running Courier over its API:
+send, endpoints, attempts, status, dlq and replay-missing talk to a running Courier over its API:
   COURIER_URL     its base URL, or --url (default: where COURIER_HOST and COURIER_PORT put it)
   COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
 They print tables, or JSON with --json. Exit status: 0 done, 1 API or network

@@ -26,6 +26,7 @@ describe('ApiClient', () => {
     api = await startApi();
     // Not Courier: a proxy's HTML error page, and a 200 that is not JSON.
     receiver = await startReceiver((req, res) => {
+      if (req.url?.includes('silent')) return; // never answers
       res.writeHead(req.url?.includes('proxy') ? 502 : 200, { 'content-type': 'text/html' });
       res.end('<html>hello</html>');
     });
@@ -34,6 +35,15 @@ describe('ApiClient', () => {
   afterAll(async () => {
     await receiver.close();
     await api.close();
+  });
+
+  it('gives up after its timeout, saying what the operator can do', async () => {
+    const silent = new ApiClient(receiver.url, TOKEN);
+    const error = await failureOf(
+      silent.request('POST', '/silent', { timeoutMs: 200, timeoutHint: 'run it again later' }),
+    );
+    expect(error.message).toBe(`Courier at ${receiver.url} did not answer within 0.2 s; run it again later`);
+    expect(error.exitCode).toBe(1);
   });
 
   it('takes the flags first, then the environment, and needs a token and an http(s) URL', () => {

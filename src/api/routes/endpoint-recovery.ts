@@ -64,7 +64,7 @@ export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
         tags,
         summary: 'Replay missing messages',
         description:
-          "Sends this endpoint the application's messages created in [since, until) that it takes (its event types " +
+          "Sends this endpoint the application's messages published in [since, until) (the time their ids carry) that it takes (its event types " +
           'and channels as they now are) and never had a delivery of: published while it was disabled, before it ' +
           'existed or before its filter took them. Messages it already got, or has a delivery of, are not sent ' +
           'again (as Svix); those whose payload is gone are passed by. Manual attempts, held while the endpoint is ' +

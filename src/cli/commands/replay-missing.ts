@@ -2,6 +2,9 @@ import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { usageError } from '../errors.ts';
 import { printJson } from '../format.ts';
 
+// Under the 300 s undici (fetch) waits for response headers, whose error would say less.
+const REPLAY_TIMEOUT_MS = 240_000;
+
 export interface ReplayMissingOptions extends OperatorOptions {
   since: string;
   until?: string;
@@ -19,7 +22,13 @@ export async function replayMissing(app: string, endpoint: string, options: Repl
   const { replayed } = await client.request<{ replayed: number }>(
     'POST',
     apiPath('app', app, 'endpoint', endpoint, 'replay-missing'),
-    { body: { since: options.since, until: options.until } },
+    {
+      body: { since: options.since, until: options.until },
+      // The server answers once the whole range is done, batch after batch, and goes on without us.
+      timeoutMs: REPLAY_TIMEOUT_MS,
+      timeoutHint:
+        'the replay may still be under way there; running it again later finishes it (nothing is sent twice)',
+    },
   );
   if (options.json) printJson({ replayed });
   else process.stdout.write(`replayed ${replayed} ${replayed === 1 ? 'message' : 'messages'}\n`);

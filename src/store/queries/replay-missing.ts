@@ -1,14 +1,22 @@
+import { idsBefore } from '../../ids.ts';
 import type { Database } from '../db.ts';
 import { StoreNotFoundError } from '../errors.ts';
 import { lastMessageId } from '../repos/messages.ts';
 import { toDate } from '../rows.ts';
+import { endpointTakes } from './endpoint-filter.ts';
 import { shareLockEndpoint } from './endpoint-status.ts';
 import { wakeEndpoint } from './notify-workers.ts';
 import { payloadGone } from './payload-expiry.ts';
 
 export interface MissingRange {
   endpointId: string;
-  /** Messages created in [since, until). */
+  /**
+   * Messages published in [since, until), by the time their ids carry (ULIDs), as the stats and
+   * retention read it: a range of the (app_id, id) index, so each batch reads at most its limit of
+   * messages, however many the application keeps outside the range (created_at has no index).
+   * The two times differ only for a publish retried with its idempotency key, whose message keeps
+   * the id its first try made, and after the publishing process's clock went back (its ids do not).
+   */
   since: number;
   until?: number;
 }
@@ -20,7 +28,7 @@ export interface MissingBatchRange extends MissingRange {
   limit: number;
 }
 
-/** Messages looked at per batch: each batch is one transaction of a few milliseconds. */
+/** Messages looked at per batch: each batch is one short transaction. */
 const BATCH = 1000;
 
 /**
@@ -56,7 +64,7 @@ interface MissingBatch {
 }
 
 /**
- * One batch of Svix's replay-missing: the application's messages created in the range that the
+ * One batch of Svix's replay-missing: the application's messages published in the range that the
  * endpoint takes, as its event types and channels now stand (the rule courier_publish_batch
  * applies), and that it never had a delivery of (none waiting, held, in flight or dead, and no
  * attempt logged, which is all a delivered one leaves), get one now, as a manual attempt with a
@@ -86,13 +94,12 @@ export async function replayMissingBatch(
           where e.id = $1
        ), scan as (
          select m.id from courier_messages m
-          where m.app_id = (select app_id from ep) and ($2::text is null or m.id > $2) and m.id <= $3
-            and m.created_at >= $4 and ($5::timestamptz is null or m.created_at < $5)
+          where m.app_id = (select app_id from ep) and m.id >= $4 and ($5::text is null or m.id < $5)
+            and ($2::text is null or m.id > $2) and m.id <= $3
           order by m.id limit $6
        ), target as (
          select m.id from scan join courier_messages m on m.id = scan.id cross join ep
-          where (ep.event_types is null or cardinality(ep.event_types) = 0 or m.event_type = any(ep.event_types))
-            and (ep.channels is null or cardinality(ep.channels) = 0 or ep.channels && m.channels)
+          where ${endpointTakes('ep', 'm.event_type', 'm.channels')}
             and not ${payloadGone('m', '$7')}
             and not exists (select 1 from courier_deliveries d where d.message_id = m.id and d.endpoint_id = ep.id)
             and not exists (select 1 from courier_attempts a where a.message_id = m.id and a.endpoint_id = ep.id)
@@ -111,8 +118,9 @@ export async function replayMissingBatch(
         range.endpointId,
         range.afterId,
         range.through,
-        toDate(range.since),
-        range.until === undefined ? null : toDate(range.until),
+        // Before 1970 no id was made.
+        idsBefore('msg', Math.max(0, range.since)),
+        range.until === undefined ? null : idsBefore('msg', Math.max(0, range.until)),
         range.limit,
         toDate(now),
       ],
