@@ -27,7 +27,6 @@ const UNIMPLEMENTED: readonly { path: RegExp; what: string }[] = [
     what: "this replay (Courier's are …/recover, …/replay-missing and …/dead-letter/replay)",
   },
   { path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/send-example$`), what: 'example messages' },
-  { path: new RegExp(`^/api/v1/app/${ID}/msg/precheck/active$`), what: 'the message precheck' },
 ];
 
 /** What of Svix's API this path belongs to, when Courier does not serve it. */

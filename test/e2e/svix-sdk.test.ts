@@ -210,6 +210,8 @@ describe('the official Svix SDK against Courier', () => {
     await engine.worker.runOnce();
     expect(sentTo()).toEqual([got.id]);
 
+    expect(await svix.message.precheck(app.id, { eventType: 'a' })).toEqual({ active: true });
+    expect(await svix.message.precheck(app.id, { eventType: 'b' })).toEqual({ active: false });
     const task = await svix.endpoint.replayMissing(app.id, endpoint.id, { since });
     expect(task).toMatchObject({
       status: BackgroundTaskStatus.Finished,

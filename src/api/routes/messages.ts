@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { isValidUid, newId } from '../../ids.ts';
 import { publish } from '../../store/publisher.ts';
+import { anyEndpointTakes } from '../../store/queries/endpoint-filter.ts';
 import { flushBarrier } from '../../store/queries/publish.ts';
 import { type Application, createApplication, findApplication } from '../../store/repos/applications.ts';
 import { findMessage, listMessages, type MessageFilter } from '../../store/repos/messages.ts';
@@ -9,7 +10,14 @@ import { requireApp, requireMessage } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import type { ApplicationBody } from '../schemas/applications.ts';
 import { Channel, IdOrUid, iso, ListResponse, msOf, Tag } from '../schemas/common.ts';
-import { MessageIn, MessageOut, MessageParams, messageOut } from '../schemas/messages.ts';
+import {
+  MessageIn,
+  MessageOut,
+  MessageParams,
+  MessagePrecheckIn,
+  MessagePrecheckOut,
+  messageOut,
+} from '../schemas/messages.ts';
 import type { Api, ApiDeps } from '../types.ts';
 import { applicationFields } from './applications.ts';
 
@@ -187,6 +195,33 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         timestamp: iso(now),
         expungedAt: null,
       });
+    },
+  );
+
+  app.post(
+    '/api/v1/app/:app_id/msg/precheck/active',
+    {
+      schema: {
+        tags,
+        summary: 'Precheck a message',
+        description:
+          'Whether a message of this event type (and channels) would be sent anywhere now: some endpoint of the ' +
+          'application that is not disabled takes it (a paused one counts: it would hold it). As Svix, for a caller ' +
+          'that would rather not build a payload nobody receives; a message sent anyway costs nothing either way.',
+        params: AppParams,
+        body: MessagePrecheckIn,
+        response: { 200: MessagePrecheckOut },
+      },
+    },
+    async (request) => {
+      const application = await requireApp(db, request.params.app_id);
+      const { eventType, channels } = request.body;
+      return {
+        active: await anyEndpointTakes(db, application.id, {
+          eventType,
+          channels: channels?.length ? channels : null,
+        }),
+      };
     },
   );
 

@@ -18,6 +18,9 @@ export const MessageParams = Type.Object({
   msg_id: IdOrUid('The message id (msg_…) or its eventId.'),
 });
 
+/** The channels a message is sent on: only endpoints on one of them take it. */
+const MessageChannels = Type.Optional(Nullable(Type.Array(Channel, { maxItems: 10, uniqueItems: true })));
+
 export const MessageIn = Type.Object(
   {
     eventType: EventTypeName,
@@ -31,7 +34,7 @@ export const MessageIn = Type.Object(
         }),
       ),
     ),
-    channels: Type.Optional(Nullable(Type.Array(Channel, { maxItems: 10, uniqueItems: true }))),
+    channels: MessageChannels,
     tags: Type.Optional(Nullable(Type.Array(Tag, { maxItems: 10, uniqueItems: true }))),
     payloadRetentionPeriod: Type.Optional(
       Nullable(
@@ -81,6 +84,15 @@ export const MessageIn = Type.Object(
       'for payloadRetentionPeriod or payloadRetentionHours if given.',
   },
 );
+
+export const MessagePrecheckIn = Type.Object(
+  {
+    eventType: EventTypeName,
+    channels: MessageChannels,
+  },
+  { title: 'MessagePrecheckIn' },
+);
+export const MessagePrecheckOut = Type.Object({ active: Type.Boolean() }, { title: 'MessagePrecheckOut' });
 
 export const MessageOut = Type.Object(
   {
