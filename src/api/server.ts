@@ -19,6 +19,7 @@ import { type RouteRecord, RouteTable } from './route-table.ts';
 import { applicationRoutes } from './routes/applications.ts';
 import { attemptRoutes } from './routes/attempts.ts';
 import { deadLetterRoutes } from './routes/dead-letter.ts';
+import { endpointExampleRoutes } from './routes/endpoint-example.ts';
 import { endpointHeaderRoutes } from './routes/endpoint-headers.ts';
 import { endpointMessageRoutes } from './routes/endpoint-messages.ts';
 import { endpointRecoveryRoutes } from './routes/endpoint-recovery.ts';
@@ -59,6 +60,7 @@ const RESOURCE_ROUTES = [
   endpointStatsRoutes,
   deadLetterRoutes,
   endpointRecoveryRoutes,
+  endpointExampleRoutes,
   messageRoutes,
   messageContentRoutes,
   attemptRoutes,

@@ -26,7 +26,6 @@ const UNIMPLEMENTED: readonly { path: RegExp; what: string }[] = [
     path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/bulk-replay$`),
     what: "this replay (Courier's are …/recover, …/replay-missing and …/dead-letter/replay)",
   },
-  { path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/send-example$`), what: 'example messages' },
 ];
 
 /** What of Svix's API this path belongs to, when Courier does not serve it. */

@@ -1,0 +1,98 @@
+import { Svix } from 'svix';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { createApp, createEndpoint, locs, startApi, type TestApi, TOKEN } from './support.ts';
+
+describe('send-example (POST /app/{app}/endpoint/{ep}/send-example)', () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  let engine: ReturnType<typeof virtualWorker>;
+  let appId: string;
+  let picky: { id: string };
+  beforeAll(async () => {
+    api = await startApi();
+    receiver = await startReceiver((_req, res) => {
+      res.writeHead(200);
+      res.end();
+    });
+    engine = virtualWorker(api.db, { clock: api.clock });
+    appId = await createApp(api);
+    await api.request('POST', '/api/v1/event-type', {
+      body: {
+        name: 'invoice.paid',
+        description: 'An invoice was paid',
+        schemas: { '1': { type: 'object', examples: [{ invoice: 1 }, { invoice: 2 }, 'not an object'] } },
+      },
+    });
+    await api.request('POST', '/api/v1/event-type', { body: { name: 'bare', description: 'No schema' } });
+    picky = await createEndpoint(api, appId, { url: `${receiver.url}/picky`, filterTypes: ['other'] });
+    await createEndpoint(api, appId, { url: `${receiver.url}/all` });
+  });
+  afterAll(async () => {
+    await engine.sender.close();
+    await receiver.close();
+    await api.close();
+  });
+
+  const sendExample = (body: unknown, ep = picky.id) =>
+    api.request('POST', `/api/v1/app/${appId}/endpoint/${ep}/send-example`, { body });
+  const sent = () => receiver.requests.map((r) => [r.url, r.headers['webhook-id'], r.body.toString()]);
+
+  it("sends the chosen example of the type's schema to this endpoint alone, whatever its filter", async () => {
+    const res = await sendExample({ eventType: 'invoice.paid', exampleIndex: 1 });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      id: expect.stringMatching(/^msg_/),
+      eventType: 'invoice.paid',
+      payload: { invoice: 2 },
+      channels: null,
+      timestamp: new Date(api.clock.now()).toISOString(),
+    });
+    await engine.worker.runOnce();
+    expect(sent()).toEqual([['/picky', res.body.id, '{"invoice":2}']]);
+    // A message like any other, sent by hand.
+    const listed = await api.request('GET', `/api/v1/app/${appId}/msg`);
+    expect(listed.body.data.map((m: { id: string }) => m.id)).toEqual([res.body.id]);
+    const attempts = await api.request('GET', `/api/v1/app/${appId}/attempt/endpoint/${picky.id}`);
+    expect(attempts.body.data[0]).toMatchObject({ msgId: res.body.id, triggerType: 1, status: 0 });
+  });
+
+  it('sends svix.ping as Svix does, through the official SDK too', async () => {
+    receiver.requests.length = 0;
+    const svix = new Svix(TOKEN, { serverUrl: api.url });
+    const message = await svix.endpoint.sendExample(appId, picky.id, { eventType: 'svix.ping' });
+    expect(message).toMatchObject({ eventType: 'svix.ping', payload: { success: true } });
+    await engine.worker.runOnce();
+    expect(sent()).toEqual([['/picky', message.id, '{"success":true}']]);
+  });
+
+  it('holds it while the endpoint is paused', async () => {
+    receiver.requests.length = 0;
+    await api.request('POST', `/api/v1/app/${appId}/endpoint/${picky.id}/pause`);
+    expect((await sendExample({ eventType: 'invoice.paid' })).status).toBe(200);
+    await engine.worker.runOnce();
+    expect(sent()).toEqual([]);
+    await api.request('POST', `/api/v1/app/${appId}/endpoint/${picky.id}/resume`);
+    api.clock.advance(60_000);
+    await engine.worker.runOnce();
+    expect(sent().map((s) => s[2])).toEqual(['{"invoice":1}']);
+  });
+
+  it('refuses what it cannot send, storing nothing', async () => {
+    const before = (await api.request('GET', `/api/v1/app/${appId}/msg`)).body.data.length;
+    const unknownType = await sendExample({ eventType: 'nope' });
+    expect([unknownType.status, unknownType.body.code]).toEqual([404, 'not_found']);
+    const bare = await sendExample({ eventType: 'bare' });
+    expect([bare.status, bare.body.code]).toEqual([400, 'invalid_scheme']);
+    expect(bare.body.detail).toMatch(/bare has no example/);
+    const notObject = await sendExample({ eventType: 'invoice.paid', exampleIndex: 2 });
+    expect([notObject.status, notObject.body.code]).toEqual([400, 'invalid_scheme']);
+    const beyond = await sendExample({ eventType: 'invoice.paid', exampleIndex: 3 });
+    expect([beyond.status, locs(beyond)]).toEqual([422, ['body.exampleIndex']]);
+    expect(locs(await sendExample({}))).toEqual(['body.eventType']);
+    const unknownEndpoint = await sendExample({ eventType: 'svix.ping' }, 'ep_unknown');
+    expect([unknownEndpoint.status, unknownEndpoint.body.code]).toEqual([404, 'not_found']);
+    expect((await api.request('GET', `/api/v1/app/${appId}/msg`)).body.data).toHaveLength(before);
+  });
+});
