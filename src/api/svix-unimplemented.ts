@@ -22,10 +22,6 @@ const UNIMPLEMENTED: readonly { path: RegExp; what: string }[] = [
   { path: /^\/api\/v1\/event-type\/import\/openapi$/, what: 'event type import from OpenAPI' },
   { path: new RegExp(`^/api/v1/app/${ID}/(integration|poller)(/|$)`), what: 'integrations and pollers' },
   { path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/transformation$`), what: 'transformations' },
-  {
-    path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/bulk-replay$`),
-    what: "this replay (Courier's are …/recover, …/replay-missing and …/dead-letter/replay)",
-  },
 ];
 
 /** What of Svix's API this path belongs to, when Courier does not serve it. */

@@ -1,10 +1,9 @@
 import { Type } from 'typebox';
-import type { DestinationStatus } from '../../store/repos/destinations.ts';
 import { type EndpointMessage, listEndpointMessages } from '../../store/repos/endpoint-messages.ts';
 import { requireEndpoint } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import { iso, ListResponse, Nullable } from '../schemas/common.ts';
-import { DeliveryStatusFields, STATUS_CODE } from '../schemas/destinations.ts';
+import { DeliveryStatusFields, STATUS_CODE, STATUS_OF_CODE } from '../schemas/destinations.ts';
 import { EndpointParams } from '../schemas/endpoints.ts';
 import { MessageOut, messageOut } from '../schemas/messages.ts';
 import type { Api, ApiDeps } from '../types.ts';
@@ -20,8 +19,6 @@ const EndpointMessageOut = Type.Object(
   },
   { title: 'EndpointMessageOut' },
 );
-
-const STATUS_OF_CODE: DestinationStatus[] = ['success', 'pending', 'fail', 'sending'];
 
 /** Svix's listAttemptedMessages: the messages sent, or being sent, to one endpoint. */
 export function endpointMessageRoutes(app: Api, deps: ApiDeps): void {

@@ -1,13 +1,45 @@
+import { Type } from 'typebox';
 import { newId } from '../../ids.ts';
+import { bulkReplay } from '../../store/queries/bulk-replay.ts';
 import { replayAllDeadLetters } from '../../store/queries/dead-letter.ts';
 import { replayAllMissing } from '../../store/queries/replay-missing.ts';
 import { fieldError } from '../errors.ts';
 import { requireEndpoint } from '../lookup.ts';
-import { iso } from '../schemas/common.ts';
-import { EndpointParams, RecoverIn, RecoverOut, ReplayIn, ReplayOut } from '../schemas/endpoints.ts';
+import { Channel, EventTypeName, iso, Nullable, Tag, Timestamp } from '../schemas/common.ts';
+import { STATUS_OF_CODE } from '../schemas/destinations.ts';
+import {
+  BulkReplayOut,
+  EndpointParams,
+  RecoverIn,
+  RecoverOut,
+  ReplayIn,
+  ReplayOut,
+} from '../schemas/endpoints.ts';
 import type { Api, ApiDeps } from '../types.ts';
 
 const tags = ['Endpoint'];
+
+const BulkReplayIn = Type.Object(
+  {
+    since: Timestamp,
+    until: Type.Optional(Nullable(Timestamp)),
+    status: Type.Optional(
+      Nullable(Type.Integer({ enum: [0, 1, 2, 3], description: '0 success, 1 pending, 2 fail, 3 sending.' })),
+    ),
+    statusCodeClass: Type.Optional(
+      Nullable(
+        Type.Integer({
+          enum: [0, 100, 200, 300, 400, 500],
+          description: "Its latest attempt's response status is in this class (0: no response).",
+        }),
+      ),
+    ),
+    eventTypes: Type.Optional(Nullable(Type.Array(EventTypeName, { maxItems: 100 }))),
+    channel: Type.Optional(Nullable(Channel)),
+    tag: Type.Optional(Nullable(Tag)),
+  },
+  { title: 'BulkReplayIn' },
+);
 const BASE = '/api/v1/app/:app_id/endpoint/:endpoint_id';
 
 /** [since, until) as epoch ms; an empty range is a mistake (the two swapped, most likely), not a question. */
@@ -19,14 +51,18 @@ function sentRange(body: { since: string; until?: string | null }): { since: num
 }
 
 /**
- * Svix's two ways to send an endpoint what it did not get: recover (its failed deliveries again)
- * and replay-missing (the messages it never had a delivery of). Svix runs both as background
- * tasks; here the work is done before the answer, which says how many deliveries it scheduled.
+ * Svix's ways to send an endpoint messages again: recover (its failed deliveries), replay-missing
+ * (the messages it never had a delivery of) and bulk replay (the messages it had, by filter). Svix
+ * runs them as background tasks; here the work is done before the answer, which says how many
+ * deliveries it scheduled.
  */
 export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock } = deps;
 
-  const finished = <T extends 'endpoint.recover' | 'endpoint.replay'>(task: T, replayed: number) => {
+  const finished = <T extends 'endpoint.recover' | 'endpoint.replay' | 'endpoint.bulk-replay'>(
+    task: T,
+    replayed: number,
+  ) => {
     const now = clock.now();
     return { id: newId('qtask', now), status: 'finished' as const, task, updatedAt: iso(now), replayed };
   };
@@ -88,6 +124,47 @@ export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
         clock.now(),
       );
       return reply.code(202).send(finished('endpoint.replay', replayed));
+    },
+  );
+
+  app.post(
+    `${BASE}/bulk-replay`,
+    {
+      schema: {
+        tags,
+        summary: 'Bulk replay messages',
+        description:
+          'Resends, as manual attempts, the messages sent to this endpoint that were published in [since, until) ' +
+          '(the time their ids carry) and match the filters: where they stand there (status), the status code class ' +
+          'of their latest attempt, event types, channel, tag. One delivered gets a new delivery, one failed a fresh ' +
+          'attempt budget; one in flight is left to the attempt under way, one whose payload is gone is passed by; ' +
+          'held while the endpoint is paused or disabled (as Svix).',
+        params: EndpointParams,
+        body: BulkReplayIn,
+        response: { 202: BulkReplayOut },
+      },
+    },
+    async (request, reply) => {
+      const { app: application, endpoint } = await requireEndpoint(
+        db,
+        request.params.app_id,
+        request.params.endpoint_id,
+      );
+      const body = request.body;
+      const replayed = await bulkReplay(
+        db,
+        { appId: application.id, endpointId: endpoint.id },
+        {
+          ...sentRange(body),
+          status: body.status == null ? undefined : STATUS_OF_CODE[body.status],
+          statusCodeClass: body.statusCodeClass ?? undefined,
+          eventTypes: body.eventTypes?.length ? body.eventTypes : undefined,
+          channel: body.channel ?? undefined,
+          tag: body.tag ?? undefined,
+        },
+        clock.now(),
+      );
+      return reply.code(202).send(finished('endpoint.bulk-replay', replayed));
     },
   );
 }

@@ -5,6 +5,8 @@ import { EndpointOut, endpointOut } from './endpoints.ts';
 
 /** Svix's MessageStatus codes. */
 export const STATUS_CODE: Record<DestinationStatus, number> = { success: 0, pending: 1, fail: 2, sending: 3 };
+/** Svix's MessageStatus code back to where the message stands. */
+export const STATUS_OF_CODE: readonly DestinationStatus[] = ['success', 'pending', 'fail', 'sending'];
 
 /** Where a message stands at an endpoint, as Svix reports it. */
 export const DeliveryStatusFields = {

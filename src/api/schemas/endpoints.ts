@@ -226,3 +226,4 @@ const TaskOut = <const T extends string>(task: T, title: string) =>
 
 export const RecoverOut = TaskOut('endpoint.recover', 'RecoverOut');
 export const ReplayOut = TaskOut('endpoint.replay', 'ReplayOut');
+export const BulkReplayOut = TaskOut('endpoint.bulk-replay', 'BulkReplayOut');
