@@ -27,7 +27,9 @@ describe('bulk replay (POST /app/{app}/endpoint/{ep}/bulk-replay)', () => {
     start = api.clock.now();
     const publish = async (name: string, body: Record<string, unknown>) => {
       api.clock.advance(1000);
-      ids[name] = (await api.request('POST', `/api/v1/app/${appId}/msg`, { body: { payload: {}, ...body } })).body.id;
+      ids[name] = (
+        await api.request('POST', `/api/v1/app/${appId}/msg`, { body: { payload: {}, ...body } })
+      ).body.id;
     };
     await publish('a1', { eventType: 'a' });
     await publish('b1', { eventType: 'b', tags: ['t'] });
@@ -56,7 +58,9 @@ describe('bulk replay (POST /app/{app}/endpoint/{ep}/bulk-replay)', () => {
     receiver.requests.length = 0;
     api.clock.advance(1000);
     await engine.worker.runOnce();
-    const sent = receiver.requests.map((r) => Object.keys(ids).find((k) => ids[k] === r.headers['webhook-id']));
+    const sent = receiver.requests.map((r) =>
+      Object.keys(ids).find((k) => ids[k] === r.headers['webhook-id']),
+    );
     expect(res.body.replayed).toBe(sent.length);
     return sent.sort();
   };
