@@ -4,9 +4,7 @@ import { StoreNotFoundError } from '../errors.ts';
 import type { DestinationStatus } from '../repos/destinations.ts';
 import { listEndpointMessages } from '../repos/endpoint-messages.ts';
 import { lastMessageId } from '../repos/messages.ts';
-import { toDate } from '../rows.ts';
-import { wakeEndpoint } from './notify-workers.ts';
-import { type ResendOutcome, resendUnwoken } from './resend.ts';
+import { resendDelivery } from './resend.ts';
 
 export interface BulkReplayFilter {
   /** Messages published in [since, until), by the time their ids carry (as replay-missing reads it). */
@@ -21,7 +19,7 @@ export interface BulkReplayFilter {
   tag?: string;
 }
 
-/** Messages listed per page; a page's are then resent in one transaction. */
+/** Messages listed per page; each is then resent in a transaction of its own. */
 const PAGE = 500;
 
 /** Of these messages, the ones whose latest attempt to the endpoint answered in this status code class. */
@@ -42,22 +40,9 @@ async function latestAttemptIn(
   return new Set(rows.map((r) => r.message_id));
 }
 
-/** Resends these messages to the endpoint in one transaction, waking it once; says how many it scheduled. */
-async function resendAll(db: Database, endpointId: string, messageIds: readonly string[], now: number) {
-  return db.transaction(async (tx) => {
-    const outcomes: ResendOutcome[] = [];
-    // In id order: concurrent bulk replays lock the messages and their deliveries in one order.
-    for (const messageId of messageIds)
-      outcomes.push(await resendUnwoken(tx, { messageId, endpointId, now }));
-    if (outcomes.includes('endpoint_gone')) throw new StoreNotFoundError(`endpoint ${endpointId} not found`);
-    if (outcomes.includes('scheduled')) await wakeEndpoint(tx, endpointId, toDate(now));
-    return outcomes.filter((o) => o === 'scheduled' || o === 'held').length;
-  });
-}
-
 /**
  * Svix's bulk replay: every message sent to the endpoint (it had a delivery there) in the range
- * and filters is resent, as `…/resend` resends one, a page in a transaction: a manual attempt, due now (held while the
+ * and filters is resent, as `…/resend` resends one: a manual attempt, due now (held while the
  * endpoint is paused or disabled); one delivered gets a new delivery, one dead a fresh budget, one
  * in flight is left to the attempt under way, one whose payload is gone is passed by. Pages in id
  * order up to the application's newest message when it began. Returns how many it scheduled.
@@ -85,7 +70,14 @@ export async function bulkReplay(
       const matching = await latestAttemptIn(db, target.endpointId, ids, filter.statusCodeClass);
       ids = ids.filter((id) => matching.has(id));
     }
-    replayed += await resendAll(db, target.endpointId, ids, now);
+    for (const messageId of ids) {
+      const outcome = await db.transaction((tx) =>
+        resendDelivery(tx, { messageId, endpointId: target.endpointId, now }),
+      );
+      if (outcome === 'endpoint_gone')
+        throw new StoreNotFoundError(`endpoint ${target.endpointId} not found`);
+      if (outcome === 'scheduled' || outcome === 'held') replayed++;
+    }
     if (page.done || page.data.length === 0) break;
     after = page.data.at(-1)!.message.id;
   }

@@ -32,25 +32,10 @@ export type ResendOutcome =
  * endpoint row (shared), the message row (its key: retention then passes it by), the delivery
  * row, then the endpoint's queue row (to wake it).
  */
-export async function resendDelivery(tx: Queryable, input: ResendInput): Promise<ResendOutcome> {
-  const outcome = await resendUnwoken(tx, input);
-  if (outcome === 'scheduled') await wakeEndpoint(tx, input.endpointId, toDate(input.now));
-  return outcome;
-}
-
-interface ResendInput {
-  messageId: string;
-  endpointId: string;
-  now: number;
-}
-
-/**
- * resendDelivery but for the wake-up, for several resends to one endpoint in one transaction:
- * the caller wakes the endpoint once, after the last (wakeEndpoint), when one was 'scheduled'.
- * Waking it in between would hold the queue row while later delivery rows are locked, against
- * the lock order (a completion holds its delivery row, then waits for the queue row).
- */
-export async function resendUnwoken(tx: Queryable, input: ResendInput): Promise<ResendOutcome> {
+export async function resendDelivery(
+  tx: Queryable,
+  input: { messageId: string; endpointId: string; now: number },
+): Promise<ResendOutcome> {
   const now = toDate(input.now);
   const params = [input.messageId, input.endpointId, now];
   // Deleted since it was looked up: nothing would ever send what a resend made for it.
@@ -80,7 +65,7 @@ export async function resendUnwoken(tx: Queryable, input: ResendInput): Promise<
        on conflict (message_id, endpoint_id) do nothing returning id, state`,
       [...params, fresh],
     );
-    if (inserted.rows.length > 0) return outcomeOf(inserted.rows[0]!.state);
+    if (inserted.rows.length > 0) return wake(tx, input.endpointId, now, inserted.rows[0]!.state);
     // Created concurrently (a publish or another resend): lock it and treat it like any other.
     ({ rows } = await tx.query(LOCK_DELIVERY, params.slice(0, 2)));
   }
@@ -103,10 +88,14 @@ export async function resendUnwoken(tx: Queryable, input: ResendInput): Promise<
           where id = $1 returning state`,
         [row.id, now],
       );
-  return outcomeOf(updated[0]!.state);
+  return wake(tx, input.endpointId, now, updated[0]!.state);
 }
 
-const outcomeOf = (state: string): ResendOutcome => (state === 'pending' ? 'scheduled' : 'held');
+async function wake(tx: Queryable, endpointId: string, now: Date, state: string): Promise<ResendOutcome> {
+  if (state !== 'pending') return 'held';
+  await wakeEndpoint(tx, endpointId, now);
+  return 'scheduled';
+}
 
 /** The delivery ids of these messages (ids or event ids) to one endpoint: for replaying chosen dead letters. */
 export async function deliveryIdsOf(
