@@ -1,5 +1,6 @@
 import { BackgroundTaskType, Svix } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
 import { createApp, createEndpoint, locs, startApi, type TestApi, TOKEN } from './support.ts';
@@ -75,6 +76,17 @@ describe('bulk replay (POST /app/{app}/endpoint/{ep}/bulk-replay)', () => {
     expect(await replayedBy({ until: new Date(start + 2500).toISOString() })).toEqual(['a1', 'b1']);
     // Everything it had, but the expunged one; never otherOnly, which was not its to get.
     expect(await replayedBy({})).toEqual(['a1', 'b1', 'dead']);
+  });
+
+  it('does not send again what was delivered since it was chosen as waiting, dead or in flight', async () => {
+    // As bulk replay resends what a status filter listed: a1 was delivered (no queued delivery).
+    const outcome = await api.db.transaction((tx) =>
+      resendDelivery(tx, { messageId: ids.a1!, endpointId: ep.id, now: api.clock.now(), onlyQueued: true }),
+    );
+    expect(outcome).toBe('not_queued');
+    const { rows } = await api.db.query('select 1 from courier_deliveries where message_id = $1', [ids.a1]);
+    expect(rows).toEqual([]);
+    expect((await bulk({ status: 4 })).body.replayed).toBe(0); // canceled: Courier cancels none
   });
 
   it('answers as Svix, through the official SDK', async () => {

@@ -47,6 +47,7 @@ describe('send-example (POST /app/{app}/endpoint/{ep}/send-example)', () => {
       eventType: 'invoice.paid',
       payload: { invoice: 2 },
       channels: null,
+      tags: ['courier.example'],
       timestamp: new Date(api.clock.now()).toISOString(),
     });
     await engine.worker.runOnce();
@@ -56,6 +57,38 @@ describe('send-example (POST /app/{app}/endpoint/{ep}/send-example)', () => {
     expect(listed.body.data.map((m: { id: string }) => m.id)).toEqual([res.body.id]);
     const attempts = await api.request('GET', `/api/v1/app/${appId}/attempt/endpoint/${picky.id}`);
     expect(attempts.body.data[0]).toMatchObject({ msgId: res.body.id, triggerType: 1, status: 0 });
+  });
+
+  it('is not replayed to an endpoint that never had it, and a publish may not pose as one', async () => {
+    receiver.requests.length = 0;
+    const all = (await api.request('GET', `/api/v1/app/${appId}/endpoint`)).body.data.find(
+      (e: { url: string }) => e.url.endsWith('/all'),
+    );
+    const replay = await api.request('POST', `/api/v1/app/${appId}/endpoint/${all.id}/replay-missing`, {
+      body: { since: new Date(0).toISOString() },
+    });
+    expect(replay.body.replayed).toBe(0);
+    const posing = await api.request('POST', `/api/v1/app/${appId}/msg`, {
+      body: { eventType: 'invoice.paid', payload: {}, tags: ['courier.example'] },
+    });
+    expect([posing.status, locs(posing)]).toEqual([422, ['body.tags']]);
+  });
+
+  it('makes one message for one idempotency key, however often the request comes', async () => {
+    const headers = { 'idempotency-key': 'example-once' };
+    const body = { eventType: 'svix.ping' };
+    const path = `/api/v1/app/${appId}/endpoint/${picky.id}/send-example`;
+    const [first, second] = [
+      await api.request('POST', path, { body, headers }),
+      await api.request('POST', path, { body, headers }),
+    ];
+    expect(second.body.id).toBe(first.body.id);
+    const { rows } = await api.db.query<{ n: number }>(
+      `select count(*)::int as n from courier_messages where event_type = 'svix.ping' and id = $1`,
+      [first.body.id],
+    );
+    expect(rows[0]!.n).toBe(1);
+    await engine.worker.runOnce();
   });
 
   it('sends svix.ping as Svix does, through the official SDK too', async () => {
@@ -91,6 +124,9 @@ describe('send-example (POST /app/{app}/endpoint/{ep}/send-example)', () => {
     const beyond = await sendExample({ eventType: 'invoice.paid', exampleIndex: 3 });
     expect([beyond.status, locs(beyond)]).toEqual([422, ['body.exampleIndex']]);
     expect(locs(await sendExample({}))).toEqual(['body.eventType']);
+    const disabled = await createEndpoint(api, appId, { url: `${receiver.url}/off`, disabled: true });
+    const refused = await sendExample({ eventType: 'svix.ping' }, disabled.id);
+    expect([refused.status, refused.body.code]).toEqual([409, 'endpoint_disabled']);
     const unknownEndpoint = await sendExample({ eventType: 'svix.ping' }, 'ep_unknown');
     expect([unknownEndpoint.status, unknownEndpoint.body.code]).toEqual([404, 'not_found']);
     expect((await api.request('GET', `/api/v1/app/${appId}/msg`)).body.data).toHaveLength(before);

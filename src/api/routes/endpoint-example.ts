@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
-import { newId } from '../../ids.ts';
 import { publishToEndpoint } from '../../store/queries/publish-to-endpoint.ts';
 import { findEventType } from '../../store/repos/event-types.ts';
+import { findMessage } from '../../store/repos/messages.ts';
 import { createError, fieldError, notFound } from '../errors.ts';
+import { createOnce } from '../idempotency.ts';
 import { requireEndpoint } from '../lookup.ts';
 import { EventTypeName } from '../schemas/common.ts';
 import { EndpointParams } from '../schemas/endpoints.ts';
@@ -12,6 +13,8 @@ import type { Api, ApiDeps } from '../types.ts';
 /** Svix's built-in event type for testing an endpoint, and the payload Svix sends for it. */
 const PING = 'svix.ping';
 const PING_PAYLOAD = { success: true };
+
+const endpointDisabled = createError('endpoint_disabled', 'The endpoint is disabled', 409);
 
 /** Svix's answer when an event type has nothing to send. */
 const noExample = createError(
@@ -71,7 +74,9 @@ export function endpointExampleRoutes(app: Api, deps: ApiDeps): void {
         description:
           'Sends this endpoint alone, whatever its filter, a new message of the event type with an example from ' +
           'the type\'s schema (its examples array), or {"success": true} for svix.ping, as Svix. A manual attempt, ' +
-          'held while the endpoint is paused or disabled. 400 invalid_scheme when the event type has no example.',
+          'held while the endpoint is paused; 409 endpoint_disabled while it is disabled (Svix never sends to one). ' +
+          'Tagged courier.example, a tag published messages may not carry: replay-missing does not send it to other endpoints. ' +
+          '400 invalid_scheme when the event type has no example.',
         params: EndpointParams,
         body: EventExampleIn,
         response: { 200: MessageOut },
@@ -90,26 +95,35 @@ export function endpointExampleRoutes(app: Api, deps: ApiDeps): void {
         if (!type) throw notFound(`Event type ${eventType} not found`);
         payload = exampleOf(eventType, type.schemas, exampleIndex);
       }
+      // As Svix, which never sends to a disabled endpoint; a paused one holds it.
+      if (endpoint.status === 'disabled') {
+        throw endpointDisabled(
+          `Endpoint ${request.params.endpoint_id} is disabled: enable it to send it an example`,
+        );
+      }
       const now = clock.now();
-      const message = {
-        appId: application.id,
-        messageId: newId('msg', now),
-        eventType,
-        payload: Buffer.from(JSON.stringify(payload)),
-        now,
+      // Under the id its idempotency key reserved: a repeat after a lost answer gets that message.
+      // By id only: findMessage also matches an eventId.
+      const byId = async (id: string) => {
+        const found = await findMessage(db, application.id, id);
+        return found?.id === id ? found : null;
       };
-      await publishToEndpoint(db, message, endpoint.id);
-      return messageOut({
-        id: message.messageId,
-        appId: application.id,
-        eventId: null,
-        eventType,
-        payload: message.payload,
-        channels: null,
-        tags: null,
-        createdAt: now,
-        expungedAt: null,
+      const message = await createOnce(request, 'msg', now, byId, async (id) => {
+        await publishToEndpoint(
+          db,
+          {
+            appId: application.id,
+            messageId: id,
+            eventType,
+            payload: Buffer.from(JSON.stringify(payload)),
+            now,
+          },
+          endpoint.id,
+        );
+        return (await byId(id))!;
       });
+      request.publishedMessageId = message.id;
+      return messageOut(message);
     },
   );
 }

@@ -18,13 +18,21 @@ import {
 import type { Api, ApiDeps } from '../types.ts';
 
 const tags = ['Endpoint'];
+/** Svix's MessageStatus.Canceled: Courier has no such state. */
+const CANCELED = 4;
 
 const BulkReplayIn = Type.Object(
   {
     since: Timestamp,
     until: Type.Optional(Nullable(Timestamp)),
     status: Type.Optional(
-      Nullable(Type.Integer({ enum: [0, 1, 2, 3], description: '0 success, 1 pending, 2 fail, 3 sending.' })),
+      Nullable(
+        Type.Integer({
+          enum: [0, 1, 2, 3, 4],
+          description:
+            '0 success, 1 pending, 2 fail, 3 sending, 4 canceled (Courier cancels none: nothing matches).',
+        }),
+      ),
     ),
     statusCodeClass: Type.Optional(
       Nullable(
@@ -151,12 +159,14 @@ export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
         request.params.endpoint_id,
       );
       const body = request.body;
+      const range = sentRange(body);
+      if (body.status === CANCELED) return reply.code(202).send(finished('endpoint.bulk-replay', 0));
       const replayed = await bulkReplay(
         db,
         { appId: application.id, endpointId: endpoint.id },
         {
-          ...sentRange(body),
-          status: body.status == null ? undefined : STATUS_OF_CODE[body.status],
+          ...range,
+          status: body.status == null ? undefined : STATUS_OF_CODE[body.status]!,
           statusCodeClass: body.statusCodeClass ?? undefined,
           eventTypes: body.eventTypes?.length ? body.eventTypes : undefined,
           channel: body.channel ?? undefined,

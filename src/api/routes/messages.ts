@@ -3,6 +3,7 @@ import { isValidUid, newId } from '../../ids.ts';
 import { publish } from '../../store/publisher.ts';
 import { anyEndpointTakes } from '../../store/queries/endpoint-filter.ts';
 import { flushBarrier } from '../../store/queries/publish.ts';
+import { EXAMPLE_TAG } from '../../store/queries/publish-to-endpoint.ts';
 import { type Application, createApplication, findApplication } from '../../store/repos/applications.ts';
 import { findMessage, listMessages, type MessageFilter } from '../../store/repos/messages.ts';
 import { conflict, databaseUnavailable, fieldError, isUniqueViolation } from '../errors.ts';
@@ -139,9 +140,12 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
           'raw (non-JSON) payloads are not supported: send the payload as a JSON object',
         );
       }
+      const { eventType, payload, eventId, channels, tags: messageTags } = request.body;
+      if (messageTags?.includes(EXAMPLE_TAG)) {
+        throw fieldError(['body', 'tags'], `${EXAMPLE_TAG} is reserved for example messages (send-example)`);
+      }
       const keepPayloadMs = payloadRetentionMs(request.body);
       const application = await appForMessage(request.params.app_id, request.body.application);
-      const { eventType, payload, eventId, channels, tags: messageTags } = request.body;
       const now = clock.now();
       const intended = request.reservedId;
       /** The message an earlier try of this same request published (its answer lost), on disk. */

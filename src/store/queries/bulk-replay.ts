@@ -55,9 +55,15 @@ export async function bulkReplay(
 ): Promise<number> {
   const through = await lastMessageId(db, target.appId);
   let after = idsBefore('msg', Math.max(0, filter.since));
-  const before = filter.until === undefined ? undefined : idsBefore('msg', Math.max(0, filter.until));
+  if (through === null) return 0;
+  const until = filter.until === undefined ? undefined : idsBefore('msg', Math.max(0, filter.until));
+  // Just past the newest id when it began (ids are ASCII, compared byte by byte): later ones are
+  // not walked.
+  const before = until !== undefined && until <= through ? until : `${through} `;
+  // Chosen as waiting, dead or in flight: one delivered since it was listed is not sent again.
+  const onlyQueued = filter.status !== undefined && filter.status !== 'success';
   let replayed = 0;
-  while (through !== null && after < through) {
+  while (after < through) {
     const page = await listEndpointMessages(
       db,
       target.appId,
@@ -65,14 +71,14 @@ export async function bulkReplay(
       { status: filter.status, eventTypes: filter.eventTypes, channel: filter.channel, tag: filter.tag },
       { limit: PAGE, after, before, descending: false, withPayload: false },
     );
-    let ids = page.data.map((m) => m.message.id).filter((id) => id <= through);
+    let ids = page.data.map((m) => m.message.id);
     if (filter.statusCodeClass !== undefined && ids.length > 0) {
       const matching = await latestAttemptIn(db, target.endpointId, ids, filter.statusCodeClass);
       ids = ids.filter((id) => matching.has(id));
     }
     for (const messageId of ids) {
       const outcome = await db.transaction((tx) =>
-        resendDelivery(tx, { messageId, endpointId: target.endpointId, now }),
+        resendDelivery(tx, { messageId, endpointId: target.endpointId, now, onlyQueued }),
       );
       if (outcome === 'endpoint_gone')
         throw new StoreNotFoundError(`endpoint ${target.endpointId} not found`);

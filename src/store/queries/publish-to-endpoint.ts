@@ -3,6 +3,12 @@ import { StoreNotFoundError } from '../errors.ts';
 import { toDate } from '../rows.ts';
 import { resendDelivery } from './resend.ts';
 
+/**
+ * The tag an example message carries (send-example), and no published one may: replay-missing
+ * passes such messages by, so an endpoint that never had an example does not get another's.
+ */
+export const EXAMPLE_TAG = 'courier.example';
+
 export interface DirectMessage {
   appId: string;
   messageId: string;
@@ -14,7 +20,7 @@ export interface DirectMessage {
 
 /**
  * A message for one endpoint only, whatever its filter (Svix's send-example): stored as any other
- * message, with a single delivery, to that endpoint, made as a resend makes one (a manual attempt,
+ * message but tagged EXAMPLE_TAG, with a single delivery, to that endpoint, made as a resend makes one (a manual attempt,
  * held while the endpoint is paused or disabled), in one transaction. The message row is written
  * first, which locks its application's key (its foreign key), then the resend takes the endpoint
  * row: the store's lock order.
@@ -26,9 +32,16 @@ export async function publishToEndpoint(
 ): Promise<'scheduled' | 'held'> {
   return db.transaction(async (tx) => {
     await tx.query(
-      `insert into courier_messages (id, app_id, event_type, payload, created_at)
-       values ($1, $2, $3, $4, $5)`,
-      [message.messageId, message.appId, message.eventType, message.payload, toDate(message.now)],
+      `insert into courier_messages (id, app_id, event_type, payload, tags, created_at)
+       values ($1, $2, $3, $4, $5, $6)`,
+      [
+        message.messageId,
+        message.appId,
+        message.eventType,
+        message.payload,
+        [EXAMPLE_TAG],
+        toDate(message.now),
+      ],
     );
     const outcome = await resendDelivery(tx, { messageId: message.messageId, endpointId, now: message.now });
     if (outcome === 'scheduled' || outcome === 'held') return outcome;

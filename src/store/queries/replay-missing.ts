@@ -7,6 +7,7 @@ import { endpointTakes } from './endpoint-filter.ts';
 import { shareLockEndpoint } from './endpoint-status.ts';
 import { wakeEndpoint } from './notify-workers.ts';
 import { payloadGone } from './payload-expiry.ts';
+import { EXAMPLE_TAG } from './publish-to-endpoint.ts';
 
 export interface MissingRange {
   endpointId: string;
@@ -67,7 +68,8 @@ interface MissingBatch {
  * One batch of Svix's replay-missing: the application's messages published in the range that the
  * endpoint takes, as its event types and channels now stand (the rule courier_publish_batch
  * applies), and that it never had a delivery of (none waiting, held, in flight or dead, and no
- * attempt logged, which is all a delivered one leaves), get one now, as a manual attempt with a
+ * attempt logged, which is all a delivered one leaves), and not another endpoint's example
+ * (send-example), get one now, as a manual attempt with a
  * fresh budget: pending, or held while the endpoint is paused or disabled. Messages whose payload
  * is gone are passed by. Each message row is locked as a resend locks it (the deletion of a
  * message refuses while it has deliveries, reading committed rows only); one being expunged or
@@ -100,6 +102,7 @@ export async function replayMissingBatch(
        ), target as (
          select m.id from scan join courier_messages m on m.id = scan.id cross join ep
           where ${endpointTakes('ep', 'm.event_type', 'm.channels')}
+            and not coalesce('${EXAMPLE_TAG}' = any(m.tags), false)
             and not ${payloadGone('m', '$7')}
             and not exists (select 1 from courier_deliveries d where d.message_id = m.id and d.endpoint_id = ep.id)
             and not exists (select 1 from courier_attempts a where a.message_id = m.id and a.endpoint_id = ep.id)

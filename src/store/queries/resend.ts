@@ -19,7 +19,8 @@ export type ResendOutcome =
   | 'in_flight'
   | 'message_gone'
   | 'endpoint_gone'
-  | 'expunged';
+  | 'expunged'
+  | 'not_queued';
 
 /**
  * Makes the (message, endpoint) delivery due now as a manual attempt. Call inside a transaction.
@@ -34,7 +35,16 @@ export type ResendOutcome =
  */
 export async function resendDelivery(
   tx: Queryable,
-  input: { messageId: string; endpointId: string; now: number },
+  input: {
+    messageId: string;
+    endpointId: string;
+    now: number;
+    /**
+     * Only a delivery still queued (waiting, held, in flight or dead): one found delivered (no
+     * row) is 'not_queued', for a caller that chose it by where it stood before it locked it.
+     */
+    onlyQueued?: boolean;
+  },
 ): Promise<ResendOutcome> {
   const now = toDate(input.now);
   const params = [input.messageId, input.endpointId, now];
@@ -59,6 +69,7 @@ export async function resendDelivery(
     params.slice(0, 2),
   );
   if (rows.length === 0) {
+    if (input.onlyQueued) return 'not_queued';
     const inserted = await tx.query<{ id: number; state: string }>(
       `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, trigger, created_at, updated_at)
        values ($1, $2, $4, $3, 1, $3, $3)
