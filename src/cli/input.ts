@@ -48,6 +48,16 @@ export function isoTime(value: string): string {
 }
 
 /**
+ * --since before --until (both normalised by isoTime, so they compare as strings): an empty range
+ * is a mistake (the two swapped, most likely), not a question whose answer is none.
+ */
+export function checkTimeRange(options: { since?: string; until?: string }): void {
+  if (options.since && options.until && options.since >= options.until) {
+    throw usageError(`--since (${options.since}) must be before --until (${options.until})`);
+  }
+}
+
+/**
  * The payload argument: inline JSON, `@file` or `-` (standard input). It must be a JSON object,
  * as the API requires, so a typo fails here instead of as a 422.
  */

@@ -18,6 +18,7 @@ import {
 import type { Api, ApiDeps } from '../types.ts';
 
 const tags = ['Endpoint'];
+const BASE = '/api/v1/app/:app_id/endpoint/:endpoint_id';
 /** Svix's MessageStatus.Canceled: Courier has no such state. */
 const CANCELED = 4;
 
@@ -48,7 +49,6 @@ const BulkReplayIn = Type.Object(
   },
   { title: 'BulkReplayIn' },
 );
-const BASE = '/api/v1/app/:app_id/endpoint/:endpoint_id';
 
 /** [since, until) as epoch ms; an empty range is a mistake (the two swapped, most likely), not a question. */
 function sentRange(body: { since: string; until?: string | null }): { since: number; until?: number } {

@@ -1,6 +1,7 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { CliError, usageError } from '../errors.ts';
+import { CliError } from '../errors.ts';
 import { orDash, output, printJson, timestamp } from '../format.ts';
+import { checkTimeRange } from '../input.ts';
 import { progressBar } from '../progress.ts';
 
 /** Courier extension: a delivery that failed permanently or expired. */
@@ -39,16 +40,9 @@ function deadLetters(client: ApiClient, app: string, endpoint: string, options: 
 
 const deliveries = (n: number) => `${n} ${n === 1 ? 'delivery' : 'deliveries'}`;
 
-/** An empty range is a mistake (the two swapped, most likely), not a question whose answer is none. */
-function checkRange(options: DlqOptions): void {
-  if (options.since && options.until && options.since >= options.until) {
-    throw usageError(`--since (${options.since}) must be before --until (${options.until})`);
-  }
-}
-
 /** `courier dlq list`: every dead letter of an endpoint in the range, oldest first. */
 export async function dlqList(app: string, endpoint: string, options: DlqOptions) {
-  checkRange(options);
+  checkTimeRange(options);
   const client = ApiClient.connect(options);
   const list = await deadLetters(client, app, endpoint, options);
   output(
@@ -74,7 +68,7 @@ export async function dlqList(app: string, endpoint: string, options: DlqOptions
  * With --msg, the messages named instead.
  */
 export async function dlqReplay(app: string, endpoint: string, options: ReplayOptions) {
-  checkRange(options);
+  checkTimeRange(options);
   const client = ApiClient.connect(options);
   const named = options.msg?.length ? [...new Set(options.msg)] : null;
   const listed = named ? [] : await deadLetters(client, app, endpoint, options);

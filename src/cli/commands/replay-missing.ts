@@ -1,6 +1,6 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { usageError } from '../errors.ts';
 import { printJson } from '../format.ts';
+import { checkTimeRange } from '../input.ts';
 
 // Under the 300 s undici (fetch) waits for response headers, whose error would say less.
 const REPLAY_TIMEOUT_MS = 240_000;
@@ -15,9 +15,7 @@ export interface ReplayMissingOptions extends OperatorOptions {
  * while it was disabled, or before it existed), with Svix's replay-missing.
  */
 export async function replayMissing(app: string, endpoint: string, options: ReplayMissingOptions) {
-  if (options.until && options.since >= options.until) {
-    throw usageError(`--since (${options.since}) must be before --until (${options.until})`);
-  }
+  checkTimeRange(options);
   const client = ApiClient.connect(options);
   const { replayed } = await client.request<{ replayed: number }>(
     'POST',

@@ -20,16 +20,16 @@ export interface DirectMessage {
 
 /**
  * A message for one endpoint only, whatever its filter (Svix's send-example): stored as any other
- * message but tagged EXAMPLE_TAG, with a single delivery, to that endpoint, made as a resend makes one (a manual attempt,
- * held while the endpoint is paused or disabled), in one transaction. The message row is written
- * first, which locks its application's key (its foreign key), then the resend takes the endpoint
- * row: the store's lock order.
+ * message but tagged EXAMPLE_TAG, with a single delivery to that endpoint, made as a resend makes
+ * one (a manual attempt, held while the endpoint is paused), in one transaction. The message row
+ * is written first, which locks its application's key (its foreign key), then the resend takes
+ * the endpoint row: the store's lock order.
  */
 export async function publishToEndpoint(
   db: Database,
   message: DirectMessage,
   endpointId: string,
-): Promise<'scheduled' | 'held'> {
+): Promise<void> {
   return db.transaction(async (tx) => {
     await tx.query(
       `insert into courier_messages (id, app_id, event_type, payload, tags, created_at)
@@ -44,8 +44,9 @@ export async function publishToEndpoint(
       ],
     );
     const outcome = await resendDelivery(tx, { messageId: message.messageId, endpointId, now: message.now });
-    if (outcome === 'scheduled' || outcome === 'held') return outcome;
     // Deleted since it was looked up (nothing else can befall a message made here): nothing is kept.
-    throw new StoreNotFoundError(`endpoint ${endpointId} not found`);
+    if (outcome !== 'scheduled' && outcome !== 'held') {
+      throw new StoreNotFoundError(`endpoint ${endpointId} not found`);
+    }
   });
 }

@@ -69,8 +69,8 @@ interface MissingBatch {
  * endpoint takes, as its event types and channels now stand (the rule courier_publish_batch
  * applies), and that it never had a delivery of (none waiting, held, in flight or dead, and no
  * attempt logged, which is all a delivered one leaves), and not another endpoint's example
- * (send-example), get one now, as a manual attempt with a
- * fresh budget: pending, or held while the endpoint is paused or disabled. Messages whose payload
+ * (send-example), get one now, as a manual attempt with a fresh budget: pending, or held while
+ * the endpoint is paused or disabled. Messages whose payload
  * is gone are passed by. Each message row is locked as a resend locks it (the deletion of a
  * message refuses while it has deliveries, reading committed rows only); one being expunged or
  * deleted is passed by, and a newer version is read again (an expunge committed since the
