@@ -1,12 +1,12 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import type { OperatorOptions } from './api-client.ts';
 import type { AttemptsOptions } from './commands/attempts.ts';
 import type { DlqOptions, ReplayOptions } from './commands/dlq.ts';
-import type { ReplayMissingOptions } from './commands/replay-missing.ts';
+import type { BulkReplayOptions, ReplayMissingOptions } from './commands/replay.ts';
 import type { SendOptions } from './commands/send.ts';
 import { CliError } from './errors.ts';
 import { printable } from './format.ts';
-import { collect, isoTime, positiveInteger } from './input.ts';
+import { collect, isoTime, MESSAGE_STANDINGS, positiveInteger, STATUS_CODE_CLASSES } from './input.ts';
 
 // Commands load their modules lazily: `courier worker` never pays for the HTTP server, nor the other way round.
 const program = new Command()
@@ -22,7 +22,8 @@ const program = new Command()
   .addHelpText(
     'after',
     `
-send, endpoints, attempts, status, dlq and replay-missing talk to a running Courier over its API:
+send, endpoints, attempts, status, dlq, replay-missing and bulk-replay talk to a
+running Courier over its API:
   COURIER_URL     its base URL, or --url (default: where COURIER_HOST and COURIER_PORT put it)
   COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
 They print tables, or JSON with --json. Exit status: 0 done, 1 API or network
@@ -121,21 +122,29 @@ operator(
   (await import('./commands/status.ts')).status(app, message, options),
 );
 
-operator(
-  program
-    .command('replay-missing')
-    .description('send an endpoint the messages it never had a delivery of (published while it was disabled)')
-    .argument(...APP)
-    .argument(...ENDPOINT)
+/** --since (required) and --until of the replay commands, which pick messages by publish time. */
+function publishRange(command: Command): Command {
+  return command
     .requiredOption(
       '--since <time>',
       'messages published since this ISO 8601 time (UTC unless zoned)',
       isoTime,
     )
-    .option('--until <time>', 'and before this ISO 8601 time', isoTime)
-    .addHelpText(
-      'after',
-      `
+    .option('--until <time>', 'and before this ISO 8601 time', isoTime);
+}
+
+operator(
+  publishRange(
+    program
+      .command('replay-missing')
+      .description(
+        'send an endpoint the messages it never had a delivery of (published while it was disabled)',
+      )
+      .argument(...APP)
+      .argument(...ENDPOINT),
+  ).addHelpText(
+    'after',
+    `
 Messages the endpoint takes (its event types and channels as they now are)
 that it never had a delivery of are scheduled now, as manual attempts; those
 it got, or has a delivery of (waiting, held or dead), are not sent again.
@@ -143,9 +152,46 @@ While the endpoint is paused or disabled they are held until it is resumed.
 
 Example:
   $ courier replay-missing acme main --since 2026-01-31T00:00:00Z`,
-    ),
+  ),
 ).action(async (app: string, endpoint: string, options: ReplayMissingOptions) =>
-  (await import('./commands/replay-missing.ts')).replayMissing(app, endpoint, options),
+  (await import('./commands/replay.ts')).replayMissing(app, endpoint, options),
+);
+
+operator(
+  publishRange(
+    program
+      .command('bulk-replay')
+      .description('send an endpoint again the messages it had, chosen by filters')
+      .argument(...APP)
+      .argument(...ENDPOINT),
+  )
+    .addOption(
+      new Option('--status <status>', 'only messages standing so at the endpoint').choices(MESSAGE_STANDINGS),
+    )
+    .addOption(
+      new Option(
+        '--status-code-class <class>',
+        "only messages whose latest attempt's response status is in this class (0: no response)",
+      ).choices(STATUS_CODE_CLASSES),
+    )
+    .option('--event-type <name>', 'only messages of this event type (repeatable)', collect)
+    .option('--channel <channel>', 'only messages on this channel')
+    .option('--tag <tag>', 'only messages with this tag')
+    .addHelpText(
+      'after',
+      `
+Each message chosen is sent again now, as a manual attempt with the same id and
+bytes, as \`courier dlq replay\` does a dead letter; held while the endpoint is
+paused or disabled. A message chosen as pending, failed or sending that was
+delivered meanwhile is not sent again. Running the command twice sends twice.
+
+Examples:
+  $ courier bulk-replay acme main --since 2026-01-31 --status failed
+  $ courier bulk-replay acme main --since 2026-01-31T08:00:00Z --until 2026-01-31T09:00:00Z \\
+      --event-type invoice.paid --status-code-class 500`,
+    ),
+).action(async (app: string, endpoint: string, options: BulkReplayOptions) =>
+  (await import('./commands/replay.ts')).bulkReplay(app, endpoint, options),
 );
 
 const dlq = program

@@ -240,6 +240,61 @@ describe('courier operator commands', () => {
     expect(none.stderr).toMatch(/required option '--since <time>'/);
   });
 
+  it('bulk-replay sends an endpoint again the messages it had that match the filters', async () => {
+    await createApp(api, { uid: 'bulk' });
+    await createEndpoint(api, 'bulk', { url: `${receiver.url}/bulk`, uid: 'ep' });
+    const since = new Date(api.clock.now()).toISOString();
+    await publish('bulk', 2);
+    await api.request('POST', '/api/v1/app/bulk/msg', {
+      body: { eventType: 'invoice.paid', payload: { invoice: 1 } },
+    });
+    await deliverAll();
+    const sent = () => receiver.requests.filter((r) => r.url === '/bulk');
+    expect(sent()).toHaveLength(3);
+
+    expect(
+      await cli(['bulk-replay', 'bulk', 'ep', '--since', since, '--event-type', 'invoice.paid']),
+    ).toEqual({
+      code: 0,
+      stdout: 'replayed 1 message\n',
+      stderr: '',
+    });
+    await deliverAll();
+    expect(sent()).toHaveLength(4);
+    // The same message again: its id and bytes.
+    const invoice = sent().find((r) => r.body.toString() === '{"invoice":1}')!;
+    expect(sent()[3]).toMatchObject({ body: invoice.body });
+    expect(sent()[3]!.headers['webhook-id']).toBe(invoice.headers['webhook-id']);
+
+    const [delivered, none, failed, badStatus, badClass] = await Promise.all([
+      cli([
+        'bulk-replay',
+        'bulk',
+        'ep',
+        '--since',
+        since,
+        '--status',
+        'delivered',
+        '--status-code-class',
+        '200',
+        '--json',
+      ]),
+      cli(['bulk-replay', 'bulk', 'ep', '--since', since, '--status-code-class', '500', '--json']),
+      cli(['bulk-replay', 'bulk', 'ep', '--since', since, '--status', 'failed']),
+      cli(['bulk-replay', 'bulk', 'ep', '--since', since, '--status', 'fail']),
+      cli(['bulk-replay', 'bulk', 'ep', '--since', since, '--status-code-class', '404']),
+    ]);
+    expect(JSON.parse(delivered.stdout)).toEqual({ replayed: 3 });
+    expect(JSON.parse(none.stdout)).toEqual({ replayed: 0 });
+    expect(failed).toEqual({ code: 0, stdout: 'replayed 0 messages\n', stderr: '' });
+    for (const refused of [badStatus, badClass]) {
+      expect(refused).toMatchObject({ code: 2, stdout: '' });
+      expect(refused.stderr).toMatch(/Allowed choices are/);
+    }
+    await deliverAll();
+    expect(sent()).toHaveLength(7);
+  });
+
   it('reports API and network failures on stderr with exit 1', async () => {
     const down = `http://127.0.0.1:${await closedPort()}`;
     const [unknownApp, badToken, unreachable, invalid] = await Promise.all([
