@@ -18,6 +18,7 @@ import { retryingDeadlocks } from './retry.ts';
 import { type RouteRecord, RouteTable } from './route-table.ts';
 import { applicationRoutes } from './routes/applications.ts';
 import { attemptRoutes } from './routes/attempts.ts';
+import { backgroundTaskRoutes } from './routes/background-tasks.ts';
 import { deadLetterRoutes } from './routes/dead-letter.ts';
 import { endpointExampleRoutes } from './routes/endpoint-example.ts';
 import { endpointHeaderRoutes } from './routes/endpoint-headers.ts';
@@ -60,6 +61,7 @@ const RESOURCE_ROUTES = [
   endpointStatsRoutes,
   deadLetterRoutes,
   endpointRecoveryRoutes,
+  backgroundTaskRoutes,
   endpointExampleRoutes,
   messageRoutes,
   messageContentRoutes,

@@ -14,10 +14,6 @@ const UNIMPLEMENTED: readonly { path: RegExp; what: string }[] = [
   },
   { path: /^\/api\/v1\/environment(\/|$)/, what: 'environment export and import' },
   { path: /^\/api\/v1\/stats(\/|$)/, what: 'usage statistics' },
-  {
-    path: /^\/api\/v1\/background-task(\/|$)/,
-    what: "background tasks (Courier's recover finishes before it answers)",
-  },
   { path: /^\/api\/v1\/auth(\/|$)/, what: 'the consumer application portal' },
   { path: /^\/api\/v1\/event-type\/import\/openapi$/, what: 'event type import from OpenAPI' },
   { path: new RegExp(`^/api/v1/app/${ID}/(integration|poller)(/|$)`), what: 'integrations and pollers' },

@@ -2,6 +2,7 @@ import { idsBefore } from '../ids.ts';
 import type { Logger } from '../logger.ts';
 import type { Queryable } from '../store/db.ts';
 import { purgeMessages, purgeOperationalEvents } from '../store/queries/retention.ts';
+import { purgeBackgroundTasks } from '../store/repos/background-tasks.ts';
 
 /** Messages looked at per statement, at most: one short transaction each, never a long lock. */
 export const PURGE_BATCH = 1000;
@@ -19,6 +20,8 @@ export const PURGE_STATEMENTS_PER_SWEEP = 20;
 export interface SweepResult {
   messages: number;
   operationalEvents: number;
+  /** Recover and replay tasks kept for reading back (migration 0032). */
+  backgroundTasks: number;
 }
 
 /**
@@ -46,7 +49,7 @@ export class RetentionSweeper {
   }
 
   async sweep(now: number): Promise<SweepResult> {
-    if (this.sweeping) return { messages: 0, operationalEvents: 0 };
+    if (this.sweeping) return { messages: 0, operationalEvents: 0, backgroundTasks: 0 };
     this.sweeping = true;
     try {
       return await this.purge(now);
@@ -59,7 +62,7 @@ export class RetentionSweeper {
   async sweepLogged(now: number, log: Logger): Promise<void> {
     try {
       const purged = await this.sweep(now);
-      if (purged.messages + purged.operationalEvents > 0) {
+      if (purged.messages + purged.operationalEvents + purged.backgroundTasks > 0) {
         log.info(purged, 'deleted history older than the retention period');
       }
     } catch (error) {
@@ -70,7 +73,7 @@ export class RetentionSweeper {
 
   private async purge(now: number): Promise<SweepResult> {
     const cutoff = Math.max(0, now - this.retentionMs);
-    const result: SweepResult = { messages: 0, operationalEvents: 0 };
+    const result: SweepResult = { messages: 0, operationalEvents: 0, backgroundTasks: 0 };
     const messagesBefore = idsBefore('msg', cutoff);
     for (let i = 0; i < this.statements; i++) {
       const limit = this.limit;
@@ -89,13 +92,24 @@ export class RetentionSweeper {
       }
       this.after = pass.lastId!;
     }
-    const eventsBefore = idsBefore('opev', cutoff);
+    result.operationalEvents = await this.purgeById((limit) =>
+      purgeOperationalEvents(this.db, idsBefore('opev', cutoff), limit),
+    );
+    result.backgroundTasks = await this.purgeById((limit) =>
+      purgeBackgroundTasks(this.db, idsBefore('qtask', cutoff), limit),
+    );
+    return result;
+  }
+
+  /** Rows with no history hanging off them, deleted by id range a batch per statement. */
+  private async purgeById(purge: (limit: number) => Promise<number>): Promise<number> {
+    let total = 0;
     for (let i = 0; i < this.statements; i++) {
-      const purged = await purgeOperationalEvents(this.db, eventsBefore, this.batch);
-      result.operationalEvents += purged;
+      const purged = await purge(this.batch);
+      total += purged;
       if (purged < this.batch) break;
     }
-    return result;
+    return total;
   }
 }
 

@@ -7,6 +7,7 @@ import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { recordOperationalEvents } from '../../src/store/queries/operational-events.ts';
 import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { reapExpiredLeases, release } from '../../src/store/queries/unclaim.ts';
+import { recordBackgroundTask } from '../../src/store/repos/background-tasks.ts';
 import { deleteEndpoint } from '../../src/store/repos/endpoints.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -85,9 +86,21 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
     // One statement a sweep, a budget of 45 rows: the first looks at 100 messages (the fan-out
     // unknown) and stops at the fifth (40 rows before it); the next ones at 4 (45 rows at 10 a message).
     const sweeper = new RetentionSweeper(t.db, RETENTION, 1000, 1, 45);
-    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 5, operationalEvents: 0 });
-    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 4, operationalEvents: 0 });
-    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 4, operationalEvents: 0 });
+    expect(await sweeper.sweep(clock.now())).toEqual({
+      messages: 5,
+      operationalEvents: 0,
+      backgroundTasks: 0,
+    });
+    expect(await sweeper.sweep(clock.now())).toEqual({
+      messages: 4,
+      operationalEvents: 0,
+      backgroundTasks: 0,
+    });
+    expect(await sweeper.sweep(clock.now())).toEqual({
+      messages: 4,
+      operationalEvents: 0,
+      backgroundTasks: 0,
+    });
     const { rows } = await t.db.query<{ n: number }>('select count(*)::int as n from courier_deliveries');
     expect(rows[0]!.n).toBe((120 - 13) * 10);
   });
@@ -152,20 +165,35 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
       ],
       false,
     );
+    await recordBackgroundTask(t.db, {
+      id: newId('qtask', clock.now()),
+      task: 'endpoint.recover',
+      status: 'finished',
+      data: { replayed: 0 },
+      updatedAt: clock.now(),
+    });
 
     clock.advance(RETENTION);
     const recent = await publishTo(ok.appId);
     await deliverAll(); // the retry fails again: still pending
     const sweeper = new RetentionSweeper(t.db, RETENTION);
     // Exactly as old as the period is not older.
-    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 0, operationalEvents: 0 });
+    expect(await sweeper.sweep(clock.now())).toEqual({
+      messages: 0,
+      operationalEvents: 0,
+      backgroundTasks: 0,
+    });
 
     clock.advance(1);
     expect(await count('courier_attempts', deadLettered)).toBe(1);
     expect(await count('courier_deliveries', deadLettered)).toBe(1);
     expect(await count('courier_deliveries', held)).toBe(1);
     // The events: the one recorded above, and the dead letter's message.attempt.exhausted.
-    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 3, operationalEvents: 2 });
+    expect(await sweeper.sweep(clock.now())).toEqual({
+      messages: 3,
+      operationalEvents: 2,
+      backgroundTasks: 1,
+    });
 
     // Held for a paused endpoint is not kept for ever: resumed, it gets the retention period's messages.
     for (const id of [delivered, deadLettered, held]) {
@@ -177,7 +205,11 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
     for (const id of [retrying, inFlight, recent]) expect(await messageExists(id)).toBe(true);
     expect(await count('courier_attempts', retrying)).toBe(2);
     expect(await count('courier_attempts', recent)).toBe(1);
-    expect(await sweeper.sweep(clock.now())).toEqual({ messages: 0, operationalEvents: 0 });
+    expect(await sweeper.sweep(clock.now())).toEqual({
+      messages: 0,
+      operationalEvents: 0,
+      backgroundTasks: 0,
+    });
   });
 
   it('looks at a bounded number of messages per sweep and goes on from there, past ones that must stay', async () => {
@@ -335,6 +367,7 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
       expect(await new RetentionSweeper(t.db, RETENTION).sweep(clock.now())).toEqual({
         messages: 1,
         operationalEvents: 2, // the two dead letters' message.attempt.exhausted
+        backgroundTasks: 0,
       });
       await replay.commit();
       expect(await messageExists(free)).toBe(false);

@@ -234,9 +234,38 @@ describe('the official Svix SDK against Courier', () => {
       ].sort(),
     );
     // What it got is not sent again.
-    await svix.endpoint.replayMissing(app.id, endpoint.id, { since });
+    api.clock.advance(1);
+    const again = await svix.endpoint.replayMissing(app.id, endpoint.id, { since });
     await engine.worker.runOnce();
     expect(sentTo()).toHaveLength(3);
+
+    // The tasks are kept: read back as Svix's SDK follows a task, newest first, filtered.
+    const target = { appId: app.id, endpointId: endpoint.id };
+    expect(await svix.backgroundTask.get(task.id)).toEqual({
+      id: task.id,
+      status: BackgroundTaskStatus.Finished,
+      task: BackgroundTaskType.EndpointReplay,
+      data: { ...target, replayed: 2 },
+      updatedAt: task.updatedAt,
+    });
+    const listed = await svix.backgroundTask.list({ task: BackgroundTaskType.EndpointReplay, limit: 1 });
+    expect(listed.data.map((t) => [t.id, t.data])).toEqual([[again.id, { ...target, replayed: 0 }]]);
+    const next = await svix.backgroundTask.list({
+      task: BackgroundTaskType.EndpointReplay,
+      limit: 1,
+      iterator: listed.iterator,
+    });
+    expect(next.data.map((t) => t.id)).toEqual([task.id]);
+    const [recovers, running] = await Promise.all([
+      svix.backgroundTask.list({ task: BackgroundTaskType.EndpointRecover }),
+      svix.backgroundTask.list({ status: BackgroundTaskStatus.Running }),
+    ]);
+    // The first test's recover, and only recovers.
+    expect(recovers.data.length).toBeGreaterThan(0);
+    expect(recovers.data.every((t) => t.task === BackgroundTaskType.EndpointRecover)).toBe(true);
+    expect(recovers.data.map((t) => t.id)).not.toContain(task.id);
+    expect(running.data).toEqual([]);
+    expect((await apiError(svix.backgroundTask.get('qtask_unknown'))).code).toBe(404);
   });
 
   it('paginates applications, endpoints and messages through iterators', async () => {

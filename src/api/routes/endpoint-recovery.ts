@@ -3,6 +3,7 @@ import { newId } from '../../ids.ts';
 import { bulkReplay } from '../../store/queries/bulk-replay.ts';
 import { replayAllDeadLetters } from '../../store/queries/dead-letter.ts';
 import { replayAllMissing } from '../../store/queries/replay-missing.ts';
+import { type BackgroundTaskKind, recordBackgroundTask } from '../../store/repos/background-tasks.ts';
 import { fieldError } from '../errors.ts';
 import { requireEndpoint } from '../lookup.ts';
 import { Channel, EventTypeName, iso, Nullable, Tag, Timestamp } from '../schemas/common.ts';
@@ -50,6 +51,11 @@ const BulkReplayIn = Type.Object(
   { title: 'BulkReplayIn' },
 );
 
+const target = (app: { id: string }, endpoint: { id: string }) => ({
+  appId: app.id,
+  endpointId: endpoint.id,
+});
+
 /** [since, until) as epoch ms; an empty range is a mistake (the two swapped, most likely), not a question. */
 function sentRange(body: { since: string; until?: string | null }): { since: number; until?: number } {
   const since = Date.parse(body.since);
@@ -62,17 +68,27 @@ function sentRange(body: { since: string; until?: string | null }): { since: num
  * Svix's ways to send an endpoint messages again: recover (its failed deliveries), replay-missing
  * (the messages it never had a delivery of) and bulk replay (the messages it had, by filter). Svix
  * runs them as background tasks; here the work is done before the answer, which says how many
- * deliveries it scheduled.
+ * deliveries it scheduled, and the finished task is kept to be read back.
  */
 export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock } = deps;
 
-  const finished = <T extends 'endpoint.recover' | 'endpoint.replay' | 'endpoint.bulk-replay'>(
+  /** The task, kept for GET /background-task/{id} (Svix's SDK reads it back to follow the work). */
+  const finished = async <T extends BackgroundTaskKind>(
     task: T,
+    target: { appId: string; endpointId: string },
     replayed: number,
   ) => {
     const now = clock.now();
-    return { id: newId('qtask', now), status: 'finished' as const, task, updatedAt: iso(now), replayed };
+    const record = {
+      id: newId('qtask', now),
+      task,
+      status: 'finished' as const,
+      data: { ...target, replayed },
+      updatedAt: now,
+    };
+    await recordBackgroundTask(db, record);
+    return { id: record.id, status: record.status, task, updatedAt: iso(now), replayed };
   };
 
   app.post(
@@ -90,14 +106,20 @@ export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
-      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      const { app: application, endpoint } = await requireEndpoint(
+        db,
+        request.params.app_id,
+        request.params.endpoint_id,
+      );
       const { since, until } = sentRange(request.body);
       const replayed = await replayAllDeadLetters(
         db,
         { endpointId: endpoint.id, sentSince: since, sentUntil: until },
         clock.now(),
       );
-      return reply.code(202).send(finished('endpoint.recover', replayed));
+      return reply
+        .code(202)
+        .send(await finished('endpoint.recover', target(application, endpoint), replayed));
     },
   );
 
@@ -131,7 +153,7 @@ export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
         { endpointId: endpoint.id, ...range },
         clock.now(),
       );
-      return reply.code(202).send(finished('endpoint.replay', replayed));
+      return reply.code(202).send(await finished('endpoint.replay', target(application, endpoint), replayed));
     },
   );
 
@@ -160,7 +182,9 @@ export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
       );
       const body = request.body;
       const range = sentRange(body);
-      if (body.status === CANCELED) return reply.code(202).send(finished('endpoint.bulk-replay', 0));
+      if (body.status === CANCELED) {
+        return reply.code(202).send(await finished('endpoint.bulk-replay', target(application, endpoint), 0));
+      }
       const replayed = await bulkReplay(
         db,
         { appId: application.id, endpointId: endpoint.id },
@@ -174,7 +198,9 @@ export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
         },
         clock.now(),
       );
-      return reply.code(202).send(finished('endpoint.bulk-replay', replayed));
+      return reply
+        .code(202)
+        .send(await finished('endpoint.bulk-replay', target(application, endpoint), replayed));
     },
   );
 }

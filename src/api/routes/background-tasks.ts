@@ -1,0 +1,90 @@
+import { Type } from 'typebox';
+import {
+  type BackgroundTask,
+  findBackgroundTask,
+  listBackgroundTasks,
+} from '../../store/repos/background-tasks.ts';
+import { notFound } from '../errors.ts';
+import { idIterator, listQuery, paginate } from '../pagination.ts';
+import { AnyObject, iso, ListResponse, StringEnum, Timestamp } from '../schemas/common.ts';
+import type { Api, ApiDeps } from '../types.ts';
+
+const tags = ['Background Task'];
+const BASE = '/api/v1/background-task';
+const TASKS = ['endpoint.recover', 'endpoint.replay', 'endpoint.bulk-replay'] as const;
+const STATUSES = ['running', 'finished', 'failed'] as const;
+
+const BackgroundTaskOut = Type.Object(
+  {
+    id: Type.String(),
+    status: StringEnum(STATUSES, {
+      description: 'Always finished: Courier finishes a task before answering.',
+    }),
+    task: StringEnum(TASKS),
+    data: AnyObject(
+      'Courier: the application and endpoint (appId, endpointId), and the deliveries scheduled (replayed).',
+    ),
+    updatedAt: Timestamp,
+  },
+  { title: 'BackgroundTaskOut' },
+);
+
+const backgroundTaskOut = (t: BackgroundTask) => ({
+  id: t.id,
+  status: t.status,
+  task: t.task,
+  data: t.data,
+  updatedAt: iso(t.updatedAt),
+});
+
+/**
+ * Svix's background tasks, read back: the recover and replay tasks, which Courier runs before it
+ * answers and keeps for the retention period (COURIER_RETENTION).
+ */
+export function backgroundTaskRoutes(app: Api, deps: ApiDeps): void {
+  const { db } = deps;
+
+  app.get(
+    BASE,
+    {
+      schema: {
+        tags,
+        summary: 'List background tasks',
+        description: 'The recover and replay tasks, newest first, filtered by status and task.',
+        querystring: Type.Object({
+          ...listQuery(idIterator('qtask'), 'descending'),
+          status: Type.Optional(StringEnum(STATUSES)),
+          task: Type.Optional(StringEnum(TASKS)),
+        }),
+        response: { 200: ListResponse(BackgroundTaskOut, 'ListResponse_BackgroundTaskOut_') },
+      },
+    },
+    async (request) => {
+      const { status, task } = request.query;
+      return paginate(
+        request.query,
+        'descending',
+        (w) => listBackgroundTasks(db, { ...w, status, task }),
+        (t) => t.id,
+        backgroundTaskOut,
+      );
+    },
+  );
+
+  app.get(
+    `${BASE}/:task_id`,
+    {
+      schema: {
+        tags,
+        summary: 'Get a background task',
+        params: Type.Object({ task_id: Type.String({ maxLength: 64 }) }),
+        response: { 200: BackgroundTaskOut },
+      },
+    },
+    async (request) => {
+      const task = await findBackgroundTask(db, request.params.task_id);
+      if (!task) throw notFound(`Background task ${request.params.task_id} not found`);
+      return backgroundTaskOut(task);
+    },
+  );
+}
