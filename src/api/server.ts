@@ -27,6 +27,7 @@ import { endpointRecoveryRoutes } from './routes/endpoint-recovery.ts';
 import { endpointSecretRoutes } from './routes/endpoint-secrets.ts';
 import { endpointStatsRoutes } from './routes/endpoint-stats.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
+import { eventTypeImportRoutes } from './routes/event-type-import.ts';
 import { eventTypeRoutes } from './routes/event-types.ts';
 import { healthRoutes } from './routes/health.ts';
 import { messageContentRoutes } from './routes/message-content.ts';
@@ -68,6 +69,7 @@ const RESOURCE_ROUTES = [
   attemptRoutes,
   endpointMessageRoutes,
   eventTypeRoutes,
+  eventTypeImportRoutes,
   operationalEventRoutes,
 ];
 

@@ -15,7 +15,6 @@ const UNIMPLEMENTED: readonly { path: RegExp; what: string }[] = [
   { path: /^\/api\/v1\/environment(\/|$)/, what: 'environment export and import' },
   { path: /^\/api\/v1\/stats(\/|$)/, what: 'usage statistics' },
   { path: /^\/api\/v1\/auth(\/|$)/, what: 'the consumer application portal' },
-  { path: /^\/api\/v1\/event-type\/import\/openapi$/, what: 'event type import from OpenAPI' },
   { path: new RegExp(`^/api/v1/app/${ID}/(integration|poller)(/|$)`), what: 'integrations and pollers' },
   { path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/transformation$`), what: 'transformations' },
 ];

@@ -98,3 +98,26 @@ export async function listEventTypes(
   );
   return { data: rows.slice(0, opts.limit).map(fromRow), done: rows.length <= opts.limit };
 }
+
+/**
+ * The event types not in `keep` and not archived: archived (an import's replaceAll), or with
+ * `dryRun` only named. Returns their names, sorted.
+ */
+export async function archiveEventTypesExcept(
+  db: Queryable,
+  keep: readonly string[],
+  now: number,
+  dryRun: boolean,
+): Promise<string[]> {
+  const { rows } = dryRun
+    ? await db.query<{ name: string }>(
+        'select name from courier_event_types where not archived and name <> all($1::text[]) order by name',
+        [keep],
+      )
+    : await db.query<{ name: string }>(
+        `update courier_event_types set archived = true, updated_at = $2
+          where not archived and name <> all($1::text[]) returning name`,
+        [keep, toDate(now)],
+      );
+  return rows.map((r) => r.name).sort();
+}

@@ -1,0 +1,132 @@
+import { isDeepStrictEqual } from 'node:util';
+import { Type } from 'typebox';
+import {
+  archiveEventTypesExcept,
+  createEventType,
+  type EventType,
+  type EventTypeFields,
+  findEventType,
+  updateEventType,
+} from '../../store/repos/event-types.ts';
+import {
+  type EventTypeFromOpenApi,
+  eventTypesFromOpenApi,
+  invalidSpec,
+  parseSpecRaw,
+} from '../event-type-import.ts';
+import { AnyObject, Nullable } from '../schemas/common.ts';
+import type { Api, ApiDeps } from '../types.ts';
+
+const EventTypeImportOpenApiIn = Type.Object(
+  {
+    spec: Type.Optional(Nullable(AnyObject('The OpenAPI document, as JSON.'))),
+    specRaw: Type.Optional(
+      Nullable(Type.String({ description: 'The OpenAPI document as YAML or JSON text.' })),
+    ),
+    dryRun: Type.Optional(
+      Nullable(Type.Boolean({ description: 'true: say what would change (to_modify), change nothing.' })),
+    ),
+    replaceAll: Type.Optional(
+      Nullable(Type.Boolean({ description: 'true: archive the event types the document does not name.' })),
+    ),
+  },
+  { title: 'EventTypeImportOpenApiIn' },
+);
+
+const EventTypeFromOpenApiOut = Type.Object(
+  {
+    name: Type.String(),
+    description: Type.String(),
+    deprecated: Type.Boolean(),
+    schemas: Nullable(AnyObject()),
+    featureFlag: Nullable(Type.String({ description: 'Read from x-svix-feature-flag; not kept.' })),
+    groupName: Nullable(Type.String({ description: 'Read from x-svix-group-name; not kept.' })),
+  },
+  { title: 'EventTypeFromOpenApi' },
+);
+
+const EventTypeImportOpenApiOut = Type.Object(
+  {
+    data: Type.Object({
+      modified: Type.Array(Type.String(), {
+        description: 'The event types created, updated or archived (none on a dry run).',
+      }),
+      to_modify: Nullable(
+        Type.Array(EventTypeFromOpenApiOut, {
+          description: 'The event types of the document that are new or differ from what is stored.',
+        }),
+      ),
+      archived: Type.Array(Type.String(), {
+        description: 'Courier extension: the event types replaceAll archived (or would, on a dry run).',
+      }),
+    }),
+  },
+  { title: 'EventTypeImportOpenApiOut' },
+);
+
+const fieldsOf = (t: EventTypeFromOpenApi): EventTypeFields => ({
+  description: t.description,
+  archived: false,
+  deprecated: t.deprecated,
+  schemas: t.schemas,
+});
+
+const unchanged = (current: EventType, fields: EventTypeFields) =>
+  current.description === fields.description &&
+  current.archived === fields.archived &&
+  current.deprecated === fields.deprecated &&
+  isDeepStrictEqual(current.schemas, fields.schemas);
+
+/** Svix's event type import from an OpenAPI document's webhooks (src/api/event-type-import.ts). */
+export function eventTypeImportRoutes(app: Api, deps: ApiDeps): void {
+  const { db, clock } = deps;
+
+  app.post(
+    '/api/v1/event-type/import/openapi',
+    {
+      schema: {
+        tags: ['Event Type'],
+        summary: 'Event type import from OpenAPI',
+        description:
+          "Creates or updates an event type for each webhook of the document (3.1's webhooks, or x-webhooks): named " +
+          "by its key, described by its operation's description or summary, deprecated as it is, with its JSON request " +
+          "body's schema as version \"1\" (local references inlined) and the body's examples as that schema's " +
+          'examples. An archived one is restored. One transaction: all of it, or nothing.',
+        body: EventTypeImportOpenApiIn,
+        response: { 200: EventTypeImportOpenApiOut },
+      },
+    },
+    async (request) => {
+      const { spec, specRaw } = request.body;
+      const dryRun = request.body.dryRun === true;
+      const replaceAll = request.body.replaceAll === true;
+      if ((spec == null) === (specRaw == null)) throw invalidSpec('Send exactly one of spec and specRaw');
+      const imported = eventTypesFromOpenApi(spec ?? parseSpecRaw(specRaw!));
+      const now = clock.now();
+      return db.transaction(async (tx) => {
+        const toModify: EventTypeFromOpenApi[] = [];
+        for (const type of imported) {
+          const fields = fieldsOf(type);
+          const current = await findEventType(tx, type.name, true);
+          if (current && unchanged(current, fields)) continue;
+          toModify.push(type);
+          if (dryRun) continue;
+          // Made by a concurrent create since the lookup: updated, as an existing one.
+          if (current || !(await createEventType(tx, type.name, fields, now))) {
+            await updateEventType(tx, type.name, fields, now);
+          }
+        }
+        const archived = replaceAll
+          ? await archiveEventTypesExcept(
+              tx,
+              imported.map((t) => t.name),
+              now,
+              dryRun,
+            )
+          : [];
+        const modified = dryRun ? [] : [...toModify.map((t) => t.name), ...archived];
+        return { data: { modified, to_modify: toModify, archived } };
+      });
+    },
+  );
+}

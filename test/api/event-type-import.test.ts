@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/api/errors.ts';
+import { eventTypesFromOpenApi, parseSpecRaw } from '../../src/api/event-type-import.ts';
+
+const refused = (spec: unknown): string => {
+  try {
+    eventTypesFromOpenApi(spec);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ statusCode: 400, code: 'invalid_spec' });
+    return (error as ApiError).message;
+  }
+  throw new Error('not refused');
+};
+
+const webhook = (operation: Record<string, unknown>) => ({ post: operation });
+const jsonBody = (media: Record<string, unknown>) => ({ content: { 'application/json': media } });
+
+describe('event types from an OpenAPI document', () => {
+  it('names each webhook by its key, described by its operation, with its JSON body schema as version 1', () => {
+    const spec = {
+      openapi: '3.1.0',
+      webhooks: {
+        'invoice.paid': webhook({
+          summary: 'Paid',
+          description: 'An invoice was paid',
+          'x-svix-group-name': 'invoices',
+          requestBody: jsonBody({ schema: { type: 'object', properties: { id: { type: 'string' } } } }),
+        }),
+        'invoice.voided': {
+          summary: 'From the path item',
+          post: {
+            deprecated: true,
+            'x-svix-feature-flag': 'beta',
+            requestBody: { content: { 'text/plain': {} } },
+          },
+        },
+      },
+    };
+    expect(eventTypesFromOpenApi(spec)).toEqual([
+      {
+        name: 'invoice.paid',
+        description: 'An invoice was paid',
+        deprecated: false,
+        schemas: { '1': { type: 'object', properties: { id: { type: 'string' } } } },
+        featureFlag: null,
+        groupName: 'invoices',
+      },
+      {
+        name: 'invoice.voided',
+        description: 'From the path item',
+        deprecated: true,
+        schemas: null,
+        featureFlag: 'beta',
+        groupName: null,
+      },
+    ]);
+  });
+
+  it('reads x-webhooks (OpenAPI 3.0) and media types ending in +json', () => {
+    const [type] = eventTypesFromOpenApi({
+      'x-webhooks': {
+        'user.created': webhook({
+          summary: 'A user signed up',
+          requestBody: { content: { 'application/cloudevents+json': { schema: { type: 'object' } } } },
+        }),
+      },
+    });
+    expect(type).toMatchObject({
+      name: 'user.created',
+      description: 'A user signed up',
+      schemas: { '1': { type: 'object' } },
+    });
+  });
+
+  it('inlines local references, keeps a recursive one as any value, and moves the body examples into the schema', () => {
+    const spec = {
+      webhooks: {
+        'tree.grown': { $ref: '#/components/pathItems/Grown' },
+      },
+      components: {
+        pathItems: { Grown: webhook({ requestBody: { $ref: '#/components/requestBodies/Tree' } }) },
+        requestBodies: {
+          Tree: jsonBody({
+            schema: { $ref: '#/components/schemas/Node' },
+            example: { name: 'root' },
+            examples: { leaf: { value: { name: 'leaf' } }, shared: { $ref: '#/components/examples/Shared' } },
+          }),
+        },
+        examples: { Shared: { value: { name: 'shared' } } },
+        schemas: {
+          Node: {
+            type: 'object',
+            properties: {
+              name: { $ref: '#/components/schemas/Name' },
+              children: { type: 'array', items: { $ref: '#/components/schemas/Node' } },
+            },
+          },
+          'Name~/x': { type: 'string' },
+          Name: { $ref: '#/components/schemas/Name~0~1x' },
+        },
+      },
+    };
+    expect(eventTypesFromOpenApi(spec)[0]!.schemas).toEqual({
+      '1': {
+        type: 'object',
+        properties: {
+          name: { type: 'string' },
+          children: { type: 'array', items: { description: 'recursive: #/components/schemas/Node' } },
+        },
+        examples: [{ name: 'root' }, { name: 'leaf' }, { name: 'shared' }],
+      },
+    });
+    // A schema with examples of its own keeps them.
+    const own = eventTypesFromOpenApi({
+      webhooks: {
+        a: webhook({ requestBody: jsonBody({ schema: { examples: [{ n: 1 }] }, example: { n: 2 } }) }),
+      },
+    });
+    expect(own[0]!.schemas).toEqual({ '1': { examples: [{ n: 1 }] } });
+  });
+
+  it('refuses what it cannot import, saying why', () => {
+    expect(refused([])).toMatch(/must be an object/);
+    expect(refused({ openapi: '3.1.0', paths: {} })).toMatch(/has no webhooks/);
+    expect(refused({ webhooks: { 'bad name!': webhook({}) } })).toMatch(/not an event type name/);
+    expect(refused({ webhooks: { a: { summary: 'no operation' } } })).toMatch(/has no operation/);
+    expect(
+      refused({ webhooks: { a: webhook({ requestBody: jsonBody({ schema: { $ref: 'other.yaml#/X' } }) }) } }),
+    ).toMatch(/not local/);
+    expect(
+      refused({
+        webhooks: { a: webhook({ requestBody: jsonBody({ schema: { $ref: '#/components/schemas/X' } }) }) },
+      }),
+    ).toMatch(/names nothing/);
+    expect(refused({ webhooks: { a: { $ref: '#/webhooks/a' } } })).toMatch(/refers to itself/);
+    // References that multiply (each level names the next twice) cannot blow the server up.
+    const schemas: Record<string, unknown> = { L0: { type: 'string' } };
+    for (let i = 1; i <= 30; i++) {
+      schemas[`L${i}`] = {
+        allOf: [{ $ref: `#/components/schemas/L${i - 1}` }, { $ref: `#/components/schemas/L${i - 1}` }],
+      };
+    }
+    expect(
+      refused({
+        webhooks: { a: webhook({ requestBody: jsonBody({ schema: { $ref: '#/components/schemas/L30' } }) }) },
+        components: { schemas },
+      }),
+    ).toMatch(/too large/);
+  });
+
+  it('parses YAML or JSON text, and says where it fails', () => {
+    const yaml = `
+openapi: 3.1.0
+webhooks:
+  order.shipped:
+    post:
+      summary: An order left
+`;
+    expect(eventTypesFromOpenApi(parseSpecRaw(yaml))[0]).toMatchObject({
+      name: 'order.shipped',
+      description: 'An order left',
+    });
+    expect(parseSpecRaw('{"webhooks": {}}')).toEqual({ webhooks: {} });
+    expect(() => parseSpecRaw('webhooks: [unclosed')).toThrow(/specRaw is neither YAML nor JSON/);
+  });
+});
