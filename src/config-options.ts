@@ -129,7 +129,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_RETENTION',
     default: '90d',
     description:
-      'How long a message, its attempts and its dead letters are kept after it was published (off: for ever); ' +
+      'How long a message, its attempts and its dead letters are kept after it was published (off: for ever), and operational events and background tasks after they were recorded; ' +
       'at least COURIER_RETRY_WINDOW plus a day. Never while a delivery of the message is in flight or retrying.',
   },
   {

@@ -19,7 +19,10 @@ export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, ...names];
 }
 
-/** bulk-replay's --status: the words `courier status` shows, in the order of Svix's codes 0–3. */
+/**
+ * bulk-replay's --status: Svix's four standings (codes 0–3) in the words `courier status` uses;
+ * pending covers its pending and retrying.
+ */
 export const MESSAGE_STANDINGS = ['delivered', 'pending', 'failed', 'sending'] as const;
 /** bulk-replay's --status-code-class (0: no response). */
 export const STATUS_CODE_CLASSES = ['0', '100', '200', '300', '400', '500'] as const;

@@ -166,7 +166,10 @@ operator(
       .argument(...ENDPOINT),
   )
     .addOption(
-      new Option('--status <status>', 'only messages standing so at the endpoint').choices(MESSAGE_STANDINGS),
+      new Option(
+        '--status <status>',
+        'only messages standing so at the endpoint (pending: retrying too)',
+      ).choices(MESSAGE_STANDINGS),
     )
     .addOption(
       new Option(

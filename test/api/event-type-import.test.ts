@@ -32,6 +32,7 @@ describe('event types from an OpenAPI document', () => {
           post: {
             deprecated: true,
             'x-svix-feature-flag': 'beta',
+            'x-svix-feature-flags': ['beta', 'early'],
             requestBody: { content: { 'text/plain': {} } },
           },
         },
@@ -44,6 +45,7 @@ describe('event types from an OpenAPI document', () => {
         deprecated: false,
         schemas: { '1': { type: 'object', properties: { id: { type: 'string' } } } },
         featureFlag: null,
+        featureFlags: null,
         groupName: 'invoices',
       },
       {
@@ -52,6 +54,7 @@ describe('event types from an OpenAPI document', () => {
         deprecated: true,
         schemas: null,
         featureFlag: 'beta',
+        featureFlags: ['beta', 'early'],
         groupName: null,
       },
     ]);
@@ -147,6 +150,59 @@ describe('event types from an OpenAPI document', () => {
         components: { schemas },
       }),
     ).toMatch(/too large/);
+    // …nor can one long string reached many times.
+    const big: Record<string, unknown> = { B0: { description: 'x'.repeat(500_000) } };
+    for (let i = 1; i <= 4; i++) {
+      big[`B${i}`] = {
+        allOf: [{ $ref: `#/components/schemas/B${i - 1}` }, { $ref: `#/components/schemas/B${i - 1}` }],
+      };
+    }
+    const bigRef = { $ref: '#/components/schemas/B4' };
+    expect(
+      refused({
+        webhooks: { a: webhook({ requestBody: jsonBody({ schema: bigRef }) }) },
+        components: { schemas: big },
+      }),
+    ).toMatch(/too large/);
+    // A long chain of references is as deep as long nesting; so is one of path items.
+    const chain: Record<string, unknown> = { C0: { type: 'string' } };
+    for (let i = 1; i <= 5000; i++) chain[`C${i}`] = { $ref: `#/components/schemas/C${i - 1}` };
+    const chainRef = { $ref: '#/components/schemas/C5000' };
+    expect(
+      refused({
+        webhooks: { a: webhook({ requestBody: jsonBody({ schema: chainRef }) }) },
+        components: { schemas: chain },
+      }),
+    ).toMatch(/deeper than 128 levels/);
+    const items: Record<string, unknown> = { P0: webhook({}) };
+    for (let i = 1; i <= 100; i++) items[`P${i}`] = { $ref: `#/components/pathItems/P${i - 1}` };
+    expect(
+      refused({ webhooks: { a: { $ref: '#/components/pathItems/P100' } }, components: { pathItems: items } }),
+    ).toMatch(/chain too long/);
+    expect(
+      refused({
+        webhooks: { a: webhook({ requestBody: jsonBody({ schema: { $ref: '#/components/%E0' } }) }) },
+        components: {},
+      }),
+    ).toMatch(/not a well-formed JSON pointer/);
+    // What PostgreSQL cannot store, and more than one import takes.
+    expect(refused({ webhooks: { a: webhook({ description: 'a\u0000b' }) } })).toMatch(/NUL character/);
+    expect(refused({ webhooks: { a: webhook({ description: 'x'.repeat(4097) }) } })).toMatch(
+      /longer than 4096/,
+    );
+    const many = Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`e${i}`, webhook({})]));
+    expect(refused({ webhooks: many })).toMatch(/more than 1000 webhooks/);
+    // Only the operation taken is read: a broken one beside it does not matter.
+    expect(
+      eventTypesFromOpenApi({ webhooks: { a: { post: { summary: 'ok' }, get: { $ref: '#/nowhere' } } } })[0]!
+        .description,
+    ).toBe('ok');
+    // A reference may name an array's item.
+    const fromArray = eventTypesFromOpenApi({
+      webhooks: { a: webhook({ requestBody: jsonBody({ schema: { $ref: '#/components/list/1' } }) }) },
+      components: { list: [{ type: 'null' }, { type: 'number' }] },
+    });
+    expect(fromArray[0]!.schemas).toEqual({ '1': { type: 'number' } });
   });
 
   it('parses YAML or JSON text, and says where it fails', () => {
@@ -163,5 +219,22 @@ webhooks:
     });
     expect(parseSpecRaw('{"webhooks": {}}')).toEqual({ webhooks: {} });
     expect(() => parseSpecRaw('webhooks: [unclosed')).toThrow(/specRaw is neither YAML nor JSON/);
+    // YAML can say what JSON cannot: a circular alias, a NUL, an infinite number, a lone surrogate.
+    const circular = 'webhooks:\n  a:\n    post:\n      requestBody: &s {content: {x: *s}}\n';
+    expect(refused(parseSpecRaw(circular))).toMatch(/nested deeper than 128 levels/);
+    expect(refused(parseSpecRaw('webhooks:\n  a:\n    post: {summary: "a\\0b"}\n'))).toMatch(/NUL character/);
+    expect(refused(parseSpecRaw('webhooks:\n  a:\n    post: {x-n: .inf}\n'))).toMatch(/number out of range/);
+    expect(refused(parseSpecRaw('webhooks:\n  a:\n    post: {summary: "\\uD800"}\n'))).toMatch(
+      /lone UTF-16 surrogate/,
+    );
+    // Aliases that multiply are cut short by the parser.
+    const laughs = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 10; i++)
+      laughs.push(
+        `l${i}: &l${i} [${Array(10)
+          .fill(i === 1 ? '*a' : `*l${i - 1}`)
+          .join(', ')}]`,
+      );
+    expect(() => parseSpecRaw(laughs.join('\n'))).toThrow(/specRaw is neither YAML nor JSON/);
   });
 });

@@ -39,7 +39,7 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
   beforeEach(async () => {
     clock = new ManualClock(clock.now() + DAY);
     await t.db.query(
-      'truncate courier_attempts, courier_deliveries, courier_messages, courier_endpoint_queues, courier_endpoint_secrets, courier_endpoints, courier_applications, courier_operational_events cascade',
+      'truncate courier_attempts, courier_deliveries, courier_messages, courier_endpoint_queues, courier_endpoint_secrets, courier_endpoints, courier_applications, courier_operational_events, courier_background_tasks cascade',
     );
   });
 

@@ -265,6 +265,15 @@ describe('the official Svix SDK against Courier', () => {
     expect(recovers.data.every((t) => t.task === BackgroundTaskType.EndpointRecover)).toBe(true);
     expect(recovers.data.map((t) => t.id)).not.toContain(task.id);
     expect(running.data).toEqual([]);
+    expect([listed.done, next.prevIterator]).toEqual([false, `-${task.id}`]);
+    // A type of Svix's that Courier does not run matches none; a purge is kept like the rest.
+    expect((await svix.backgroundTask.list({ task: BackgroundTaskType.ApplicationStats })).data).toEqual([]);
+    const purge = await svix.message.expungeAllContents(app.id);
+    expect(await svix.backgroundTask.get(purge.id)).toMatchObject({
+      status: BackgroundTaskStatus.Finished,
+      task: BackgroundTaskType.ApplicationPurgeContent,
+      data: { appId: app.id },
+    });
     expect((await apiError(svix.backgroundTask.get('qtask_unknown'))).code).toBe(404);
   });
 

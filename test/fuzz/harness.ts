@@ -229,6 +229,7 @@ export const DOMAIN_TABLES = [
   'courier_deliveries',
   'courier_attempts',
   'courier_operational_events',
+  'courier_background_tasks',
   'courier_event_types',
   'courier_api_tokens',
 ] as const;

@@ -1,5 +1,7 @@
 import { Type } from 'typebox';
 import {
+  BACKGROUND_TASK_KINDS,
+  BACKGROUND_TASK_STATUSES,
   type BackgroundTask,
   findBackgroundTask,
   listBackgroundTasks,
@@ -11,18 +13,16 @@ import type { Api, ApiDeps } from '../types.ts';
 
 const tags = ['Background Task'];
 const BASE = '/api/v1/background-task';
-const TASKS = ['endpoint.recover', 'endpoint.replay', 'endpoint.bulk-replay'] as const;
-const STATUSES = ['running', 'finished', 'failed'] as const;
 
 const BackgroundTaskOut = Type.Object(
   {
     id: Type.String(),
-    status: StringEnum(STATUSES, {
+    status: StringEnum(BACKGROUND_TASK_STATUSES, {
       description: 'Always finished: Courier finishes a task before answering.',
     }),
-    task: StringEnum(TASKS),
+    task: StringEnum(BACKGROUND_TASK_KINDS),
     data: AnyObject(
-      'Courier: the application and endpoint (appId, endpointId), and the deliveries scheduled (replayed).',
+      'Courier: the application (appId), the endpoint (endpointId) and the deliveries scheduled (replayed) of a recover or replay.',
     ),
     updatedAt: Timestamp,
   },
@@ -38,8 +38,8 @@ const backgroundTaskOut = (t: BackgroundTask) => ({
 });
 
 /**
- * Svix's background tasks, read back: the recover and replay tasks, which Courier runs before it
- * answers and keeps for the retention period (COURIER_RETENTION).
+ * Svix's background tasks, read back: the recover, replay and purge tasks, which Courier runs before
+ * it answers and keeps for the retention period (COURIER_RETENTION).
  */
 export function backgroundTaskRoutes(app: Api, deps: ApiDeps): void {
   const { db } = deps;
@@ -50,11 +50,13 @@ export function backgroundTaskRoutes(app: Api, deps: ApiDeps): void {
       schema: {
         tags,
         summary: 'List background tasks',
-        description: 'The recover and replay tasks, newest first, filtered by status and task.',
+        description:
+          'The recover, replay and payload purge tasks, newest first, filtered by status and task (any of ' +
+          "Svix's task types; those Courier does not run match none).",
         querystring: Type.Object({
           ...listQuery(idIterator('qtask'), 'descending'),
-          status: Type.Optional(StringEnum(STATUSES)),
-          task: Type.Optional(StringEnum(TASKS)),
+          status: Type.Optional(StringEnum(BACKGROUND_TASK_STATUSES)),
+          task: Type.Optional(StringEnum(BACKGROUND_TASK_KINDS)),
         }),
         response: { 200: ListResponse(BackgroundTaskOut, 'ListResponse_BackgroundTaskOut_') },
       },

@@ -1,12 +1,12 @@
+import type { FastifyBaseLogger } from 'fastify';
 import { Type } from 'typebox';
-import { newId } from '../../ids.ts';
 import { bulkReplay } from '../../store/queries/bulk-replay.ts';
 import { replayAllDeadLetters } from '../../store/queries/dead-letter.ts';
 import { replayAllMissing } from '../../store/queries/replay-missing.ts';
-import { type BackgroundTaskKind, recordBackgroundTask } from '../../store/repos/background-tasks.ts';
+import { finishedTask } from '../background-task.ts';
 import { fieldError } from '../errors.ts';
 import { requireEndpoint } from '../lookup.ts';
-import { Channel, EventTypeName, iso, Nullable, Tag, Timestamp } from '../schemas/common.ts';
+import { Channel, EventTypeName, Nullable, Tag, Timestamp } from '../schemas/common.ts';
 import { STATUS_OF_CODE } from '../schemas/destinations.ts';
 import {
   BulkReplayOut,
@@ -51,11 +51,6 @@ const BulkReplayIn = Type.Object(
   { title: 'BulkReplayIn' },
 );
 
-const target = (app: { id: string }, endpoint: { id: string }) => ({
-  appId: app.id,
-  endpointId: endpoint.id,
-});
-
 /** [since, until) as epoch ms; an empty range is a mistake (the two swapped, most likely), not a question. */
 function sentRange(body: { since: string; until?: string | null }): { since: number; until?: number } {
   const since = Date.parse(body.since);
@@ -73,23 +68,17 @@ function sentRange(body: { since: string; until?: string | null }): { since: num
 export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock } = deps;
 
-  /** The task, kept for GET /background-task/{id} (Svix's SDK reads it back to follow the work). */
-  const finished = async <T extends BackgroundTaskKind>(
+  /** Svix's finished task, with the deliveries scheduled (`replayed`, a Courier extension). */
+  const finished = async <T extends 'endpoint.recover' | 'endpoint.replay' | 'endpoint.bulk-replay'>(
+    log: FastifyBaseLogger,
     task: T,
-    target: { appId: string; endpointId: string },
+    app: { id: string },
+    endpoint: { id: string },
     replayed: number,
-  ) => {
-    const now = clock.now();
-    const record = {
-      id: newId('qtask', now),
-      task,
-      status: 'finished' as const,
-      data: { ...target, replayed },
-      updatedAt: now,
-    };
-    await recordBackgroundTask(db, record);
-    return { id: record.id, status: record.status, task, updatedAt: iso(now), replayed };
-  };
+  ) => ({
+    ...(await finishedTask(deps, log, task, { appId: app.id, endpointId: endpoint.id, replayed })),
+    replayed,
+  });
 
   app.post(
     `${BASE}/recover`,
@@ -119,7 +108,7 @@ export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
       );
       return reply
         .code(202)
-        .send(await finished('endpoint.recover', target(application, endpoint), replayed));
+        .send(await finished(request.log, 'endpoint.recover', application, endpoint, replayed));
     },
   );
 
@@ -153,7 +142,9 @@ export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
         { endpointId: endpoint.id, ...range },
         clock.now(),
       );
-      return reply.code(202).send(await finished('endpoint.replay', target(application, endpoint), replayed));
+      return reply
+        .code(202)
+        .send(await finished(request.log, 'endpoint.replay', application, endpoint, replayed));
     },
   );
 
@@ -183,7 +174,9 @@ export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
       const body = request.body;
       const range = sentRange(body);
       if (body.status === CANCELED) {
-        return reply.code(202).send(await finished('endpoint.bulk-replay', target(application, endpoint), 0));
+        return reply
+          .code(202)
+          .send(await finished(request.log, 'endpoint.bulk-replay', application, endpoint, 0));
       }
       const replayed = await bulkReplay(
         db,
@@ -200,7 +193,7 @@ export function endpointRecoveryRoutes(app: Api, deps: ApiDeps): void {
       );
       return reply
         .code(202)
-        .send(await finished('endpoint.bulk-replay', target(application, endpoint), replayed));
+        .send(await finished(request.log, 'endpoint.bulk-replay', application, endpoint, replayed));
     },
   );
 }

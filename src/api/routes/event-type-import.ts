@@ -12,6 +12,7 @@ import {
   type EventTypeFromOpenApi,
   eventTypesFromOpenApi,
   invalidSpec,
+  MAX_WEBHOOKS,
   parseSpecRaw,
 } from '../event-type-import.ts';
 import { AnyObject, Nullable } from '../schemas/common.ts';
@@ -40,6 +41,9 @@ const EventTypeFromOpenApiOut = Type.Object(
     deprecated: Type.Boolean(),
     schemas: Nullable(AnyObject()),
     featureFlag: Nullable(Type.String({ description: 'Read from x-svix-feature-flag; not kept.' })),
+    featureFlags: Nullable(
+      Type.Array(Type.String(), { description: 'Read from x-svix-feature-flags; not kept.' }),
+    ),
     groupName: Nullable(Type.String({ description: 'Read from x-svix-group-name; not kept.' })),
   },
   { title: 'EventTypeFromOpenApi' },
@@ -53,7 +57,8 @@ const EventTypeImportOpenApiOut = Type.Object(
       }),
       to_modify: Nullable(
         Type.Array(EventTypeFromOpenApiOut, {
-          description: 'The event types of the document that are new or differ from what is stored.',
+          description:
+            'The event types of the document that are new or differ from what is stored (on a dry run, what would change).',
         }),
       ),
       archived: Type.Array(Type.String(), {
@@ -89,9 +94,9 @@ export function eventTypeImportRoutes(app: Api, deps: ApiDeps): void {
         summary: 'Event type import from OpenAPI',
         description:
           "Creates or updates an event type for each webhook of the document (3.1's webhooks, or x-webhooks): named " +
-          "by its key, described by its operation's description or summary, deprecated as it is, with its JSON request " +
+          "by its key, described by its operation's description or summary (else its path item's), deprecated as it is, with its JSON request " +
           "body's schema as version \"1\" (local references inlined) and the body's examples as that schema's " +
-          'examples. An archived one is restored. One transaction: all of it, or nothing.',
+          `examples. An archived one is restored. At most ${MAX_WEBHOOKS} webhooks; one transaction: all of it, or nothing.`,
         body: EventTypeImportOpenApiIn,
         response: { 200: EventTypeImportOpenApiOut },
       },
@@ -107,7 +112,8 @@ export function eventTypeImportRoutes(app: Api, deps: ApiDeps): void {
         const toModify: EventTypeFromOpenApi[] = [];
         for (const type of imported) {
           const fields = fieldsOf(type);
-          const current = await findEventType(tx, type.name, true);
+          // Locked for the write; a dry run only reads.
+          const current = await findEventType(tx, type.name, !dryRun);
           if (current && unchanged(current, fields)) continue;
           toModify.push(type);
           if (dryRun) continue;

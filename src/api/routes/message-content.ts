@@ -1,9 +1,9 @@
-import { newId } from '../../ids.ts';
 import { expungePayload } from '../../store/queries/expunge.ts';
 import { lastMessageId, messageIdsWithPayload } from '../../store/repos/messages.ts';
+import { finishedTask } from '../background-task.ts';
 import { attemptUnderWay } from '../errors.ts';
 import { requireApp, requireMessage } from '../lookup.ts';
-import { iso, NoContent } from '../schemas/common.ts';
+import { NoContent } from '../schemas/common.ts';
 import { ExpungeAllContentsOut, MessageParams } from '../schemas/messages.ts';
 import type { Api, ApiDeps } from '../types.ts';
 import { AppParams } from './messages.ts';
@@ -53,7 +53,7 @@ export function messageContentRoutes(app: Api, deps: ApiDeps): void {
         summary: 'Delete all of an application’s payloads',
         description:
           'Deletes for good the payload of every message of the application, as DELETE …/msg/{msg_id}/content ' +
-          'does for one. Done before the answer (Svix runs it as a background task): 202 with the task finished. ' +
+          'does for one. Done before the answer (Svix runs it as a background task): 202 with the task finished, kept to be read back. ' +
           '409 when some messages have an attempt under way: the others are done; call again.',
         params: AppParams,
         response: { 202: ExpungeAllContentsOut },
@@ -79,13 +79,9 @@ export function messageContentRoutes(app: Api, deps: ApiDeps): void {
           `${underWay} message${underWay === 1 ? ' has an attempt' : 's have attempts'} under way; the other payloads are deleted; try again in a moment`,
         );
       }
-      const now = clock.now();
-      return reply.code(202).send({
-        id: newId('qtask', now),
-        status: 'finished',
-        task: 'application.purge_content',
-        updatedAt: iso(now),
-      });
+      return reply
+        .code(202)
+        .send(await finishedTask(deps, request.log, 'application.purge_content', { appId: application.id }));
     },
   );
 }

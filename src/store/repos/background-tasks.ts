@@ -2,8 +2,20 @@ import type { Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
 import type { Page } from './applications.ts';
 
-export type BackgroundTaskKind = 'endpoint.recover' | 'endpoint.replay' | 'endpoint.bulk-replay';
-export type BackgroundTaskStatus = 'running' | 'finished' | 'failed';
+/** Svix's task types; Courier records the recover, replay and purge ones, and lists by any. */
+export const BACKGROUND_TASK_KINDS = [
+  'endpoint.replay',
+  'endpoint.recover',
+  'application.stats',
+  'message.broadcast',
+  'sdk.generate',
+  'event-type.aggregate',
+  'application.purge_content',
+  'endpoint.bulk-replay',
+] as const;
+export const BACKGROUND_TASK_STATUSES = ['running', 'finished', 'failed'] as const;
+export type BackgroundTaskKind = (typeof BACKGROUND_TASK_KINDS)[number];
+export type BackgroundTaskStatus = (typeof BACKGROUND_TASK_STATUSES)[number];
 
 /** Svix's BackgroundTaskOut, as migration 0032 keeps it. */
 export interface BackgroundTask {
