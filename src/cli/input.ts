@@ -104,7 +104,7 @@ export async function readPayload(
   return payload;
 }
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   return Buffer.concat(chunks).toString('utf8');

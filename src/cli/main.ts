@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import type { OperatorOptions } from './api-client.ts';
 import type { AttemptsOptions } from './commands/attempts.ts';
 import type { DlqOptions, ReplayOptions } from './commands/dlq.ts';
+import type { ImportOptions } from './commands/event-types.ts';
 import type { BulkReplayOptions, ReplayMissingOptions } from './commands/replay.ts';
 import type { SendOptions } from './commands/send.ts';
 import { CliError } from './errors.ts';
@@ -22,8 +23,8 @@ const program = new Command()
   .addHelpText(
     'after',
     `
-send, endpoints, attempts, status, dlq, replay-missing and bulk-replay talk to a
-running Courier over its API:
+send, endpoints, attempts, status, dlq, replay-missing, bulk-replay and event-types
+talk to a running Courier over its API:
   COURIER_URL     its base URL, or --url (default: where COURIER_HOST and COURIER_PORT put it)
   COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
 They print tables, or JSON with --json. Exit status: 0 done, 1 API or network
@@ -195,6 +196,30 @@ Examples:
     ),
 ).action(async (app: string, endpoint: string, options: BulkReplayOptions) =>
   (await import('./commands/replay.ts')).bulkReplay(app, endpoint, options),
+);
+
+const eventTypes = program.command('event-types').description('manage event types');
+
+operator(
+  eventTypes
+    .command('import')
+    .description("create or update event types from an OpenAPI document's webhooks")
+    .argument('<file>', 'the OpenAPI document, YAML or JSON (- for standard input)')
+    .option('--dry-run', 'say what would change, and change nothing')
+    .option('--replace-all', 'also archive the event types the document does not name')
+    .addHelpText(
+      'after',
+      `
+Each webhook of the document (webhooks, or x-webhooks) becomes an event type
+named by its key, described by its operation, with its JSON request body's
+schema as version "1" and the body's examples as the schema's examples (which
+send-example sends). All of it, or nothing.
+
+Example:
+  $ courier event-types import openapi.yaml --dry-run`,
+    ),
+).action(async (file: string, options: ImportOptions) =>
+  (await import('./commands/event-types.ts')).importEventTypes(file, options),
 );
 
 const dlq = program

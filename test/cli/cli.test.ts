@@ -2,6 +2,9 @@
  * The operator commands end to end: the real `courier` binary (a child process) against a real API
  * on PostgreSQL, with deliveries driven by a worker on virtual time to a loopback receiver.
  */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { createApp, createEndpoint, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
@@ -293,6 +296,45 @@ describe('courier operator commands', () => {
     }
     await deliverAll();
     expect(sent()).toHaveLength(7);
+  });
+
+  it('event-types import creates event types from an OpenAPI document, or says what it would do', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'courier-cli-'));
+    const file = join(dir, 'openapi.yaml');
+    await writeFile(
+      file,
+      'openapi: 3.1.0\nwebhooks:\n  cli.imported:\n    post:\n      summary: From the CLI\n',
+    );
+    const dry = await cli(['event-types', 'import', file, '--dry-run']);
+    expect(dry).toMatchObject({ code: 0, stderr: '' });
+    expect(dry.stdout).toMatch(/^EVENT TYPE +CHANGE\ncli\.imported +would be created or updated\n$/);
+    expect((await api.request('GET', '/api/v1/event-type/cli.imported')).status).toBe(404);
+
+    const done = await cli(['event-types', 'import', '-', '--json'], {}, await readFile(file, 'utf8'));
+    expect(JSON.parse(done.stdout)).toEqual({
+      modified: ['cli.imported'],
+      to_modify: [expect.objectContaining({ name: 'cli.imported', description: 'From the CLI' })],
+      archived: [],
+    });
+    expect((await api.request('GET', '/api/v1/event-type/cli.imported')).body.description).toBe(
+      'From the CLI',
+    );
+    expect(await cli(['event-types', 'import', file])).toEqual({
+      code: 0,
+      stdout: 'every event type already matches the document\n',
+      stderr: '',
+    });
+
+    await writeFile(join(dir, 'empty.yaml'), 'openapi: 3.1.0\n');
+    const [missing, noWebhooks] = await Promise.all([
+      cli(['event-types', 'import', join(dir, 'nope.yaml')]),
+      cli(['event-types', 'import', join(dir, 'empty.yaml')]),
+    ]);
+    expect(missing).toMatchObject({ code: 2, stdout: '' });
+    expect(missing.stderr).toMatch(/cannot read .*nope\.yaml/);
+    expect(noWebhooks).toMatchObject({ code: 1, stdout: '' });
+    expect(noWebhooks.stderr).toMatch(/invalid_spec.*has no webhooks|has no webhooks/);
+    await rm(dir, { recursive: true });
   });
 
   it('reports API and network failures on stderr with exit 1', async () => {
