@@ -27,6 +27,7 @@ import { endpointRecoveryRoutes } from './routes/endpoint-recovery.ts';
 import { endpointSecretRoutes } from './routes/endpoint-secrets.ts';
 import { endpointStatsRoutes } from './routes/endpoint-stats.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
+import { environmentRoutes } from './routes/environment.ts';
 import { eventTypeImportRoutes } from './routes/event-type-import.ts';
 import { eventTypeRoutes } from './routes/event-types.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -70,6 +71,7 @@ const RESOURCE_ROUTES = [
   endpointMessageRoutes,
   eventTypeRoutes,
   eventTypeImportRoutes,
+  environmentRoutes,
   operationalEventRoutes,
 ];
 

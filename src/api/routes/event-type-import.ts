@@ -1,12 +1,8 @@
-import { isDeepStrictEqual } from 'node:util';
 import { Type } from 'typebox';
 import {
   archiveEventTypesExcept,
-  createEventType,
-  type EventType,
   type EventTypeFields,
-  findEventType,
-  updateEventType,
+  writeEventTypes,
 } from '../../store/repos/event-types.ts';
 import {
   type EventTypeFromOpenApi,
@@ -76,12 +72,6 @@ const fieldsOf = (t: EventTypeFromOpenApi): EventTypeFields => ({
   schemas: t.schemas,
 });
 
-const unchanged = (current: EventType, fields: EventTypeFields) =>
-  current.description === fields.description &&
-  current.archived === fields.archived &&
-  current.deprecated === fields.deprecated &&
-  isDeepStrictEqual(current.schemas, fields.schemas);
-
 /** Svix's event type import from an OpenAPI document's webhooks (src/api/event-type-import.ts). */
 export function eventTypeImportRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock } = deps;
@@ -109,19 +99,15 @@ export function eventTypeImportRoutes(app: Api, deps: ApiDeps): void {
       const imported = eventTypesFromOpenApi(spec ?? parseSpecRaw(specRaw!));
       const now = clock.now();
       return db.transaction(async (tx) => {
-        const toModify: EventTypeFromOpenApi[] = [];
-        for (const type of imported) {
-          const fields = fieldsOf(type);
-          // Locked for the write; a dry run only reads.
-          const current = await findEventType(tx, type.name, !dryRun);
-          if (current && unchanged(current, fields)) continue;
-          toModify.push(type);
-          if (dryRun) continue;
-          // Made by a concurrent create since the lookup: updated, as an existing one.
-          if (current || !(await createEventType(tx, type.name, fields, now))) {
-            await updateEventType(tx, type.name, fields, now);
-          }
-        }
+        const changed = new Set(
+          await writeEventTypes(
+            tx,
+            imported.map((t) => ({ name: t.name, fields: fieldsOf(t) })),
+            now,
+            dryRun,
+          ),
+        );
+        const toModify = imported.filter((t) => changed.has(t.name));
         const archived = replaceAll
           ? await archiveEventTypesExcept(
               tx,

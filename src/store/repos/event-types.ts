@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
 import type { Page } from './applications.ts';
@@ -120,4 +121,40 @@ export async function archiveEventTypesExcept(
         [keep, toDate(now)],
       );
   return rows.map((r) => r.name).sort();
+}
+
+const unchanged = (current: EventType, fields: EventTypeFields) =>
+  current.description === fields.description &&
+  current.archived === fields.archived &&
+  current.deprecated === fields.deprecated &&
+  isDeepStrictEqual(current.schemas, fields.schemas);
+
+/**
+ * Creates or updates each event type as given (an import); call inside a transaction. Returns the
+ * names of those that were new or differed, in the order given; with `dryRun`, only says (and
+ * takes no lock).
+ */
+export async function writeEventTypes(
+  tx: Queryable,
+  types: readonly { name: string; fields: EventTypeFields }[],
+  now: number,
+  dryRun: boolean,
+): Promise<string[]> {
+  const changed: string[] = [];
+  for (const { name, fields } of types) {
+    const current = await findEventType(tx, name, !dryRun);
+    if (current && unchanged(current, fields)) continue;
+    changed.push(name);
+    if (dryRun) continue;
+    // Made by a concurrent create since the lookup: updated, as an existing one.
+    if (current || !(await createEventType(tx, name, fields, now)))
+      await updateEventType(tx, name, fields, now);
+  }
+  return changed;
+}
+
+/** Every event type, archived ones too, by name (an environment export: a few hundred at most). */
+export async function allEventTypes(db: Queryable): Promise<EventType[]> {
+  const { rows } = await db.query<Row>('select * from courier_event_types order by name');
+  return rows.map(fromRow);
 }
