@@ -131,8 +131,8 @@ const unchanged = (current: EventType, fields: EventTypeFields) =>
 
 /**
  * Creates or updates each event type as given (an import); call inside a transaction. Returns the
- * names of those that were new or differed, in the order given; with `dryRun`, only says (and
- * takes no lock).
+ * names of those that were new or differed; with `dryRun`, only says (and takes no lock). Written
+ * in name order, so that two imports at once lock the rows they share in the same order.
  */
 export async function writeEventTypes(
   tx: Queryable,
@@ -141,7 +141,8 @@ export async function writeEventTypes(
   dryRun: boolean,
 ): Promise<string[]> {
   const changed: string[] = [];
-  for (const { name, fields } of types) {
+  const byName = [...types].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const { name, fields } of byName) {
     const current = await findEventType(tx, name, !dryRun);
     if (current && unchanged(current, fields)) continue;
     changed.push(name);
