@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { allEventTypes, writeEventTypes } from '../../store/repos/event-types.ts';
 import { fieldError } from '../errors.ts';
 import { AnyObject, iso, NoContent, Nullable, Timestamp } from '../schemas/common.ts';
-import { EventTypeIn, EventTypeOut, eventTypeOut } from '../schemas/event-types.ts';
+import { EventTypeIn, EventTypeOut, eventTypeFields, eventTypeOut } from '../schemas/event-types.ts';
 import type { Api, ApiDeps } from '../types.ts';
 
 const tags = ['Environment'];
@@ -84,15 +84,7 @@ export function environmentRoutes(app: Api, deps: ApiDeps): void {
       await db.transaction((tx) =>
         writeEventTypes(
           tx,
-          types.map((t) => ({
-            name: t.name,
-            fields: {
-              description: t.description,
-              archived: t.archived ?? false,
-              deprecated: t.deprecated ?? false,
-              schemas: t.schemas ?? null,
-            },
-          })),
+          types.map((t) => ({ name: t.name, fields: eventTypeFields(t, null) })),
           now,
           false,
         ),

@@ -4,7 +4,6 @@ import {
   createEventType,
   deleteEventType,
   type EventType,
-  type EventTypeFields,
   findEventType,
   listEventTypes,
   updateEventType,
@@ -13,11 +12,11 @@ import { conflict, fieldError, notFound } from '../errors.ts';
 import { listQuery, paginate } from '../pagination.ts';
 import { EventTypeName, ListResponse, NEW_EVENT_TYPE_NAME, NoContent } from '../schemas/common.ts';
 import {
-  type EventTypeBody,
   EventTypeIn,
   EventTypeOut,
   EventTypePatch,
   EventTypeUpdate,
+  eventTypeFields,
   eventTypeOut,
 } from '../schemas/event-types.ts';
 import type { Api, ApiDeps } from '../types.ts';
@@ -29,18 +28,6 @@ const BASE = '/api/v1/event-type';
 
 export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock } = deps;
-
-  /** POST/PUT replace (absent → default), PATCH keeps what is absent. */
-  function fieldsOf(body: EventTypeBody, current: EventType | null): EventTypeFields {
-    const pick = <T>(value: T | null | undefined, kept: T, fallback: T): T =>
-      value === undefined ? (current ? kept : fallback) : value === null ? fallback : value;
-    return {
-      description: pick(body.description, current?.description ?? '', ''),
-      archived: pick(body.archived, current?.archived ?? false, false),
-      deprecated: pick(body.deprecated, current?.deprecated ?? false, false),
-      schemas: pick(body.schemas, current?.schemas ?? null, null),
-    };
-  }
 
   /** Within `tx`, locked until it ends. */
   async function requireEventType(name: string, tx?: Queryable): Promise<EventType> {
@@ -91,7 +78,7 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
     },
     async (request, reply) => {
       const { name } = request.body;
-      const fields = fieldsOf(request.body, null);
+      const fields = eventTypeFields(request.body, null);
       const created = await db.transaction(async (tx) => {
         const made = await createEventType(tx, name, fields, clock.now());
         if (made) return made;
@@ -122,7 +109,7 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
     },
     async (request, reply) => {
       const name = request.params.event_type_name;
-      const fields = fieldsOf(request.body, null);
+      const fields = eventTypeFields(request.body, null);
       const updated = await updateEventType(db, name, fields, clock.now());
       if (updated) return eventTypeOut(updated);
       if (!NEW_NAME.test(name)) {
@@ -151,7 +138,12 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
     async (request) =>
       db.transaction(async (tx) => {
         const current = await requireEventType(request.params.event_type_name, tx);
-        const updated = await updateEventType(tx, current.name, fieldsOf(request.body, current), clock.now());
+        const updated = await updateEventType(
+          tx,
+          current.name,
+          eventTypeFields(request.body, current),
+          clock.now(),
+        );
         if (!updated) throw notFound(`Event type ${current.name} not found`);
         return eventTypeOut(updated);
       }),

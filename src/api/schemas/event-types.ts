@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import type { EventType } from '../../store/repos/event-types.ts';
+import type { EventType, EventTypeFields } from '../../store/repos/event-types.ts';
 import { AnyObject, iso, NewEventTypeName, Nullable, Text, Timestamp } from './common.ts';
 
 const Schemas = Nullable(
@@ -49,5 +49,17 @@ export function eventTypeOut(e: EventType, withContent = true) {
     schemas: withContent ? e.schemas : null,
     createdAt: iso(e.createdAt),
     updatedAt: iso(e.updatedAt),
+  };
+}
+
+/** The fields a body sets: POST/PUT and imports replace (absent → default), PATCH keeps what is absent. */
+export function eventTypeFields(body: EventTypeBody, current: EventType | null): EventTypeFields {
+  const pick = <T>(value: T | null | undefined, kept: T, fallback: T): T =>
+    value === undefined ? (current ? kept : fallback) : value === null ? fallback : value;
+  return {
+    description: pick(body.description, current?.description ?? '', ''),
+    archived: pick(body.archived, current?.archived ?? false, false),
+    deprecated: pick(body.deprecated, current?.deprecated ?? false, false),
+    schemas: pick(body.schemas, current?.schemas ?? null, null),
   };
 }
