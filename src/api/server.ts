@@ -35,6 +35,7 @@ import { messageContentRoutes } from './routes/message-content.ts';
 import { messageRoutes } from './routes/messages.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { operationalEventRoutes } from './routes/operational-events.ts';
+import { usageStatsRoutes } from './routes/usage-stats.ts';
 import { lazySerializers } from './serializers.ts';
 import type { Api, ApiDeps } from './types.ts';
 import { compileValidator } from './validation.ts';
@@ -72,6 +73,7 @@ const RESOURCE_ROUTES = [
   eventTypeRoutes,
   eventTypeImportRoutes,
   environmentRoutes,
+  usageStatsRoutes,
   operationalEventRoutes,
 ];
 

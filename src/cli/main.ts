@@ -5,6 +5,7 @@ import type { DlqOptions, ReplayOptions } from './commands/dlq.ts';
 import type { ImportOptions } from './commands/event-types.ts';
 import type { BulkReplayOptions, ReplayMissingOptions } from './commands/replay.ts';
 import type { SendOptions } from './commands/send.ts';
+import type { UsageOptions } from './commands/usage.ts';
 import { CliError } from './errors.ts';
 import { printable } from './format.ts';
 import { collect, isoTime, MESSAGE_STANDINGS, positiveInteger, STATUS_CODE_CLASSES } from './input.ts';
@@ -23,8 +24,8 @@ const program = new Command()
   .addHelpText(
     'after',
     `
-send, endpoints, attempts, status, dlq, replay-missing, bulk-replay and event-types
-talk to a running Courier over its API:
+send, endpoints, attempts, status, dlq, replay-missing, bulk-replay, event-types
+and usage talk to a running Courier over its API:
   COURIER_URL     its base URL, or --url (default: where COURIER_HOST and COURIER_PORT put it)
   COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
 They print tables, or JSON with --json. Exit status: 0 done, 1 API or network
@@ -221,6 +222,40 @@ Example:
 ).action(async (file: string, options: ImportOptions) =>
   (await import('./commands/event-types.ts')).importEventTypes(file, options),
 );
+
+const usage = program.command('usage').description('usage statistics: message destinations, subscriptions');
+
+operator(
+  usage
+    .command('apps')
+    .description('message destinations per application, of the messages published in a time window')
+    .requiredOption(
+      '--since <time>',
+      'messages published since this ISO 8601 time (UTC unless zoned)',
+      isoTime,
+    )
+    .option('--until <time>', 'and before this ISO 8601 time (default: now)', isoTime)
+    .option(
+      '--app <app>',
+      'this application only, id or uid (repeatable; default: every one with usage)',
+      collect,
+    )
+    .addHelpText(
+      'after',
+      `
+A message destination is a message and an endpoint it was for, counted once
+however many attempts it took, whatever became of it. Counts cover what is
+retained (COURIER_RETENTION). An --app that names no application is reported
+on stderr, with exit status 1, after the others are printed.
+
+Example:
+  $ courier usage apps --since 2026-01-01 --until 2026-02-01`,
+    ),
+).action(async (options: UsageOptions) => (await import('./commands/usage.ts')).appUsage(options));
+
+operator(
+  usage.command('event-types').description("the event types each application's endpoints subscribe to"),
+).action(async (options: OperatorOptions) => (await import('./commands/usage.ts')).eventTypeUsage(options));
 
 const dlq = program
   .command('dlq')

@@ -337,6 +337,35 @@ describe('courier operator commands', () => {
     await rm(dir, { recursive: true });
   });
 
+  it('usage counts message destinations per application, and what their endpoints subscribe to', async () => {
+    const metered = await createApp(api, { uid: 'metered' });
+    await createEndpoint(api, 'metered', { url: `${receiver.url}/ok`, filterTypes: ['order.created'] });
+    await createEndpoint(api, 'metered', { url: `${receiver.url}/ok` });
+    const since = new Date(api.clock.now()).toISOString();
+    await publish('metered', 2);
+
+    const [table, json] = await Promise.all([
+      cli(['usage', 'apps', '--since', since, '--app', 'metered', '--app', 'nobody']),
+      cli(['usage', 'apps', '--since', since, '--app', metered, '--json']),
+    ]);
+    expect(table.code).toBe(1);
+    expect(table.stdout).toMatch(new RegExp(`^APPLICATION +UID +DESTINATIONS\n${metered} +metered +4\n$`));
+    expect(table.stderr).toBe('courier: no application nobody\n');
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(json.stdout)).toEqual({
+      appStats: [{ appId: metered, appUid: 'metered', messageDestinations: 4 }],
+      unresolvedAppIds: [],
+    });
+    const later = await cli(['usage', 'apps', '--since', '2099-01-01']);
+    expect(later.stderr).toMatch(/--since \(2099-01-01T00:00:00.000Z\) must be before --until/);
+    expect(later.code).toBe(2);
+
+    const subscriptions = await cli(['usage', 'event-types']);
+    expect(subscriptions.code).toBe(0);
+    expect(subscriptions.stdout).toMatch(/^APPLICATION +EVERY TYPE +EVENT TYPES\n/);
+    expect(subscriptions.stdout).toMatch(new RegExp(`\n${metered} +yes +order\\.created\n`));
+  });
+
   it('reports API and network failures on stderr with exit 1', async () => {
     const down = `http://127.0.0.1:${await closedPort()}`;
     const [unknownApp, badToken, unreachable, invalid] = await Promise.all([

@@ -22,7 +22,8 @@ const BackgroundTaskOut = Type.Object(
     }),
     task: StringEnum(BACKGROUND_TASK_KINDS),
     data: AnyObject(
-      'Courier: the application (appId), the endpoint (endpointId) and the deliveries scheduled (replayed) of a recover or replay.',
+      'Courier: the application (appId), the endpoint (endpointId) and the deliveries scheduled (replayed) of a ' +
+        'recover or replay; the figures of a statistics task (appStats, event_types).',
     ),
     updatedAt: Timestamp,
   },

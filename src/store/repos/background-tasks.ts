@@ -2,7 +2,7 @@ import type { Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
 import type { Page } from './applications.ts';
 
-/** Svix's task types; Courier records the recover, replay and purge ones, and lists by any. */
+/** Svix's task types; Courier records the recover, replay, purge and statistics ones, and lists by any. */
 export const BACKGROUND_TASK_KINDS = [
   'endpoint.replay',
   'endpoint.recover',
