@@ -7,20 +7,24 @@ import { iso } from './schemas/common.ts';
 
 /**
  * Svix's answer to a task it runs in the background, for one Courier has done before answering;
- * the task is kept to be read back (GET /background-task/{id}). Not keeping it is logged, not
- * answered: the work is done, and a 5xx would make the SDK, which retries one, do it again.
+ * the task is kept to be read back (GET /background-task/{id}). Not keeping a task that changed
+ * something is logged, not answered: the work is done, and a 5xx would make the SDK, which
+ * retries one, do it again. A task that only reads (`readOnly`: statistics, whose figures are
+ * its data) fails with it instead: a retry costs nothing, and an answer would point at nothing.
  */
 export async function finishedTask<T extends BackgroundTaskKind>(
   deps: { db: Queryable; clock: Clock },
   log: FastifyBaseLogger,
   task: T,
   data: Record<string, unknown>,
+  { readOnly = false } = {},
 ) {
   const now = deps.clock.now();
   const id = newId('qtask', now);
   try {
     await recordBackgroundTask(deps.db, { id, task, status: 'finished', data, updatedAt: now });
   } catch (error) {
+    if (readOnly) throw error;
     log.warn({ err: error, taskId: id, task }, 'task done but not kept: reading it back will answer 404');
   }
   return { id, status: 'finished' as const, task, updatedAt: iso(now) };

@@ -243,10 +243,11 @@ operator(
     .addHelpText(
       'after',
       `
-A message destination is a message and an endpoint it was for, counted once
-however many attempts it took, whatever became of it. Counts cover what is
-retained (COURIER_RETENTION). An --app that names no application is reported
-on stderr, with exit status 1, after the others are printed.
+A message destination is a message and an endpoint it was sent to (or is to be),
+counted once however many attempts it took. The window spans 31 days at most.
+Counts cover what is retained (COURIER_RETENTION). An --app that names no
+application is reported on stderr, with exit status 1, after the others are
+printed.
 
 Example:
   $ courier usage apps --since 2026-01-01 --until 2026-02-01`,

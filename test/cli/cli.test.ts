@@ -342,20 +342,39 @@ describe('courier operator commands', () => {
     await createEndpoint(api, 'metered', { url: `${receiver.url}/ok`, filterTypes: ['order.created'] });
     await createEndpoint(api, 'metered', { url: `${receiver.url}/ok` });
     const since = new Date(api.clock.now()).toISOString();
+    const until = new Date(api.clock.now() + 86_400_000).toISOString();
     await publish('metered', 2);
 
     const [table, json] = await Promise.all([
-      cli(['usage', 'apps', '--since', since, '--app', 'metered', '--app', 'nobody']),
-      cli(['usage', 'apps', '--since', since, '--app', metered, '--json']),
+      cli(['usage', 'apps', '--since', since, '--until', until, '--app', 'metered', '--app', 'nobody']),
+      cli([
+        'usage',
+        'apps',
+        '--since',
+        since,
+        '--until',
+        until,
+        '--app',
+        metered,
+        '--app',
+        'nobody',
+        '--json',
+      ]),
     ]);
     expect(table.code).toBe(1);
     expect(table.stdout).toMatch(new RegExp(`^APPLICATION +UID +DESTINATIONS\n${metered} +metered +4\n$`));
     expect(table.stderr).toBe('courier: no application nobody\n');
-    expect(json).toMatchObject({ code: 0, stderr: '' });
+    expect(json).toMatchObject({ code: 1, stderr: 'courier: no application nobody\n' });
     expect(JSON.parse(json.stdout)).toEqual({
       appStats: [{ appId: metered, appUid: 'metered', messageDestinations: 4 }],
-      unresolvedAppIds: [],
+      unresolvedAppIds: ['nobody'],
     });
+    const nothing = await cli(['usage', 'apps', '--since', since, '--until', until, '--app', 'nobody']);
+    expect(nothing).toMatchObject({ code: 1, stdout: '' });
+    expect(nothing.stderr).toMatch(/appIds: names no application/);
+    const long = await cli(['usage', 'apps', '--since', '2000-01-01']);
+    expect(long).toMatchObject({ code: 1, stdout: '' });
+    expect(long.stderr).toMatch(/until: must be at most 31 days after since/);
     const later = await cli(['usage', 'apps', '--since', '2099-01-01']);
     expect(later.stderr).toMatch(/--since \(2099-01-01T00:00:00.000Z\) must be before --until/);
     expect(later.code).toBe(2);

@@ -4,7 +4,6 @@ import { bulkReplay } from '../../store/queries/bulk-replay.ts';
 import { replayAllDeadLetters } from '../../store/queries/dead-letter.ts';
 import { replayAllMissing } from '../../store/queries/replay-missing.ts';
 import { finishedTask } from '../background-task.ts';
-import { fieldError } from '../errors.ts';
 import { requireEndpoint } from '../lookup.ts';
 import { Channel, EventTypeName, Nullable, Tag, Timestamp } from '../schemas/common.ts';
 import { STATUS_OF_CODE } from '../schemas/destinations.ts';
@@ -16,6 +15,7 @@ import {
   ReplayIn,
   ReplayOut,
 } from '../schemas/endpoints.ts';
+import { sentRange } from '../sent-range.ts';
 import type { Api, ApiDeps } from '../types.ts';
 
 const tags = ['Endpoint'];
@@ -50,14 +50,6 @@ const BulkReplayIn = Type.Object(
   },
   { title: 'BulkReplayIn' },
 );
-
-/** [since, until) as epoch ms; an empty range is a mistake (the two swapped, most likely), not a question. */
-function sentRange(body: { since: string; until?: string | null }): { since: number; until?: number } {
-  const since = Date.parse(body.since);
-  const until = body.until == null ? undefined : Date.parse(body.until);
-  if (until !== undefined && until <= since) throw fieldError(['body', 'until'], 'must be after since');
-  return { since, until };
-}
 
 /**
  * Svix's ways to send an endpoint messages again: recover (its failed deliveries), replay-missing

@@ -2,12 +2,19 @@ import { Type } from 'typebox';
 import { appUsage, eventTypeUsage, resolveApplications } from '../../store/repos/usage-stats.ts';
 import { finishedTask } from '../background-task.ts';
 import { fieldError } from '../errors.ts';
-import { IdOrUid, Nullable, StringEnum, Timestamp } from '../schemas/common.ts';
+import { TaskOut } from '../schemas/background-tasks.ts';
+import { IdOrUid, Nullable, Timestamp } from '../schemas/common.ts';
+import { sentRange } from '../sent-range.ts';
 import type { Api, ApiDeps } from '../types.ts';
 
 const tags = ['Statistics'];
 /** Applications one request may name; without a list it covers them all. */
 const MAX_APP_IDS = 1000;
+/**
+ * A month at most: the count runs before the answer, and on PGlite it holds the one connection
+ * (the workers' too) while it runs.
+ */
+const MAX_WINDOW_DAYS = 31;
 
 const AppUsageStatsIn = Type.Object(
   {
@@ -17,7 +24,8 @@ const AppUsageStatsIn = Type.Object(
       Nullable(
         Type.Array(IdOrUid('An application id or uid.'), {
           maxItems: MAX_APP_IDS,
-          description: 'These applications only, each listed (zeros too); without, every one with usage.',
+          description:
+            'These applications only, each listed (zeros too); 422 when none is found. Without, every one with usage.',
         }),
       ),
     ),
@@ -25,28 +33,10 @@ const AppUsageStatsIn = Type.Object(
   { title: 'AppUsageStatsIn' },
 );
 
-const taskFields = <const T extends string>(task: T) => ({
-  id: Type.String({
-    description: 'The task (qtask_…), finished before the answer: GET /background-task/{id} has the figures.',
-  }),
-  status: StringEnum(['running', 'finished', 'failed'] as const),
-  task: Type.Literal(task),
-  updatedAt: Timestamp,
+const AppUsageStatsOut = TaskOut('application.stats', 'AppUsageStatsOut', {
+  unresolvedAppIds: Type.Array(Type.String(), { description: 'Ids or uids given that name no application.' }),
 });
-
-const AppUsageStatsOut = Type.Object(
-  {
-    ...taskFields('application.stats'),
-    unresolvedAppIds: Type.Array(Type.String(), {
-      description: 'Ids or uids given that name no application.',
-    }),
-  },
-  { title: 'AppUsageStatsOut' },
-);
-
-const AggregateEventTypesOut = Type.Object(taskFields('event-type.aggregate'), {
-  title: 'AggregateEventTypesOut',
-});
+const AggregateEventTypesOut = TaskOut('event-type.aggregate', 'AggregateEventTypesOut');
 
 /**
  * Svix's usage statistics, background tasks whose figures are read from the task's data. Courier
@@ -62,23 +52,35 @@ export function usageStatsRoutes(app: Api, deps: ApiDeps): void {
         tags,
         summary: 'Application usage stats',
         description:
-          'Message destinations (a message and an endpoint it was for, however many attempts it took) of the ' +
-          "messages created in [since, until), per application; read them from the task's data.appStats. " +
-          'Counts cover what is retained (COURIER_RETENTION).',
+          'Message destinations (a message and an endpoint it was sent to, however many attempts it took) of ' +
+          "the messages created in [since, until), at most 31 days, per application; read them from the task's " +
+          'data.appStats. Counts cover what is retained (COURIER_RETENTION).',
         body: AppUsageStatsIn,
         response: { 202: AppUsageStatsOut },
       },
     },
     async (request, reply) => {
-      const since = Date.parse(request.body.since);
-      const until = Date.parse(request.body.until);
-      if (until <= since) throw fieldError(['body', 'until'], 'must be after since');
-      const { resolved, unresolved } = request.body.appIds
-        ? await resolveApplications(db, request.body.appIds)
+      const { since, until } = sentRange(request.body);
+      if (until - since > MAX_WINDOW_DAYS * 86_400_000) {
+        throw fieldError(
+          ['body', 'until'],
+          `must be at most ${MAX_WINDOW_DAYS} days after since: ask for a longer time a month at a time`,
+        );
+      }
+      const { appIds } = request.body;
+      const { resolved, unresolved } = appIds
+        ? await resolveApplications(db, appIds)
         : { resolved: null, unresolved: [] };
+      if (resolved?.length === 0) throw fieldError(['body', 'appIds'], 'names no application');
       // Nothing was created before 1970: a window reaching back past it starts there.
       const appStats = await appUsage(db, { since: Math.max(0, since), until: Math.max(0, until) }, resolved);
-      const task = await finishedTask(deps, request.log, 'application.stats', { appStats });
+      const task = await finishedTask(
+        deps,
+        request.log,
+        'application.stats',
+        { appStats },
+        { readOnly: true },
+      );
       return reply.code(202).send({ ...task, unresolvedAppIds: unresolved });
     },
   );
@@ -100,7 +102,15 @@ export function usageStatsRoutes(app: Api, deps: ApiDeps): void {
       const usage = await eventTypeUsage(db);
       return reply
         .code(202)
-        .send(await finishedTask(deps, request.log, 'event-type.aggregate', { event_types: usage }));
+        .send(
+          await finishedTask(
+            deps,
+            request.log,
+            'event-type.aggregate',
+            { event_types: usage },
+            { readOnly: true },
+          ),
+        );
     },
   );
 }

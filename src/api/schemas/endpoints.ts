@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { Endpoint } from '../../store/repos/endpoints.ts';
+import { TaskOut } from './background-tasks.ts';
 import {
   Channel,
   EventTypeName,
@@ -208,22 +209,14 @@ const SentRange = (title: string) =>
 export const RecoverIn = SentRange('RecoverIn');
 export const ReplayIn = SentRange('ReplayIn');
 
-/** Svix's answer to a task it runs in the background; Courier finishes it before answering. */
-const TaskOut = <const T extends string>(task: T, title: string) =>
-  Type.Object(
-    {
-      id: Type.String({ description: 'The task id (qtask_…); Courier finishes the task before answering.' }),
-      status: StringEnum(['running', 'finished', 'failed'] as const),
-      task: Type.Literal(task),
-      updatedAt: Timestamp,
-      replayed: Type.Integer({
-        description:
-          'Courier extension: the deliveries scheduled (held while the endpoint is paused or disabled).',
-      }),
-    },
-    { title },
-  );
+/** The deliveries a recover or replay scheduled: a Courier extension to Svix's task answer. */
+const replayed = {
+  replayed: Type.Integer({
+    description:
+      'Courier extension: the deliveries scheduled (held while the endpoint is paused or disabled).',
+  }),
+};
 
-export const RecoverOut = TaskOut('endpoint.recover', 'RecoverOut');
-export const ReplayOut = TaskOut('endpoint.replay', 'ReplayOut');
-export const BulkReplayOut = TaskOut('endpoint.bulk-replay', 'BulkReplayOut');
+export const RecoverOut = TaskOut('endpoint.recover', 'RecoverOut', replayed);
+export const ReplayOut = TaskOut('endpoint.replay', 'ReplayOut', replayed);
+export const BulkReplayOut = TaskOut('endpoint.bulk-replay', 'BulkReplayOut', replayed);

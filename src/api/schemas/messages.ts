@@ -1,17 +1,8 @@
 import { Type } from 'typebox';
 import type { Message } from '../../store/repos/messages.ts';
 import { ApplicationIn } from './applications.ts';
-import {
-  AnyObject,
-  Channel,
-  EventTypeName,
-  IdOrUid,
-  iso,
-  Nullable,
-  StringEnum,
-  Tag,
-  Timestamp,
-} from './common.ts';
+import { TaskOut } from './background-tasks.ts';
+import { AnyObject, Channel, EventTypeName, IdOrUid, iso, Nullable, Tag, Timestamp } from './common.ts';
 
 export const MessageParams = Type.Object({
   app_id: IdOrUid('The application id (app_…) or uid.'),
@@ -141,12 +132,4 @@ export function messageOut(m: Message, withContent = true) {
   };
 }
 
-export const ExpungeAllContentsOut = Type.Object(
-  {
-    id: Type.String({ description: 'The task id (qtask_…); Courier finishes the task before answering.' }),
-    status: StringEnum(['running', 'finished', 'failed'] as const),
-    task: Type.Literal('application.purge_content'),
-    updatedAt: Timestamp,
-  },
-  { title: 'ExpungeAllContentsOut' },
-);
+export const ExpungeAllContentsOut = TaskOut('application.purge_content', 'ExpungeAllContentsOut');

@@ -21,7 +21,7 @@ interface AppEventTypes {
   hasCatchAllEndpoint: boolean;
 }
 
-/** Courier counts before it answers: about a second per million message destinations. */
+/** Courier counts before it answers: under a second per million message destinations on a small host. */
 const STATS_TIMEOUT_MS = 600_000;
 
 /** Starts a statistics task and reads its figures back, as a Svix client does. */
@@ -42,7 +42,7 @@ async function taskData<T>(client: ApiClient, method: 'POST' | 'PUT', path: stri
 
 /**
  * `courier usage apps`: message destinations per application (a message and an endpoint it was
- * for, however many attempts) of the messages published in [--since, --until).
+ * sent to, however many attempts) of the messages published in [--since, --until).
  */
 export async function appUsage(options: UsageOptions) {
   // The operator's clock is the edge here: "until now" as the command runs.

@@ -16,19 +16,21 @@ export interface AppEventTypeUsage {
 }
 
 /**
- * A message destination is a message and an endpoint it was for, counted once however many
- * attempts it took: a row still in the queue (pending, held, in flight, dead-lettered) or a
- * delivered attempt (delivered rows leave the queue). Both tables are read by message id range,
- * the ids carrying their publish time (the queue's (message_id, endpoint_id) key, the attempts'
- * (message_id, id) one), and grouped by the endpoint's application. About 1 µs per destination
- * on the benchmark host: a lateral join per message cost four times as much.
+ * A message destination is a message and an endpoint it was sent to, counted once however many
+ * attempts it took: a row still in the queue (pending, held, in flight, dead-lettered) or an
+ * attempt (a delivered row leaves the queue; deleting an endpoint drops its rows, not its
+ * attempts, so a past window's count stays). Both tables are read by message id range, the ids
+ * carrying their publish time (the queue's (message_id, endpoint_id) key, the attempts'
+ * (message_id, id) one), and grouped by the endpoint's application. 400,000 destinations took
+ * 0.26–0.33 s on the benchmark host; a lateral join per message took 1.5–1.9 s, and counting the
+ * queue rows plus the attempts without one 0.43–0.50 s.
  */
 const APP_USAGE = `with destination as (
       select d.message_id, d.endpoint_id from courier_deliveries d
        where d.message_id >= $1 and d.message_id < $2
        union
       select t.message_id, t.endpoint_id from courier_attempts t
-       where t.message_id >= $1 and t.message_id < $2 and t.decision = 'delivered'
+       where t.message_id >= $1 and t.message_id < $2
     )
   select e.app_id, a.uid, count(*) as n
     from destination x
