@@ -26,6 +26,22 @@ describe('send-example (POST /app/{app}/endpoint/{ep}/send-example)', () => {
       },
     });
     await api.request('POST', '/api/v1/event-type', { body: { name: 'bare', description: 'No schema' } });
+    await api.request('POST', '/api/v1/event-type', {
+      body: {
+        name: 'order.shipped',
+        description: 'Its schema has no examples',
+        schemas: {
+          '1': {
+            type: 'object',
+            required: ['order'],
+            properties: { order: { type: 'string' }, shippedAt: { type: 'string', format: 'date-time' } },
+          },
+        },
+      },
+    });
+    await api.request('POST', '/api/v1/event-type', {
+      body: { name: 'just.text', description: 'Not an object', schemas: { '1': { type: 'string' } } },
+    });
     picky = await createEndpoint(api, appId, { url: `${receiver.url}/picky`, filterTypes: ['other'] });
     await createEndpoint(api, appId, { url: `${receiver.url}/all` });
   });
@@ -112,13 +128,28 @@ describe('send-example (POST /app/{app}/endpoint/{ep}/send-example)', () => {
     expect(sent().map((s) => s[2])).toEqual(['{"invoice":1}']);
   });
 
+  it("makes a payload from the type's schema when it has no examples", async () => {
+    receiver.requests.length = 0;
+    const res = await sendExample({ eventType: 'order.shipped' });
+    expect(res.status).toBe(200);
+    const payload = { order: 'string', shippedAt: new Date(api.clock.now()).toISOString() };
+    expect(res.body.payload).toEqual(payload);
+    await engine.worker.runOnce();
+    expect(sent()).toEqual([['/picky', res.body.id, JSON.stringify(payload)]]);
+  });
+
   it('refuses what it cannot send, storing nothing', async () => {
     const before = (await api.request('GET', `/api/v1/app/${appId}/msg`)).body.data.length;
     const unknownType = await sendExample({ eventType: 'nope' });
     expect([unknownType.status, unknownType.body.code]).toEqual([404, 'not_found']);
     const bare = await sendExample({ eventType: 'bare' });
     expect([bare.status, bare.body.code]).toEqual([400, 'invalid_scheme']);
-    expect(bare.body.detail).toMatch(/bare has no example/);
+    expect(bare.body.detail).toMatch(/bare has no schema/);
+    const text = await sendExample({ eventType: 'just.text' });
+    expect([text.status, text.body.code]).toEqual([400, 'invalid_scheme']);
+    expect(text.body.detail).toMatch(/not a JSON object/);
+    const noSecond = await sendExample({ eventType: 'order.shipped', exampleIndex: 1 });
+    expect([noSecond.status, locs(noSecond)]).toEqual([422, ['body.exampleIndex']]);
     const notObject = await sendExample({ eventType: 'invoice.paid', exampleIndex: 2 });
     expect([notObject.status, notObject.body.code]).toEqual([400, 'invalid_scheme']);
     const beyond = await sendExample({ eventType: 'invoice.paid', exampleIndex: 3 });

@@ -3,6 +3,7 @@ import { publishToEndpoint } from '../../store/queries/publish-to-endpoint.ts';
 import { findEventType } from '../../store/repos/event-types.ts';
 import { findMessage } from '../../store/repos/messages.ts';
 import { createError, fieldError, notFound } from '../errors.ts';
+import { exampleFromSchema } from '../example-from-schema.ts';
 import { createOnce } from '../idempotency.ts';
 import { requireEndpoint } from '../lookup.ts';
 import { EventTypeName } from '../schemas/common.ts';
@@ -39,25 +40,37 @@ const EventExampleIn = Type.Object(
 
 /**
  * The example to send: the event type's schema (version "1", as Svix reads it) holds them as a
- * JSON Schema `examples` array. Courier delivers JSON objects only, as its messages are.
+ * JSON Schema `examples` array; a schema without one gets a payload made from it. Courier
+ * delivers JSON objects only, as its messages are.
  */
 function exampleOf(
   name: string,
   schemas: Record<string, unknown> | null,
+  now: number,
   index = 0,
 ): Record<string, unknown> {
   const schema = schemas?.['1'];
-  const examples =
-    schema && typeof schema === 'object' ? (schema as { examples?: unknown }).examples : undefined;
-  if (!Array.isArray(examples) || examples.length === 0) {
-    throw noExample(`Event type ${name} has no example to send: give its schema ("1") an examples array`);
+  if (!schema || typeof schema !== 'object') {
+    throw noExample(`Event type ${name} has no schema ("1") to make an example from`);
   }
-  if (index >= examples.length) {
-    throw fieldError(['body', 'exampleIndex'], `event type ${name} has ${examples.length} example(s)`);
+  const examples = (schema as { examples?: unknown }).examples;
+  let example: unknown;
+  if (Array.isArray(examples) && examples.length > 0) {
+    if (index >= examples.length) {
+      throw fieldError(['body', 'exampleIndex'], `event type ${name} has ${examples.length} example(s)`);
+    }
+    example = examples[index];
+  } else {
+    if (index > 0) {
+      throw fieldError(
+        ['body', 'exampleIndex'],
+        `event type ${name} has no examples: 0 sends one made from its schema`,
+      );
+    }
+    example = exampleFromSchema(schema, now);
   }
-  const example = examples[index];
   if (example === null || typeof example !== 'object' || Array.isArray(example)) {
-    throw noExample(`Example ${index} of event type ${name} is not a JSON object, which Courier sends`);
+    throw noExample(`The example of event type ${name} is not a JSON object, which Courier sends`);
   }
   return example as Record<string, unknown>;
 }
@@ -76,7 +89,9 @@ export function endpointExampleRoutes(app: Api, deps: ApiDeps): void {
           'the type\'s schema (its examples array), or {"success": true} for svix.ping, as Svix. A manual attempt, ' +
           'held while the endpoint is paused; 409 endpoint_disabled while it is disabled (Svix never sends to one). ' +
           'Tagged courier.example, a tag published messages may not carry: replay-missing does not send it to other endpoints. ' +
-          '400 invalid_scheme when the event type has no example.',
+          'Without examples, a payload made from the schema: its const, example, default or first enum value where ' +
+          'given, else a value of its type within its bounds, every property included. 400 invalid_scheme when ' +
+          'the event type has no schema, or its example is not a JSON object.',
         params: EndpointParams,
         body: EventExampleIn,
         response: { 200: MessageOut },
@@ -93,7 +108,7 @@ export function endpointExampleRoutes(app: Api, deps: ApiDeps): void {
       if (eventType !== PING) {
         const type = await findEventType(db, eventType);
         if (!type) throw notFound(`Event type ${eventType} not found`);
-        payload = exampleOf(eventType, type.schemas, exampleIndex);
+        payload = exampleOf(eventType, type.schemas, clock.now(), exampleIndex);
       }
       // As Svix, which never sends to a disabled endpoint; a paused one holds it.
       if (endpoint.status === 'disabled') {
