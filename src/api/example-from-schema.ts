@@ -2,164 +2,307 @@
  * A plausible value for a JSON Schema, for send-example when an event type's schema has no
  * examples: what the schema itself offers first (`const`, `examples`, OpenAPI's `example`,
  * `default`, `enum`), else a value made from its type and bounds, every property included.
- * Deterministic (the one time it needs is given), and bounded: schemas are stored user input.
+ * Deterministic (the one time it needs is given). Schemas are stored user input: the work is
+ * bounded (every keyword read or copied is counted) and so is the value made (its JSON size).
  */
 
 type Schema = Record<string, unknown>;
 
-/** Nesting, and values made in all: far beyond any payload schema, short of a costly one. */
+export type MadeExample = { value: unknown } | { problem: string };
+
+/** Nesting of the value made, and steps of work: far beyond any payload schema, short of a costly one. */
 const MAX_DEPTH = 32;
-const MAX_VALUES = 10_000;
+const MAX_STEPS = 200_000;
 /** References followed in a row without reaching a schema: a chain, or a cycle of `$ref`s alone. */
 const MAX_REF_HOPS = 32;
 
-/** Nothing to make: a cycle, a budget spent, a schema that admits no value Courier can build. */
+/** Nothing to make here: a cycle, or a schema that admits no value this can build. */
 const NONE = Symbol('none');
-type Made = unknown | typeof NONE;
+
+class Stop extends Error {}
 
 const isSchema = (value: unknown): value is Schema =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
-export function exampleFromSchema(root: unknown, now: number): unknown | undefined {
-  let made = 0;
-  const iso = new Date(now).toISOString();
-  const STRING_FORMATS: Record<string, string> = {
-    'date-time': iso,
-    date: iso.slice(0, 10),
-    time: iso.slice(11),
-    email: 'user@example.com',
-    'idn-email': 'user@example.com',
-    hostname: 'example.com',
-    'idn-hostname': 'example.com',
-    ipv4: '192.0.2.1',
-    ipv6: '2001:db8::1',
-    uri: 'https://example.com/',
-    'uri-reference': 'https://example.com/',
-    iri: 'https://example.com/',
-    url: 'https://example.com/',
-    uuid: '00000000-0000-4000-8000-000000000000',
-    duration: 'PT1M',
-  };
+/** Own properties only: a schema's `__proto__` or `constructor` is a key like any other. */
+const own = (object: object, key: string): unknown =>
+  Object.hasOwn(object, key) ? (object as Record<string, unknown>)[key] : undefined;
 
-  /** The schema a local `$ref` (`#/…`) points at, or NONE. */
-  function resolve(ref: unknown): Schema | boolean | typeof NONE {
-    if (typeof ref !== 'string' || !ref.startsWith('#')) return NONE;
+/** Sets a key on a made value, `__proto__` included. */
+function put(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A number keyword, when it is a finite number. */
+const finite = (schema: Schema, key: string): number | undefined => {
+  const value = own(schema, key);
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+};
+
+export function exampleFromSchema(root: unknown, now: number, maxBytes: number): MadeExample {
+  let steps = 0;
+  let bytes = 0;
+  const spend = (n: number) => {
+    steps += n;
+    if (steps > MAX_STEPS) throw new Stop('the schema takes too much work to make an example from');
+  };
+  /** Counts a value's JSON size into the example's; a literal is measured once per use. */
+  const emit = <T>(value: T, size = JSON.stringify(value)?.length ?? 0): T => {
+    bytes += size;
+    if (bytes > maxBytes) throw new Stop(`the example made from the schema would exceed ${maxBytes} bytes`);
+    return value;
+  };
+  const iso = new Date(now).toISOString();
+  const STRING_FORMATS = new Map<string, string>([
+    ['date-time', iso],
+    ['date', iso.slice(0, 10)],
+    ['time', iso.slice(11)],
+    ['email', 'user@example.com'],
+    ['idn-email', 'user@example.com'],
+    ['hostname', 'example.com'],
+    ['idn-hostname', 'example.com'],
+    ['ipv4', '192.0.2.1'],
+    ['ipv6', '2001:db8::1'],
+    ['uri', 'https://example.com/'],
+    ['uri-reference', 'https://example.com/'],
+    ['iri', 'https://example.com/'],
+    ['url', 'https://example.com/'],
+    ['uuid', '00000000-0000-4000-8000-000000000000'],
+    ['duration', 'PT1M'],
+  ]);
+
+  /** The schema a local JSON pointer (`#` or `#/…`, RFC 6901) names, or NONE. */
+  function resolve(ref: string): Schema | boolean | typeof NONE {
+    if (ref !== '#' && !ref.startsWith('#/')) return NONE;
     let node: unknown = root;
-    for (const raw of ref.slice(1).split('/').slice(1)) {
-      const key = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
-      if (!isSchema(node) && !Array.isArray(node)) return NONE;
-      node = (node as Record<string, unknown>)[key];
+    for (const raw of ref.slice(2).split('/')) {
+      if (ref === '#') break;
+      spend(1);
+      let key: string;
+      try {
+        key = decodeURIComponent(raw);
+      } catch {
+        return NONE;
+      }
+      key = key.replaceAll('~1', '/').replaceAll('~0', '~');
+      if (node === null || typeof node !== 'object') return NONE;
+      node = own(node, key);
     }
     return isSchema(node) || typeof node === 'boolean' ? node : NONE;
   }
 
-  function make(input: unknown, depth: number, refs: ReadonlySet<string>): Made {
-    if (++made > MAX_VALUES || depth > MAX_DEPTH) return NONE;
-    if (input === true) return null;
+  /**
+   * The schema with its `$ref` followed and its `allOf` folded in, as one flat schema; `refs`
+   * are the references on the way here (one met again is a cycle). NONE for `false`, a cycle or a
+   * reference to nothing.
+   */
+  function flatten(input: unknown, refs: Set<string>): Schema | typeof NONE {
+    if (input === true) return {};
     if (!isSchema(input)) return NONE;
-    let schema = input;
-    const seen = new Set(refs);
-    for (let hops = 0; typeof schema.$ref === 'string'; hops++) {
-      // A reference back into a schema being made: an optional property is left out there.
-      if (seen.has(schema.$ref) || hops >= MAX_REF_HOPS) return NONE;
-      seen.add(schema.$ref);
-      const target = resolve(schema.$ref);
+    let schema: Schema = input;
+    for (let hops = 0; ; hops++) {
+      const ref = own(schema, '$ref');
+      if (typeof ref !== 'string') break;
+      if (refs.has(ref) || hops >= MAX_REF_HOPS) return NONE;
+      refs.add(ref);
+      const target = resolve(ref);
       if (target === NONE || target === false) return NONE;
-      if (target === true) return null;
-      // Draft 2019+ allows siblings beside $ref: they narrow it, and win here.
+      // Draft 2019+ allows keywords beside $ref: both apply.
       const { $ref: _ref, ...siblings } = schema;
-      schema = { ...target, ...siblings };
+      spend(Object.keys(siblings).length);
+      schema = target === true ? siblings : Object.keys(siblings).length ? merge(siblings, target) : target;
     }
-    if ('const' in schema) return schema.const;
-    if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
-    if ('example' in schema) return schema.example;
-    if ('default' in schema) return schema.default;
-    if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
-    const next = (s: unknown) => make(s, depth + 1, seen);
+    const parts = own(schema, 'allOf');
+    if (!Array.isArray(parts)) return schema;
+    const { allOf: _allOf, ...rest } = schema;
+    let flat: Schema = rest;
+    for (const part of parts) {
+      const folded = flatten(part, new Set(refs));
+      if (folded === NONE) return NONE;
+      flat = merge(flat, folded);
+    }
+    return flat;
+  }
 
-    if (Array.isArray(schema.allOf) && schema.allOf.length > 0) {
-      // Each part's value, objects merged: the usual allOf is a base type and its extension.
-      const { allOf, ...own } = schema;
-      const parts = own.type !== undefined || own.properties !== undefined ? [own, ...allOf] : allOf;
-      const values = parts.map(next);
-      if (values.includes(NONE)) return NONE;
-      return values.every(isSchema) ? Object.assign({}, ...values) : values[0];
+  /** Both schemas at once, roughly: properties of both, required of both, the first one's other keywords. */
+  function merge(a: Schema, b: Schema): Schema {
+    spend(Object.keys(a).length + Object.keys(b).length);
+    const merged: Schema = { ...b, ...a };
+    const pa = own(a, 'properties');
+    const pb = own(b, 'properties');
+    if (isSchema(pa) && isSchema(pb)) {
+      spend(Object.keys(pa).length + Object.keys(pb).length);
+      const properties: Schema = { ...pb };
+      for (const [name, schema] of Object.entries(pa)) {
+        put(properties, name, Object.hasOwn(pb, name) ? { allOf: [schema, pb[name]] } : schema);
+      }
+      merged.properties = properties;
     }
-    for (const options of [schema.oneOf, schema.anyOf]) {
+    const ra = own(a, 'required');
+    const rb = own(b, 'required');
+    if (Array.isArray(ra) && Array.isArray(rb)) merged.required = [...ra, ...rb];
+    // A part that names no type takes the other's (a part of only `required`, say).
+    if (own(a, 'type') === undefined && own(b, 'type') !== undefined) merged.type = b.type;
+    return merged;
+  }
+
+  function make(input: unknown, depth: number, refs: ReadonlySet<string>): unknown {
+    spend(1);
+    if (depth > MAX_DEPTH) return NONE;
+    const path = new Set(refs);
+    const schema = flatten(input, path);
+    if (schema === NONE) return NONE;
+    if (Object.hasOwn(schema, 'const')) return emit(schema.const);
+    const examples = own(schema, 'examples');
+    if (Array.isArray(examples) && examples.length > 0) return emit(examples[0]);
+    for (const key of ['example', 'default']) if (Object.hasOwn(schema, key)) return emit(schema[key]);
+    const enumeration = own(schema, 'enum');
+    if (Array.isArray(enumeration) && enumeration.length > 0) return emit(enumeration[0]);
+    const next = (s: unknown) => make(s, depth + 1, path);
+
+    for (const key of ['oneOf', 'anyOf']) {
+      const options = own(schema, key);
       if (!Array.isArray(options)) continue;
+      spend(Object.keys(schema).length);
+      const { [key]: _options, ...rest } = schema;
       for (const option of options) {
-        const value = next(option);
+        const folded = flatten(option, new Set(path));
+        if (folded === NONE) continue;
+        // The schema's own keywords apply beside the option's: the option's type and properties, its own bounds.
+        const value = make(merge(folded, rest), depth, path);
         if (value !== NONE) return value;
       }
       return NONE;
     }
 
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    const declared = own(schema, 'type');
+    const types = Array.isArray(declared) ? declared : [declared];
     const type =
-      types.find((t) => t !== 'null' && typeof t === 'string') ??
-      (isSchema(schema.properties) ? 'object' : schema.items !== undefined ? 'array' : types[0]);
+      types.find((t) => typeof t === 'string' && t !== 'null') ??
+      (isSchema(own(schema, 'properties'))
+        ? 'object'
+        : own(schema, 'items') !== undefined
+          ? 'array'
+          : types[0]);
     switch (type) {
-      case 'object': {
-        const object: Record<string, unknown> = {};
-        const required = new Set(Array.isArray(schema.required) ? schema.required : []);
-        for (const [name, property] of Object.entries(isSchema(schema.properties) ? schema.properties : {})) {
-          const value = next(property);
-          if (value !== NONE) object[name] = value;
-          else if (required.has(name)) return NONE;
-        }
-        return object;
-      }
-      case 'array': {
-        const tuple = Array.isArray(schema.prefixItems) ? schema.prefixItems : [];
-        // One item to show its shape, or as many as minItems asks (ten at most).
-        const minItems = Number(schema.minItems) || 0;
-        const shown = schema.items === undefined || schema.items === false ? 0 : 1;
-        const count = Math.max(tuple.length, Math.min(minItems, 10), shown);
-        const array: unknown[] = [];
-        for (let i = 0; i < count; i++) {
-          const item = i < tuple.length ? tuple[i] : (schema.items ?? true);
-          if (item === false) break;
-          const value = next(item);
-          if (value === NONE) return array.length >= minItems ? array : NONE;
-          array.push(value);
-        }
-        return array;
-      }
-      case 'string': {
-        const format = typeof schema.format === 'string' ? STRING_FORMATS[schema.format] : undefined;
-        if (format !== undefined) return format;
-        const min = Number(schema.minLength) || 0;
-        const max = Number(schema.maxLength) || Number.POSITIVE_INFINITY;
-        return 'string'.padEnd(Math.min(min, 1000), 'x').slice(0, max);
-      }
+      case 'object':
+        return object(schema, next);
+      case 'array':
+        return array(schema, next);
+      case 'string':
+        return emit(string(schema));
       case 'integer':
-      case 'number':
-        return number(schema, type === 'integer');
+      case 'number': {
+        const value = number(schema, type === 'integer');
+        return value === undefined ? NONE : emit(value);
+      }
       case 'boolean':
-        return true;
+        return emit(true);
       case 'null':
-        return null;
       case undefined:
-        return null;
+        return emit(null);
       default:
         return NONE;
     }
   }
 
-  // The root is being made: a reference to it (`#`) is a cycle at once.
-  const value = make(root, 0, new Set(['#']));
-  return value === NONE ? undefined : value;
+  function object(schema: Schema, next: (s: unknown) => unknown): unknown {
+    const made: Record<string, unknown> = {};
+    emit(made, 2);
+    const required = own(schema, 'required');
+    const properties = own(schema, 'properties');
+    const entries = Object.entries(isSchema(properties) ? properties : {});
+    spend(entries.length);
+    for (const [name, property] of entries) {
+      const value = next(property);
+      if (value !== NONE) {
+        emit(name, name.length + 4);
+        put(made, name, value);
+      } else if (Array.isArray(required)) {
+        spend(required.length);
+        if (required.includes(name)) return NONE;
+      }
+    }
+    return made;
+  }
+
+  function array(schema: Schema, next: (s: unknown) => unknown): unknown {
+    const tuple = own(schema, 'prefixItems');
+    const prefix = Array.isArray(tuple) ? tuple : [];
+    const items = own(schema, 'items');
+    const minItems = finite(schema, 'minItems') ?? 0;
+    const maxItems = finite(schema, 'maxItems') ?? Number.POSITIVE_INFINITY;
+    // One item shows the items' shape; uniqueItems would need them to differ, so then no more than one.
+    const wanted = Math.max(prefix.length, minItems, items === undefined || items === false ? 0 : 1);
+    const unique = own(schema, 'uniqueItems') === true ? Math.max(1, prefix.length) : wanted;
+    const count = Math.min(wanted, maxItems, unique);
+    const made: unknown[] = [];
+    emit(made, 2);
+    for (let i = 0; i < count; i++) {
+      const item = i < prefix.length ? prefix[i] : (items ?? true);
+      if (item === false) break;
+      const value = next(item);
+      if (value === NONE) break;
+      made.push(value);
+      emit(null, 1);
+    }
+    return made.length >= minItems ? made : NONE;
+  }
+
+  function string(schema: Schema): string {
+    const format = own(schema, 'format');
+    const formatted = typeof format === 'string' ? STRING_FORMATS.get(format) : undefined;
+    if (formatted !== undefined) return formatted;
+    const min = finite(schema, 'minLength') ?? 0;
+    const max = finite(schema, 'maxLength') ?? Number.POSITIVE_INFINITY;
+    // The size budget (emit) bounds what a huge minLength asks for before the string is built.
+    emit(null, Math.max(0, Math.min(min, max) - 4));
+    return 'string'.padEnd(Math.min(min, max), 'x').slice(0, Math.max(0, max));
+  }
+
+  try {
+    const value = make(root, 0, new Set(['#']));
+    return value === NONE ? { problem: 'the schema admits no value that can be made' } : { value };
+  } catch (error) {
+    if (error instanceof Stop) return { problem: error.message };
+    throw error;
+  }
 }
 
-/** The smallest value the bounds allow, 0 when they allow it. */
-function number(schema: Schema, integer: boolean): number {
-  const bound = (key: string) => (typeof schema[key] === 'number' ? (schema[key] as number) : undefined);
-  const step = bound('multipleOf') ?? (integer ? 1 : undefined);
-  const exclusiveMin = bound('exclusiveMinimum');
-  const min = bound('minimum') ?? (exclusiveMin === undefined ? undefined : exclusiveMin + (step ?? 1));
-  const exclusiveMax = bound('exclusiveMaximum');
-  const max = bound('maximum') ?? (exclusiveMax === undefined ? undefined : exclusiveMax - (step ?? 1));
-  let value = min !== undefined && min > 0 ? min : max !== undefined && max < 0 ? max : 0;
-  if (step !== undefined && step > 0) value = Math.ceil(value / step) * step;
-  return value;
+/**
+ * A number within the schema's bounds: 0 when they allow it, else the bound nearest to it, moved
+ * inside an exclusive bound, a multiple of multipleOf where one fits. Draft 4's boolean
+ * exclusiveMinimum/exclusiveMaximum (OpenAPI 3.0) are read too. Undefined when none fits.
+ */
+function number(schema: Schema, integer: boolean): number | undefined {
+  const minimum = finite(schema, 'minimum');
+  const maximum = finite(schema, 'maximum');
+  const exMin = own(schema, 'exclusiveMinimum');
+  const exMax = own(schema, 'exclusiveMaximum');
+  const lo = typeof exMin === 'number' ? exMin : minimum;
+  const hi = typeof exMax === 'number' ? exMax : maximum;
+  const loOpen = typeof exMin === 'number' || (exMin === true && minimum !== undefined);
+  const hiOpen = typeof exMax === 'number' || (exMax === true && maximum !== undefined);
+  const step = finite(schema, 'multipleOf');
+  const fits = (v: number) =>
+    Number.isFinite(v) &&
+    (!integer || Number.isInteger(v)) &&
+    (lo === undefined || (loOpen ? v > lo : v >= lo)) &&
+    (hi === undefined || (hiOpen ? v < hi : v <= hi));
+  const snap = (v: number, up: boolean) => {
+    let s = v;
+    if (step !== undefined && step > 0) s = (up ? Math.ceil(v / step) : Math.floor(v / step)) * step;
+    else if (integer) s = up ? Math.ceil(v) : Math.floor(v);
+    return Number(s.toPrecision(15));
+  };
+  const candidates = [0];
+  if (lo !== undefined) {
+    candidates.push(snap(lo, true));
+    if (loOpen) candidates.push(snap(lo + (step ?? 1), true), hi === undefined ? lo + 1 : (lo + hi) / 2);
+  }
+  if (hi !== undefined) {
+    candidates.push(snap(hi, false));
+    if (hiOpen) candidates.push(snap(hi - (step ?? 1), false), lo === undefined ? hi - 1 : (lo + hi) / 2);
+  }
+  return candidates.find(fits);
 }

@@ -4,11 +4,16 @@ import { describe, expect, it } from 'vitest';
 import { exampleFromSchema } from '../../src/api/example-from-schema.ts';
 
 const NOW = Date.UTC(2026, 11, 5, 12, 30, 15, 250);
+const MAX = 1024 * 1024;
 const ajv = addFormats.default(new Ajv2020({ strict: false }));
-const valid = (schema: object, value: unknown) => {
+const errorsOf = (schema: object, value: unknown) => {
   const check = ajv.compile(schema);
-  const ok = check(value);
-  return ok ? true : check.errors;
+  return check(value) ? null : check.errors;
+};
+/** The value made, or the problem said. */
+const made = (schema: unknown, maxBytes = MAX) => {
+  const result = exampleFromSchema(schema, NOW, maxBytes);
+  return 'value' in result ? result.value : { problem: result.problem };
 };
 
 describe('exampleFromSchema', () => {
@@ -17,7 +22,7 @@ describe('exampleFromSchema', () => {
       type: 'object',
       required: ['id', 'customer', 'lines', 'status', 'paidAt'],
       properties: {
-        id: { type: 'string', pattern: '^in_', minLength: 3 },
+        id: { type: 'string', minLength: 3 },
         status: { enum: ['paid', 'void'] },
         paidAt: { type: 'string', format: 'date-time' },
         due: { type: 'string', format: 'date' },
@@ -31,7 +36,11 @@ describe('exampleFromSchema', () => {
         customer: { $ref: '#/$defs/customer' },
         lines: { type: 'array', items: { $ref: '#/$defs/line' } },
         extended: {
-          allOf: [{ $ref: '#/$defs/customer' }, { type: 'object', properties: { vip: { type: 'boolean' } } }],
+          allOf: [
+            { $ref: '#/$defs/customer' },
+            { properties: { vip: { type: 'boolean' } } },
+            { required: ['vip'] },
+          ],
         },
         payment: { oneOf: [{ type: 'object', properties: { card: { type: 'string', format: 'uuid' } } }] },
         anything: {},
@@ -48,7 +57,7 @@ describe('exampleFromSchema', () => {
         },
       },
     };
-    const example = exampleFromSchema(schema, NOW);
+    const example = made(schema);
     expect(example).toEqual({
       id: 'string',
       status: 'paid',
@@ -67,10 +76,7 @@ describe('exampleFromSchema', () => {
       payment: { card: '00000000-0000-4000-8000-000000000000' },
       anything: null,
     });
-    // The pattern is not honoured (a value for any pattern is not made up): all else is valid.
-    const { id: _id, ...rest } = example as Record<string, unknown>;
-    const { id: _idSchema, ...otherProperties } = schema.properties;
-    expect(valid({ ...schema, required: ['customer'], properties: otherProperties }, rest)).toBe(true);
+    expect(errorsOf(schema, example)).toBeNull();
   });
 
   it("takes what the schema offers first: const, examples, OpenAPI's example, default, enum", () => {
@@ -82,12 +88,12 @@ describe('exampleFromSchema', () => {
       enum: ['from enum'],
       type: 'string',
     };
-    const made = [];
+    const values = [];
     for (const key of ['const', 'examples', 'example', 'default', 'enum', 'type']) {
-      made.push(exampleFromSchema({ type: 'object', properties: { v: offers } }, NOW));
+      values.push(made({ type: 'object', properties: { v: offers } }));
       delete offers[key];
     }
-    expect(made.map((m) => (m as { v: unknown }).v)).toEqual([
+    expect(values.map((m) => (m as { v: unknown }).v)).toEqual([
       'from const',
       'from examples',
       'from example',
@@ -95,6 +101,64 @@ describe('exampleFromSchema', () => {
       'from enum',
       'string',
     ]);
+  });
+
+  it('applies the keywords beside anyOf, oneOf and $ref, and folds allOf parts of constraints only', () => {
+    const either = {
+      type: 'object',
+      properties: { a: { type: 'string' }, b: { type: 'integer', minimum: 2 } },
+      anyOf: [{ required: ['a'] }, { required: ['b'] }],
+    };
+    expect(made(either)).toEqual({ a: 'string', b: 2 });
+    expect(errorsOf(either, made(either))).toBeNull();
+    const narrowed = { $ref: '#/$defs/n', minimum: 7, $defs: { n: { type: 'integer' } } };
+    expect(made(narrowed)).toBe(7);
+    const parts = {
+      allOf: [
+        { $ref: '#/$defs/a' },
+        { $ref: '#/$defs/b' },
+        { required: ['b'] },
+        { properties: { a: { maxLength: 3 } } },
+      ],
+      $defs: {
+        a: { type: 'object', properties: { a: { type: 'string' } } },
+        b: { properties: { b: { type: 'boolean' } } },
+      },
+    };
+    expect(made(parts)).toEqual({ a: 'str', b: true });
+    expect(errorsOf(parts, made(parts))).toBeNull();
+  });
+
+  it('keeps numbers, strings and arrays within their bounds', () => {
+    const cases: [object, unknown][] = [
+      [{ type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 }, 0.5],
+      [{ type: 'number', minimum: 0, exclusiveMaximum: 0.5 }, 0],
+      [{ type: 'integer', maximum: -0.5 }, -1],
+      [{ type: 'integer', minimum: 2.5 }, 3],
+      [{ type: 'integer', exclusiveMinimum: 5 }, 6],
+      [{ type: 'number', minimum: 0.3, multipleOf: 0.1 }, 0.3],
+      [{ type: 'integer', minimum: 7, maximum: 9, multipleOf: 4 }, 8],
+      [{ type: 'string', maxLength: 0 }, ''],
+      [{ type: 'string', minLength: 10 }, 'stringxxxx'],
+      [{ type: 'array', items: { type: 'integer' }, maxItems: 0 }, []],
+      [{ type: 'array', items: { type: 'integer' }, uniqueItems: true }, [0]],
+    ];
+    for (const [schema, expected] of cases) {
+      expect(made(schema), JSON.stringify(schema)).toEqual(expected);
+      if (!String(expected).includes('0.3'))
+        expect(errorsOf(schema, expected), JSON.stringify(schema)).toBeNull();
+    }
+    // Draft 4's (OpenAPI 3.0's) boolean exclusive bounds.
+    expect(made({ type: 'integer', minimum: 5, exclusiveMinimum: true })).toBe(6);
+    expect(made({ type: 'number', maximum: 0, exclusiveMaximum: true })).toBe(-1);
+    // No number fits.
+    expect(
+      made({
+        type: 'object',
+        required: ['n'],
+        properties: { n: { type: 'integer', minimum: 1, maximum: 0 } },
+      }),
+    ).toEqual({ problem: 'the schema admits no value that can be made' });
   });
 
   it('stops at a reference back into itself, leaving an optional property out', () => {
@@ -107,42 +171,74 @@ describe('exampleFromSchema', () => {
         children: { type: 'array', items: { $ref: '#' } },
       },
     };
-    const example = exampleFromSchema(tree, NOW);
-    expect(example).toEqual({ name: 'string', children: [] });
-    expect(valid(tree, example)).toBe(true);
+    expect(made(tree)).toEqual({ name: 'string', children: [] });
+    expect(errorsOf(tree, made(tree))).toBeNull();
     // Required all the way down, it has no finite value.
-    expect(exampleFromSchema({ ...tree, required: ['parent'] }, NOW)).toBeUndefined();
-    // References that only name one another.
+    expect(made({ ...tree, required: ['parent'] })).toEqual({
+      problem: 'the schema admits no value that can be made',
+    });
     expect(
-      exampleFromSchema(
-        { $ref: '#/$defs/a', $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } } },
-        NOW,
-      ),
-    ).toBeUndefined();
+      made({ $ref: '#/$defs/a', $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } } }),
+    ).toEqual({
+      problem: 'the schema admits no value that can be made',
+    });
   });
 
-  it('makes nothing of what it cannot read', () => {
-    expect(exampleFromSchema({ $ref: 'https://example.com/schema.json' }, NOW)).toBeUndefined();
-    expect(exampleFromSchema({ $ref: '#/$defs/missing' }, NOW)).toBeUndefined();
-    expect(
-      exampleFromSchema({ type: 'object', required: ['a'], properties: { a: false } }, NOW),
-    ).toBeUndefined();
-    expect(exampleFromSchema({ type: 'object', properties: { a: { type: 'color' } } }, NOW)).toEqual({});
-    expect(exampleFromSchema({ oneOf: [false, { type: 'integer' }] }, NOW)).toBe(0);
-    expect(exampleFromSchema('not a schema', NOW)).toBeUndefined();
+  it('reads keys as keys, and makes nothing of references it cannot follow', () => {
+    const keys = {
+      type: 'object',
+      required: ['__proto__'],
+      properties: {
+        ['__proto__']: { type: 'string', format: 'constructor' },
+        bad: { $ref: '#/%E0%A4%A' },
+        inherited: { $ref: '#/__proto__' },
+        anchor: { $ref: '#here' },
+        remote: { $ref: 'https://example.com/schema.json' },
+        missing: { $ref: '#/$defs/missing' },
+        slash: { $ref: '#/$defs/a~1b' },
+        tilde: { $ref: '#/$defs/c~0d' },
+        never: false,
+        color: { type: 'color' },
+      },
+      $defs: { 'a/b': { const: 'slash' }, 'c~d': { const: 'tilde' } },
+    };
+    const example = made(keys) as Record<string, unknown>;
+    expect(Object.keys(example)).toEqual(['__proto__', 'slash', 'tilde']);
+    expect(Object.getOwnPropertyDescriptor(example, '__proto__')?.value).toBe('string');
+    expect(JSON.stringify(example)).toBe('{"__proto__":"string","slash":"slash","tilde":"tilde"}');
+    expect(made({ oneOf: [false, { type: 'integer' }] })).toBe(0);
+    expect(made('not a schema')).toEqual({ problem: 'the schema admits no value that can be made' });
   });
 
-  it('is bounded: a schema that multiplies by reference gives a partial value', () => {
-    // Each level names the next 20 times: 20^6 values written out.
-    const $defs: Record<string, unknown> = { l6: { type: 'string' } };
-    for (let level = 5; level >= 0; level--) {
-      const properties = Object.fromEntries(
-        Array.from({ length: 20 }, (_, i) => [`p${i}`, { $ref: `#/$defs/l${level + 1}` }]),
-      );
-      $defs[`l${level}`] = { type: 'object', properties };
-    }
-    const example = exampleFromSchema({ $ref: '#/$defs/l0', $defs }, NOW);
-    expect(JSON.stringify(example).length).toBeLessThan(1_000_000);
-    expect(example).toHaveProperty('p0.p0.p0.p0.p0.p0', 'string');
+  it('is bounded in work: long reference chains to large schemas, fanned out', () => {
+    const junk = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`x${i}`, i]));
+    const $defs: Record<string, unknown> = { c0: { ...junk, $ref: '#/$defs/c1' } };
+    for (let i = 1; i < 31; i++) $defs[`c${i}`] = { $ref: `#/$defs/c${i + 1}` };
+    $defs.c31 = { type: 'string' };
+    const properties = Object.fromEntries(
+      Array.from({ length: 10 }, (_, i) => [`p${i}`, { $ref: '#/$defs/c0' }]),
+    );
+    expect(made({ type: 'object', properties, $defs })).toEqual({
+      problem: 'the schema takes too much work to make an example from',
+    });
+  });
+
+  it('is bounded in size: a large value repeated by reference, or a long string asked for', () => {
+    const big = 'x'.repeat(100_000);
+    const properties = Object.fromEntries(
+      Array.from({ length: 99 }, (_, i) => [`p${i}`, { $ref: '#/$defs/big' }]),
+    );
+    const fanned = { type: 'object', properties, $defs: { big: { const: big } } };
+    expect(made(fanned, 64 * 1024)).toEqual({
+      problem: 'the example made from the schema would exceed 65536 bytes',
+    });
+    expect(
+      made({ type: 'object', properties: { s: { type: 'string', minLength: 1e12 } } }, 64 * 1024),
+    ).toEqual({
+      problem: 'the example made from the schema would exceed 65536 bytes',
+    });
+    expect(made({ type: 'array', items: { type: 'integer' }, minItems: 1e12 }, 64 * 1024)).toHaveProperty(
+      'problem',
+    );
   });
 });

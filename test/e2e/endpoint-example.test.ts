@@ -42,6 +42,13 @@ describe('send-example (POST /app/{app}/endpoint/{ep}/send-example)', () => {
     await api.request('POST', '/api/v1/event-type', {
       body: { name: 'just.text', description: 'Not an object', schemas: { '1': { type: 'string' } } },
     });
+    await api.request('POST', '/api/v1/event-type', {
+      body: {
+        name: 'endless',
+        description: 'Requires itself',
+        schemas: { '1': { type: 'object', required: ['next'], properties: { next: { $ref: '#' } } } },
+      },
+    });
     picky = await createEndpoint(api, appId, { url: `${receiver.url}/picky`, filterTypes: ['other'] });
     await createEndpoint(api, appId, { url: `${receiver.url}/all` });
   });
@@ -148,6 +155,11 @@ describe('send-example (POST /app/{app}/endpoint/{ep}/send-example)', () => {
     const text = await sendExample({ eventType: 'just.text' });
     expect([text.status, text.body.code]).toEqual([400, 'invalid_scheme']);
     expect(text.body.detail).toMatch(/not a JSON object/);
+    const endless = await sendExample({ eventType: 'endless' });
+    expect([endless.status, endless.body.code]).toEqual([400, 'invalid_scheme']);
+    expect(endless.body.detail).toBe(
+      'Cannot make an example of event type endless: the schema admits no value that can be made',
+    );
     const noSecond = await sendExample({ eventType: 'order.shipped', exampleIndex: 1 });
     expect([noSecond.status, locs(noSecond)]).toEqual([422, ['body.exampleIndex']]);
     const notObject = await sendExample({ eventType: 'invoice.paid', exampleIndex: 2 });

@@ -46,7 +46,7 @@ const EventExampleIn = Type.Object(
 function exampleOf(
   name: string,
   schemas: Record<string, unknown> | null,
-  now: number,
+  made: { now: number; maxBytes: number },
   index = 0,
 ): Record<string, unknown> {
   const schema = schemas?.['1'];
@@ -67,7 +67,10 @@ function exampleOf(
         `event type ${name} has no examples: 0 sends one made from its schema`,
       );
     }
-    example = exampleFromSchema(schema, now);
+    const result = exampleFromSchema(schema, made.now, made.maxBytes);
+    if ('problem' in result)
+      throw noExample(`Cannot make an example of event type ${name}: ${result.problem}`);
+    example = result.value;
   }
   if (example === null || typeof example !== 'object' || Array.isArray(example)) {
     throw noExample(`The example of event type ${name} is not a JSON object, which Courier sends`);
@@ -90,8 +93,9 @@ export function endpointExampleRoutes(app: Api, deps: ApiDeps): void {
           'held while the endpoint is paused; 409 endpoint_disabled while it is disabled (Svix never sends to one). ' +
           'Tagged courier.example, a tag published messages may not carry: replay-missing does not send it to other endpoints. ' +
           'Without examples, a payload made from the schema: its const, example, default or first enum value where ' +
-          'given, else a value of its type within its bounds, every property included. 400 invalid_scheme when ' +
-          'the event type has no schema, or its example is not a JSON object.',
+          'given, else a value of its type within its bounds, every property included (pattern, not and if are not ' +
+          'honoured). 400 invalid_scheme when the event type has no schema, its example is not a JSON object, or ' +
+          'none can be made.',
         params: EndpointParams,
         body: EventExampleIn,
         response: { 200: MessageOut },
@@ -108,7 +112,12 @@ export function endpointExampleRoutes(app: Api, deps: ApiDeps): void {
       if (eventType !== PING) {
         const type = await findEventType(db, eventType);
         if (!type) throw notFound(`Event type ${eventType} not found`);
-        payload = exampleOf(eventType, type.schemas, clock.now(), exampleIndex);
+        payload = exampleOf(
+          eventType,
+          type.schemas,
+          { now: clock.now(), maxBytes: deps.config.maxPayloadBytes },
+          exampleIndex,
+        );
       }
       // As Svix, which never sends to a disabled endpoint; a paused one holds it.
       if (endpoint.status === 'disabled') {
