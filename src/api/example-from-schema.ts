@@ -15,6 +15,8 @@ const MAX_DEPTH = 32;
 const MAX_STEPS = 200_000;
 /** References followed in a row without reaching a schema: a chain, or a cycle of `$ref`s alone. */
 const MAX_REF_HOPS = 32;
+/** allOf within allOf (through references too), folded before any value is made. */
+const MAX_FOLD_DEPTH = 64;
 
 /** Nothing to make here: a cycle, or a schema that admits no value this can build. */
 const NONE = Symbol('none');
@@ -23,6 +25,9 @@ class Stop extends Error {}
 
 const isSchema = (value: unknown): value is Schema =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** `{ type: 'null' }`, an option that would make the value null. */
+const onlyNull = (option: unknown): boolean => isSchema(option) && own(option, 'type') === 'null';
 
 /** Own properties only: a schema's `__proto__` or `constructor` is a key like any other. */
 const own = (object: object, key: string): unknown =>
@@ -69,6 +74,11 @@ export function exampleFromSchema(root: unknown, now: number, maxBytes: number):
     ['url', 'https://example.com/'],
     ['uuid', '00000000-0000-4000-8000-000000000000'],
     ['duration', 'PT1M'],
+    ['byte', 'c3RyaW5n'],
+    ['json-pointer', '/'],
+    ['relative-json-pointer', '0'],
+    ['uri-template', 'https://example.com/'],
+    ['regex', '.*'],
   ]);
 
   /** The schema a local JSON pointer (`#` or `#/…`, RFC 6901) names, or NONE. */
@@ -77,7 +87,7 @@ export function exampleFromSchema(root: unknown, now: number, maxBytes: number):
     let node: unknown = root;
     for (const raw of ref.slice(2).split('/')) {
       if (ref === '#') break;
-      spend(1);
+      spend(1 + raw.length);
       let key: string;
       try {
         key = decodeURIComponent(raw);
@@ -96,7 +106,9 @@ export function exampleFromSchema(root: unknown, now: number, maxBytes: number):
    * are the references on the way here (one met again is a cycle). NONE for `false`, a cycle or a
    * reference to nothing.
    */
-  function flatten(input: unknown, refs: Set<string>): Schema | typeof NONE {
+  function flatten(input: unknown, refs: Set<string>, nesting = 0): Schema | typeof NONE {
+    spend(1);
+    if (nesting > MAX_FOLD_DEPTH) throw new Stop('the schema nests allOf too deeply to make an example from');
     if (input === true) return {};
     if (!isSchema(input)) return NONE;
     let schema: Schema = input;
@@ -114,10 +126,12 @@ export function exampleFromSchema(root: unknown, now: number, maxBytes: number):
     }
     const parts = own(schema, 'allOf');
     if (!Array.isArray(parts)) return schema;
+    spend(Object.keys(schema).length);
     const { allOf: _allOf, ...rest } = schema;
     let flat: Schema = rest;
     for (const part of parts) {
-      const folded = flatten(part, new Set(refs));
+      spend(refs.size);
+      const folded = flatten(part, new Set(refs), nesting + 1);
       if (folded === NONE) return NONE;
       flat = merge(flat, folded);
     }
@@ -126,7 +140,7 @@ export function exampleFromSchema(root: unknown, now: number, maxBytes: number):
 
   /** Both schemas at once, roughly: properties of both, required of both, the first one's other keywords. */
   function merge(a: Schema, b: Schema): Schema {
-    spend(Object.keys(a).length + Object.keys(b).length);
+    spend(1 + Object.keys(a).length + Object.keys(b).length);
     const merged: Schema = { ...b, ...a };
     const pa = own(a, 'properties');
     const pb = own(b, 'properties');
@@ -140,14 +154,17 @@ export function exampleFromSchema(root: unknown, now: number, maxBytes: number):
     }
     const ra = own(a, 'required');
     const rb = own(b, 'required');
-    if (Array.isArray(ra) && Array.isArray(rb)) merged.required = [...ra, ...rb];
+    if (Array.isArray(ra) && Array.isArray(rb)) {
+      spend(ra.length + rb.length);
+      merged.required = [...ra, ...rb];
+    }
     // A part that names no type takes the other's (a part of only `required`, say).
     if (own(a, 'type') === undefined && own(b, 'type') !== undefined) merged.type = b.type;
     return merged;
   }
 
   function make(input: unknown, depth: number, refs: ReadonlySet<string>): unknown {
-    spend(1);
+    spend(1 + refs.size);
     if (depth > MAX_DEPTH) return NONE;
     const path = new Set(refs);
     const schema = flatten(input, path);
@@ -163,13 +180,16 @@ export function exampleFromSchema(root: unknown, now: number, maxBytes: number):
     for (const key of ['oneOf', 'anyOf']) {
       const options = own(schema, key);
       if (!Array.isArray(options)) continue;
-      spend(Object.keys(schema).length);
+      spend(Object.keys(schema).length + options.length);
       const { [key]: _options, ...rest } = schema;
-      for (const option of options) {
-        const folded = flatten(option, new Set(path));
+      // An option that is only null last: a payload wants the other.
+      const ordered = [...options.filter((o) => !onlyNull(o)), ...options.filter(onlyNull)];
+      for (const option of ordered) {
+        const seen = new Set(path);
+        const folded = flatten(option, seen);
         if (folded === NONE) continue;
         // The schema's own keywords apply beside the option's: the option's type and properties, its own bounds.
-        const value = make(merge(folded, rest), depth, path);
+        const value = make(merge(folded, rest), depth + 1, seen);
         if (value !== NONE) return value;
       }
       return NONE;
@@ -223,6 +243,27 @@ export function exampleFromSchema(root: unknown, now: number, maxBytes: number):
         if (required.includes(name)) return NONE;
       }
     }
+    // Required names no property describes, then as many more as minProperties asks, from
+    // additionalProperties (any value where it says nothing; none where it is false).
+    const extra = own(schema, 'additionalProperties') ?? true;
+    const wanted = new Set<string>();
+    if (Array.isArray(required)) {
+      spend(required.length);
+      for (const name of required)
+        if (typeof name === 'string' && !Object.hasOwn(made, name)) wanted.add(name);
+    }
+    const minProperties = finite(schema, 'minProperties') ?? 0;
+    const have = Object.keys(made).length;
+    for (let i = 1; have + wanted.size < minProperties; i++) {
+      spend(1);
+      if (!Object.hasOwn(made, `key${i}`)) wanted.add(`key${i}`);
+    }
+    for (const name of wanted) {
+      const value = extra === false ? NONE : next(extra);
+      if (value === NONE) return NONE;
+      emit(name, name.length + 4);
+      put(made, name, value);
+    }
     return made;
   }
 
@@ -265,6 +306,9 @@ export function exampleFromSchema(root: unknown, now: number, maxBytes: number):
     return value === NONE ? { problem: 'the schema admits no value that can be made' } : { value };
   } catch (error) {
     if (error instanceof Stop) return { problem: error.message };
+    // A net under the bounds above: no schema may take the process's stack.
+    if (error instanceof RangeError)
+      return { problem: 'the schema nests too deeply to make an example from' };
     throw error;
   }
 }

@@ -223,6 +223,61 @@ describe('exampleFromSchema', () => {
     });
   });
 
+  it('is bounded in work and nesting where allOf, oneOf and required multiply (each a 500 or a stall before)', () => {
+    const refs = (n: number, ref: string) => Array.from({ length: n }, () => ({ $ref: ref }));
+    const tooMuch = { problem: 'the schema takes too much work to make an example from' };
+    // An option that is itself: the refs of an option are a cycle like any.
+    expect(
+      made({ oneOf: [{ $ref: '#/$defs/a' }], $defs: { a: { oneOf: [{ $ref: '#/$defs/a' }] } } }),
+    ).toEqual({
+      problem: 'the schema admits no value that can be made',
+    });
+    // A property shared by 5,000 parts: each merge wraps it once more.
+    expect(
+      made({
+        properties: { x: {} },
+        allOf: refs(5000, '#/$defs/d'),
+        $defs: { d: { properties: { x: {} } } },
+      }),
+    ).toHaveProperty('problem');
+    // allOf within allOf through references, deeper than any payload schema.
+    const chain: Record<string, unknown> = { a100: { type: 'object' } };
+    for (let i = 0; i < 100; i++) chain[`a${i}`] = { allOf: [{ $ref: `#/$defs/a${i + 1}` }] };
+    expect(made({ $ref: '#/$defs/a0', $defs: chain })).toEqual({
+      problem: 'the schema nests allOf too deeply to make an example from',
+    });
+    // Long required lists merged again and again, and empty parts by the thousand.
+    const names = Array.from({ length: 20_000 }, (_, i) => `n${i}`);
+    expect(made({ required: [], allOf: refs(100, '#/r'), r: { required: names } })).toEqual(tooMuch);
+    expect(
+      made({ allOf: refs(20, '#/e'), e: { allOf: Array.from({ length: 50_000 }, () => ({})) } }),
+    ).toEqual(tooMuch);
+  });
+
+  it('fills what properties do not describe: required names and minProperties, from additionalProperties', () => {
+    const map = {
+      type: 'object',
+      required: ['id'],
+      properties: { name: { type: 'string' } },
+      additionalProperties: { type: 'integer', minimum: 1 },
+      minProperties: 3,
+    };
+    expect(made(map)).toEqual({ name: 'string', id: 1, key1: 1 });
+    expect(errorsOf(map, made(map))).toBeNull();
+    expect(made({ type: 'object', required: ['id'] })).toEqual({ id: null });
+    expect(made({ type: 'object', required: ['id'], additionalProperties: false })).toEqual({
+      problem: 'the schema admits no value that can be made',
+    });
+  });
+
+  it("prefers an option that is not null, and knows OpenAPI's byte format", () => {
+    const schema = {
+      anyOf: [{ type: 'null' }, { type: 'object', properties: { data: { type: 'string', format: 'byte' } } }],
+    };
+    expect(made(schema)).toEqual({ data: 'c3RyaW5n' });
+    expect(errorsOf(schema, made(schema))).toBeNull();
+  });
+
   it('is bounded in size: a large value repeated by reference, or a long string asked for', () => {
     const big = 'x'.repeat(100_000);
     const properties = Object.fromEntries(
