@@ -1,5 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { exampleFromSchema } from '../../src/api/example-from-schema.ts';
 
@@ -294,6 +295,56 @@ describe('exampleFromSchema', () => {
     });
     expect(made({ type: 'array', items: { type: 'integer' }, minItems: 1e12 }, 64 * 1024)).toHaveProperty(
       'problem',
+    );
+  });
+
+  it('never throws, and keeps within its size, on schemas made at random', () => {
+    const names = ['a', 'b', '__proto__', 'constructor'];
+    const refs = ['#', '#/$defs/a', '#/$defs/b', '#/properties/a', '#/%E0', '#/$defs/a/allOf/0', 'x'];
+    const { schema } = fc.letrec((tie) => ({
+      schema: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        fc.boolean(),
+        fc.record(
+          {
+            type: fc.constantFrom('object', 'array', 'string', 'integer', 'number', 'boolean', 'null', 'x', [
+              'string',
+              'null',
+            ]),
+            $ref: fc.constantFrom(...refs),
+            properties: fc.dictionary(fc.constantFrom(...names), tie('schema'), { maxKeys: 3 }),
+            required: fc.array(fc.constantFrom(...names), { maxLength: 3 }),
+            items: tie('schema'),
+            prefixItems: fc.array(tie('schema'), { maxLength: 2 }),
+            allOf: fc.array(tie('schema'), { maxLength: 3 }),
+            oneOf: fc.array(tie('schema'), { maxLength: 3 }),
+            anyOf: fc.array(tie('schema'), { maxLength: 2 }),
+            additionalProperties: tie('schema'),
+            minimum: fc.double(),
+            exclusiveMaximum: fc.oneof(fc.boolean(), fc.double()),
+            multipleOf: fc.double(),
+            minLength: fc.integer({ min: -5, max: 1e9 }),
+            maxLength: fc.integer({ min: -5, max: 50 }),
+            minItems: fc.integer({ min: 0, max: 1e9 }),
+            minProperties: fc.integer({ min: 0, max: 1e6 }),
+            uniqueItems: fc.boolean(),
+            const: fc.jsonValue({ maxDepth: 2 }),
+            format: fc.constantFrom('date-time', 'byte', 'constructor', 'email'),
+          },
+          { requiredKeys: [] },
+        ),
+      ),
+    }));
+    const root = fc.record({ $defs: fc.record({ a: schema, b: schema }) }, { requiredKeys: [] });
+    fc.assert(
+      fc.property(schema, root, (s, r) => {
+        const document = typeof s === 'boolean' ? s : { ...r, ...s };
+        const result = exampleFromSchema(document, NOW, 4096);
+        if ('value' in result)
+          expect((JSON.stringify(result.value) ?? '').length).toBeLessThanOrEqual(4096 * 2);
+        else expect(result.problem).toMatch(/^the (schema|example)/);
+      }),
+      { numRuns: 3000, seed: 20261205 },
     );
   });
 });
