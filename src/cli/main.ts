@@ -226,15 +226,11 @@ Example:
 const usage = program.command('usage').description('usage statistics: message destinations, subscriptions');
 
 operator(
-  usage
-    .command('apps')
-    .description('message destinations per application, of the messages published in a time window')
-    .requiredOption(
-      '--since <time>',
-      'messages published since this ISO 8601 time (UTC unless zoned)',
-      isoTime,
-    )
-    .option('--until <time>', 'and before this ISO 8601 time (default: now)', isoTime)
+  publishRange(
+    usage
+      .command('apps')
+      .description('message destinations per application, of the messages published in a time window'),
+  )
     .option(
       '--app <app>',
       'this application only, id or uid (repeatable; default: every one with usage)',
@@ -244,10 +240,10 @@ operator(
       'after',
       `
 A message destination is a message and an endpoint it was sent to (or is to be),
-counted once however many attempts it took. The window spans 31 days at most.
-Counts cover what is retained (COURIER_RETENTION). An --app that names no
-application is reported on stderr, with exit status 1, after the others are
-printed.
+counted once however many attempts it took. The window ends at --until, or now,
+and spans 31 days at most. Counts cover what is retained (COURIER_RETENTION).
+An --app that names no application is reported on stderr, with exit status 1,
+after the others are printed.
 
 Example:
   $ courier usage apps --since 2026-01-01 --until 2026-02-01`,
