@@ -7,10 +7,7 @@ import type { Application } from '../store/repos/applications.ts';
 import type { Endpoint } from '../store/repos/endpoints.ts';
 import type { ApiDeps } from './types.ts';
 
-/**
- * Sent to the operator webhook when this process has one (COURIER_OPERATOR_WEBHOOK_URL, as every
- * process of an installation should).
- */
+/** Sent to the operational webhook endpoints, if any, by a worker's relay. */
 export async function recordEndpointEvent(
   tx: Queryable,
   deps: ApiDeps,
@@ -20,5 +17,5 @@ export async function recordEndpointEvent(
   extra: Record<string, unknown> = {},
 ): Promise<void> {
   const event = endpointEvent(type, application, endpoint, deps.clock.now(), extra);
-  await recordOperationalEvents(tx, [event], deps.config.operatorWebhookUrl !== null);
+  await recordOperationalEvents(tx, [event], true);
 }

@@ -21,10 +21,10 @@ import { attemptRoutes } from './routes/attempts.ts';
 import { backgroundTaskRoutes } from './routes/background-tasks.ts';
 import { deadLetterRoutes } from './routes/dead-letter.ts';
 import { endpointExampleRoutes } from './routes/endpoint-example.ts';
-import { endpointHeaderRoutes } from './routes/endpoint-headers.ts';
+import { endpointHeaderRoutes, operationalEndpointHeaderRoutes } from './routes/endpoint-headers.ts';
 import { endpointMessageRoutes } from './routes/endpoint-messages.ts';
 import { endpointRecoveryRoutes } from './routes/endpoint-recovery.ts';
-import { endpointSecretRoutes } from './routes/endpoint-secrets.ts';
+import { endpointSecretRoutes, operationalEndpointSecretRoutes } from './routes/endpoint-secrets.ts';
 import { endpointStatsRoutes } from './routes/endpoint-stats.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
 import { environmentRoutes } from './routes/environment.ts';
@@ -35,6 +35,7 @@ import { messageContentRoutes } from './routes/message-content.ts';
 import { messageRoutes } from './routes/messages.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { operationalEventRoutes } from './routes/operational-events.ts';
+import { operationalEndpointRoutes } from './routes/operational-webhook-endpoints.ts';
 import { usageStatsRoutes } from './routes/usage-stats.ts';
 import { lazySerializers } from './serializers.ts';
 import type { Api, ApiDeps } from './types.ts';
@@ -75,6 +76,9 @@ const RESOURCE_ROUTES = [
   environmentRoutes,
   usageStatsRoutes,
   operationalEventRoutes,
+  operationalEndpointRoutes,
+  operationalEndpointSecretRoutes,
+  operationalEndpointHeaderRoutes,
 ];
 
 export async function buildServer(input: ServerDeps): Promise<FastifyInstance> {

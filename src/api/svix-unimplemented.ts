@@ -8,10 +8,6 @@ const ID = '[^/]+';
 const UNIMPLEMENTED: readonly { path: RegExp; what: string }[] = [
   { path: /^\/api\/v1\/stream(\/|$)/, what: 'streams' },
   { path: /^\/api\/v1\/connector(\/|$)/, what: 'connectors' },
-  {
-    path: /^\/api\/v1\/operational-webhook(\/|$)/,
-    what: "operational webhooks (Courier's are the courier-operator application's; see README)",
-  },
   { path: /^\/api\/v1\/auth(\/|$)/, what: 'the consumer application portal' },
   { path: new RegExp(`^/api/v1/app/${ID}/(integration|poller)(/|$)`), what: 'integrations and pollers' },
   { path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/transformation$`), what: 'transformations' },

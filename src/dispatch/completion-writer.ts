@@ -94,8 +94,8 @@ export class CompletionWriter {
     this.#eventsRecorded = true;
     // Not its URL: webhook URLs often carry a token in their path or query.
     const { appId, endpointId } = event;
-    const { reason } = event.data as { reason: string };
-    if (this.relay && appId === this.relay.appId) {
+    const { reason, appUid } = event.data as { reason: string; appUid: string | null };
+    if (appUid === OPERATOR_APP_UID) {
       this.log.error(
         { appId, endpointId },
         `the operator webhook endpoint was ${reason}: its notices are held until it is resumed, or a worker starts with another URL`,

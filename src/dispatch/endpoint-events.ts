@@ -3,14 +3,16 @@
 import { newId } from '../ids.ts';
 import type { OperationalEvent } from '../store/queries/operational-events.ts';
 
-export type EndpointEventType =
-  | 'endpoint.created'
-  | 'endpoint.updated'
-  | 'endpoint.deleted'
-  | 'endpoint.enabled'
-  | 'endpoint.disabled'
+export const ENDPOINT_EVENT_TYPES = [
+  'endpoint.created',
+  'endpoint.updated',
+  'endpoint.deleted',
+  'endpoint.enabled',
+  'endpoint.disabled',
   // Courier's: deliveries held, not dropped (through the API, or by a streak with trigger 'automatic').
-  | 'endpoint.paused';
+  'endpoint.paused',
+] as const;
+export type EndpointEventType = (typeof ENDPOINT_EVENT_TYPES)[number];
 
 /** Svix's event data (appId, appUid, endpointId, endpointUid) plus `extra` (a status change's trigger and reason). */
 export function endpointEvent(

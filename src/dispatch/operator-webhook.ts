@@ -4,22 +4,44 @@ import type { Logger } from '../logger.ts';
 import { generateSecret } from '../signing/index.ts';
 import type { Database, Transaction } from '../store/db.ts';
 import { resumeEndpoint } from '../store/queries/endpoint-status.ts';
-import { lockUnrelayed, markRelayed } from '../store/queries/operational-events.ts';
+import { lockUnrelayed, markRelayed, type OperationalEvent } from '../store/queries/operational-events.ts';
 import { publishBatch } from '../store/queries/publish.ts';
-import { createApplication, findApplication } from '../store/repos/applications.ts';
+import { type Application, createApplication, findApplication } from '../store/repos/applications.ts';
 import { createEndpoint, findEndpoint, updateEndpoint } from '../store/repos/endpoints.ts';
-import { EXHAUSTED } from './attempt-events.ts';
+import { EXHAUSTED, FAILING, RECOVERED } from './attempt-events.ts';
 import { pausedByStreak } from './auto-pause.ts';
+import { ENDPOINT_EVENT_TYPES } from './endpoint-events.ts';
 
 export const OPERATOR_APP_UID = 'courier-operator';
 export const OPERATOR_ENDPOINT_UID = 'operator';
 /** Held notices go out over this long once resumed, within the endpoint's own rate limit anyway. */
 const RESUME_SPREAD_MS = 10_000;
 
+/** What the relay sends: what an operational webhook endpoint's filterTypes may name. */
+export const OPERATIONAL_EVENT_TYPES = [EXHAUSTED, FAILING, RECOVERED, ...ENDPOINT_EVENT_TYPES] as const;
+
 /**
- * Operational events travel like any webhook: an internal application whose one endpoint is the
- * operator's URL, so they are signed, retried and visible in the attempt log. The operator reads
- * the signing secret with GET /api/v1/app/courier-operator/endpoint/operator/secret.
+ * The application whose endpoints receive operational events, made on first need: by a start with
+ * COURIER_OPERATOR_WEBHOOK_URL or by the first operational webhook endpoint made through the API.
+ */
+export async function operatorApplication(tx: Transaction, now: number): Promise<Application> {
+  await tx.query(`select pg_advisory_xact_lock(hashtext('courier_operator_endpoint'))`);
+  return (
+    (await findApplication(tx, OPERATOR_APP_UID)) ??
+    (await createApplication(
+      tx,
+      newId('app', now),
+      { name: 'Courier operator events', uid: OPERATOR_APP_UID },
+      now,
+    ))
+  );
+}
+
+/**
+ * The endpoint (uid "operator") of COURIER_OPERATOR_WEBHOOK_URL. Operational events travel like any
+ * webhook, to the operator application's endpoints, so they are signed, retried and visible in the
+ * attempt log. The operator reads the signing secret with
+ * GET /api/v1/operational-webhook/endpoint/operator/secret.
  *
  * Its own streak of permanent failures pauses it like any endpoint, and no notice can say so: a
  * start with another URL resumes it, releasing the notices held meanwhile, so fixing the URL and
@@ -34,15 +56,7 @@ export async function ensureOperatorEndpoint(
 ): Promise<{ appId: string; resumed: number | null; stillPaused: boolean }> {
   const now = clock.now();
   return db.transaction(async (tx) => {
-    await tx.query(`select pg_advisory_xact_lock(hashtext('courier_operator_endpoint'))`);
-    const app =
-      (await findApplication(tx, OPERATOR_APP_UID)) ??
-      (await createApplication(
-        tx,
-        newId('app', now),
-        { name: 'Courier operator events', uid: OPERATOR_APP_UID },
-        now,
-      ));
+    const app = await operatorApplication(tx, now);
     const endpoint = await findEndpoint(tx, app.id, OPERATOR_ENDPOINT_UID);
     const fields = {
       url,
@@ -75,8 +89,9 @@ const RELAY_BATCH = 100;
 const RELAY_BATCHES_PER_RUN = 20;
 
 /**
- * Sends recorded operational events to the operator webhook: publishes those not relayed yet as
- * messages of the operator application and marks them, in one transaction of its own, holding
+ * Sends recorded operational events to the operational webhook endpoints: publishes those not
+ * relayed yet as messages of the operator application (when there is one: else nobody is to
+ * receive them) and marks them, in one transaction of its own, holding
  * no other row (recorded in a pause's or a completion's transaction, the events are not published
  * there: that took the operator endpoint's rows out of the store's lock order). A crash before the
  * commit leaves them to the next run; the event id is the message's eventId, so one published twice
@@ -89,8 +104,6 @@ export class OperatorRelay {
 
   constructor(
     private readonly db: Database,
-    /** The operator application (ensureOperatorEndpoint). */
-    readonly appId: string,
     private readonly clock: Clock,
     private readonly log: Logger,
   ) {}
@@ -131,22 +144,24 @@ export class OperatorRelay {
   async #relayBatch(tx: Transaction): Promise<number> {
     const events = await lockUnrelayed(tx, RELAY_BATCH);
     if (events.length === 0) return 0;
-    // About the operator's own endpoint: it is the one failing, and a dead letter of an event
+    const operator = await findApplication(tx, OPERATOR_APP_UID);
+    // About an operational endpoint: it is the one failing, and a dead letter of an event
     // announcing a dead letter would announce itself for ever.
-    const outward = events.filter((event) => event.appId !== this.appId);
-    // A notice the operator's receiver gave up on is not sent to it again: logged, or lost unseen.
+    const own = (event: OperationalEvent) => event.appId === operator?.id;
+    const outward = operator ? events.filter((event) => !own(event)) : [];
+    // A notice an operational endpoint gave up on is not sent to it again: logged, or lost unseen.
     for (const event of events)
-      if (event.appId === this.appId && event.type === EXHAUSTED)
+      if (own(event) && event.type === EXHAUSTED)
         this.log.error(
           { data: event.data },
           'the operator webhook did not take a notice; it is not sent again',
         );
     const now = this.clock.now();
-    if (outward.length > 0)
+    if (operator && outward.length > 0)
       await publishBatch(
         tx,
         outward.map((event) => ({
-          appId: this.appId,
+          appId: operator.id,
           messageId: newId('msg', now),
           eventType: event.type,
           eventId: event.id,

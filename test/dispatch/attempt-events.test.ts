@@ -302,7 +302,7 @@ describe.each(BACKENDS)('message.attempt.exhausted, .failing and .recovered on %
 
   it('queues the event for the operator webhook with the dead letter, but not one about the operator endpoint', async () => {
     const { appId: operatorAppId } = await ensureOperatorEndpoint(t.db, `${receiver.url}/410`, clock);
-    const relay = new OperatorRelay(t.db, operatorAppId, clock, silentLogger);
+    const relay = new OperatorRelay(t.db, clock, silentLogger);
     const { messageId } = await oneMessage(422);
     await deliverAll({ relay });
     // The customer's dead letter was queued for the operator, whose endpoint answers 410: that
@@ -324,7 +324,7 @@ describe.each(BACKENDS)('message.attempt.exhausted, .failing and .recovered on %
     const app = await makeApp(t.db, clock.now());
     await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/403`, maxInFlight: 100 });
     for (let i = 0; i < 120; i++) await publishJson(t.db, app.id, clock.now(), { i });
-    const relay = new OperatorRelay(t.db, operatorAppId, clock, silentLogger);
+    const relay = new OperatorRelay(t.db, clock, silentLogger);
     const { worker, sender } = virtualWorker(t.db, { clock, operatorRelay: relay, pauseAfter: 1_000 });
     const sent = await worker.runOnce(200);
     expect(sent).toBe(100); // the endpoint's cap

@@ -5,8 +5,10 @@ import { pauseForStreak } from '../../src/dispatch/auto-pause.ts';
 import { ensureOperatorEndpoint, OperatorRelay } from '../../src/dispatch/operator-webhook.ts';
 import { newId } from '../../src/ids.ts';
 import { type Logger, silentLogger } from '../../src/logger.ts';
+import type { Database } from '../../src/store/db.ts';
 import { heldCount, holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { lockUnrelayed, recordOperationalEvents } from '../../src/store/queries/operational-events.ts';
+import { deleteApplication } from '../../src/store/repos/applications.ts';
 import { deleteEndpoint, getEndpointById } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
@@ -48,8 +50,7 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
     };
   };
   const alarm = () => ({ endpointId, failureStreak: 100 });
-  const relay = (appId = operatorAppId, logger: Logger = silentLogger) =>
-    new OperatorRelay(t.db, appId, clock, logger);
+  const relay = (logger: Logger = silentLogger, db: Database = t.db) => new OperatorRelay(db, clock, logger);
 
   it('records endpoint.paused with the pause, and the relay queues it for the operator once', async () => {
     const event = await pauseForStreak(t.db, alarm(), clock, true);
@@ -100,6 +101,16 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
     expect(await state()).toEqual({ status: 'paused', events: 1, queued: 0 });
   });
 
+  it('passes by the events when there is no operator application: nobody is to receive them', async () => {
+    await t.db.transaction((tx) => deleteApplication(tx, operatorAppId, clock.now()));
+    await pauseForStreak(t.db, alarm(), clock, true);
+    expect(await relay().run()).toBe(1);
+    const { rows } = await t.db.query('select 1 from courier_messages');
+    expect(rows).toEqual([]);
+    // Passed by for good: an operational endpoint made later receives what happens after it.
+    expect(await relay().run()).toBe(0);
+  });
+
   it("records, but does not send to it, an event about the operator's own endpoint", async () => {
     const { rows } = await t.db.query<{ id: string }>('select id from courier_endpoints where app_id = $1', [
       operatorAppId,
@@ -126,7 +137,7 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
     await t.db.transaction((tx) =>
       recordOperationalEvents(tx, [exhausted(operatorAppId), exhausted('app_other')], true),
     );
-    expect(await relay(operatorAppId, logger).run()).toBe(2);
+    expect(await relay(logger).run()).toBe(2);
     expect(errors).toEqual(['the operator webhook did not take a notice; it is not sent again']);
     expect((await state()).queued).toBe(0);
   });
@@ -182,8 +193,10 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
       error: (_o: unknown, msg?: string) => void errors.push(msg ?? ''),
     };
     await pauseForStreak(t.db, alarm(), clock, true);
-    // An operator application that is not there (its row removed behind Courier's back).
-    expect(await relay('app_missing', logger).run()).toBe(0);
+    const down = Object.assign(Object.create(t.db) as Database, {
+      transaction: () => Promise.reject(new Error('connection refused')),
+    });
+    expect(await relay(logger, down).run()).toBe(0);
     expect(errors).toEqual(['could not queue operational events for the operator webhook; retrying later']);
     expect(await state()).toEqual({ status: 'paused', events: 1, queued: 0 });
     expect(await relay().run()).toBe(1);

@@ -162,7 +162,7 @@ describe('operational events and endpoints paused by Courier', () => {
     }
   });
 
-  it('sends message.attempt.exhausted to the operator webhook, signed with the operator endpoint secret', async () => {
+  it('sends message.attempt.exhausted and endpoint.created to the operator webhook, signed with its secret', async () => {
     const operator = await startReceiver((_req, res) => {
       res.writeHead(204);
       res.end();
@@ -184,20 +184,27 @@ describe('operational events and endpoints paused by Courier', () => {
       const sent = await api.request('POST', `/api/v1/app/${appId}/msg`, {
         body: { eventType: 'refused', payload: { n: 1 } },
       });
-      for (let i = 0; i < 500 && operator.requests.length === 0; i++)
+      // The endpoint's creation too: the API records it for every worker's relay.
+      for (let i = 0; i < 500 && operator.requests.length < 2; i++)
         await new Promise((r) => setTimeout(r, 20));
-      expect(operator.requests).toHaveLength(1);
+      expect(operator.requests).toHaveLength(2);
 
-      const secret = await api.request('GET', '/api/v1/app/courier-operator/endpoint/operator/secret');
-      const request = operator.requests[0]!;
-      const verified = new Webhook(secret.body.key).verify(
-        request.body.toString(),
-        request.headers as Record<string, string>,
-      ) as { type: string; data: Record<string, unknown> };
-      expect(verified).toMatchObject({
-        type: 'message.attempt.exhausted',
-        data: { appId, endpointId: ep.id, msgId: sent.body.id, state: 'failed' },
-      });
+      const secret = await api.request('GET', '/api/v1/operational-webhook/endpoint/operator/secret');
+      const verified = operator.requests.map(
+        (request) =>
+          new Webhook(secret.body.key).verify(
+            request.body.toString(),
+            request.headers as Record<string, string>,
+          ) as { type: string; data: Record<string, unknown> },
+      );
+      verified.sort((a, b) => a.type.localeCompare(b.type));
+      expect(verified).toMatchObject([
+        { type: 'endpoint.created', data: { appId, endpointId: ep.id } },
+        {
+          type: 'message.attempt.exhausted',
+          data: { appId, endpointId: ep.id, msgId: sent.body.id, state: 'failed' },
+        },
+      ]);
     } finally {
       await stop();
       await operator.close();

@@ -1,21 +1,15 @@
 import { type Endpoint, lockLiveEndpoint, updateEndpoint } from '../../store/repos/endpoints.ts';
+import { APP_ENDPOINT, type EndpointScope, OPERATIONAL_ENDPOINT } from '../endpoint-scope.ts';
 import { notFound } from '../errors.ts';
 import { checkHeaders, patchHeaders, withoutSensitive } from '../headers.ts';
-import { requireEndpoint } from '../lookup.ts';
 import { NoContent } from '../schemas/common.ts';
-import {
-  EndpointHeadersIn,
-  EndpointHeadersOut,
-  EndpointHeadersPatchIn,
-  EndpointParams,
-} from '../schemas/endpoints.ts';
+import { EndpointHeadersIn, EndpointHeadersOut, EndpointHeadersPatchIn } from '../schemas/endpoints.ts';
 import type { Api, ApiDeps } from '../types.ts';
 
-const tags = ['Endpoint'];
-const PATH = '/api/v1/app/:app_id/endpoint/:endpoint_id/headers';
-
-export function endpointHeaderRoutes(app: Api, deps: ApiDeps): void {
+const headerRoutes = (scope: EndpointScope) => (app: Api, deps: ApiDeps) => {
   const { db, clock } = deps;
+  const { tags, params } = scope;
+  const PATH = `${scope.path}/headers`;
 
   /** Writes the headers computed from the current ones, as locked by the transaction that writes. */
   async function setHeaders(
@@ -37,12 +31,12 @@ export function endpointHeaderRoutes(app: Api, deps: ApiDeps): void {
         summary: "Get the endpoint's custom headers",
         description:
           'Credential headers (Authorization, X-Auth-Token, …) are not returned: their names are in sensitive.',
-        params: EndpointParams,
+        params,
         response: { 200: EndpointHeadersOut },
       },
     },
     async (request) => {
-      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      const { endpoint } = await scope.find(db, request.params);
       return withoutSensitive(endpoint.headers);
     },
   );
@@ -56,14 +50,14 @@ export function endpointHeaderRoutes(app: Api, deps: ApiDeps): void {
         description:
           'Names must be HTTP tokens; values must not contain CR, LF or NUL. Names Courier sets (webhook-*, svix-*, ' +
           'content-type, content-length, host, user-agent, transfer-encoding, connection) are refused.',
-        params: EndpointParams,
+        params,
         body: EndpointHeadersIn,
         response: { 204: NoContent },
       },
     },
     async (request, reply) => {
       checkHeaders(request.body.headers, ['body', 'headers']);
-      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      const { endpoint } = await scope.find(db, request.params);
       await setHeaders(endpoint, () => request.body.headers);
       return reply.code(204).send();
     },
@@ -75,7 +69,7 @@ export function endpointHeaderRoutes(app: Api, deps: ApiDeps): void {
       schema: {
         tags,
         summary: "Add, replace or delete some of the endpoint's custom headers",
-        params: EndpointParams,
+        params,
         body: EndpointHeadersPatchIn,
         response: { 204: NoContent },
       },
@@ -83,7 +77,7 @@ export function endpointHeaderRoutes(app: Api, deps: ApiDeps): void {
     async (request, reply) => {
       const { headers, deleteHeaders } = request.body;
       checkHeaders(headers, ['body', 'headers']);
-      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      const { endpoint } = await scope.find(db, request.params);
       await setHeaders(endpoint, (current) => {
         const merged = patchHeaders(current, headers, deleteHeaders ?? []);
         checkHeaders(merged, ['body', 'headers']);
@@ -92,4 +86,7 @@ export function endpointHeaderRoutes(app: Api, deps: ApiDeps): void {
       return reply.code(204).send();
     },
   );
-}
+};
+
+export const endpointHeaderRoutes = headerRoutes(APP_ENDPOINT);
+export const operationalEndpointHeaderRoutes = headerRoutes(OPERATIONAL_ENDPOINT);

@@ -2,18 +2,18 @@ import { generateSecret } from '../../signing/index.ts';
 import { StoreNotFoundError } from '../../store/errors.ts';
 import { currentSecret, MAX_PREVIOUS_SECRETS, rotateSecret } from '../../store/repos/endpoints.ts';
 import { normalizeSecret } from '../endpoint-input.ts';
+import { APP_ENDPOINT, type EndpointScope, OPERATIONAL_ENDPOINT } from '../endpoint-scope.ts';
 import { limitReached } from '../errors.ts';
-import { requireEndpoint } from '../lookup.ts';
 import { NoContent } from '../schemas/common.ts';
-import { EndpointParams, EndpointSecretOut, EndpointSecretRotateIn } from '../schemas/endpoints.ts';
+import { EndpointSecretOut, EndpointSecretRotateIn } from '../schemas/endpoints.ts';
 import type { Api, ApiDeps } from '../types.ts';
 
-const tags = ['Endpoint'];
-const BASE = '/api/v1/app/:app_id/endpoint/:endpoint_id/secret';
 const DEFAULT_GRACE_S = 24 * 3600;
 
-export function endpointSecretRoutes(app: Api, deps: ApiDeps): void {
+const secretRoutes = (scope: EndpointScope) => (app: Api, deps: ApiDeps) => {
   const { db, clock } = deps;
+  const { tags, params } = scope;
+  const BASE = `${scope.path}/secret`;
 
   app.get(
     BASE,
@@ -21,12 +21,12 @@ export function endpointSecretRoutes(app: Api, deps: ApiDeps): void {
       schema: {
         tags,
         summary: "Get the endpoint's signing secret",
-        params: EndpointParams,
+        params,
         response: { 200: EndpointSecretOut },
       },
     },
     async (request) => {
-      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      const { endpoint } = await scope.find(db, request.params);
       const key = await currentSecret(db, endpoint.id);
       // Deleted since it was looked up: its secrets expired with it.
       if (key === null) throw new StoreNotFoundError(`endpoint ${endpoint.id} not found`);
@@ -43,13 +43,13 @@ export function endpointSecretRoutes(app: Api, deps: ApiDeps): void {
         description:
           'The new secret (generated unless key is given) signs from now on; the previous one keeps signing too ' +
           'for gracePeriodSeconds (Courier extension, default 24 h), so receivers can switch without failures.',
-        params: EndpointParams,
+        params,
         body: EndpointSecretRotateIn,
         response: { 204: NoContent },
       },
     },
     async (request, reply) => {
-      const { endpoint } = await requireEndpoint(db, request.params.app_id, request.params.endpoint_id);
+      const { endpoint } = await scope.find(db, request.params);
       const body = request.body ?? {};
       const key = body.key ? normalizeSecret(body.key, ['body', 'key']) : generateSecret();
       const graceMs = (body.gracePeriodSeconds ?? DEFAULT_GRACE_S) * 1000;
@@ -62,4 +62,7 @@ export function endpointSecretRoutes(app: Api, deps: ApiDeps): void {
       return reply.code(204).send();
     },
   );
-}
+};
+
+export const endpointSecretRoutes = secretRoutes(APP_ENDPOINT);
+export const operationalEndpointSecretRoutes = secretRoutes(OPERATIONAL_ENDPOINT);

@@ -1,25 +1,15 @@
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { isValidUid, newId } from '../../ids.ts';
-import { generateSecret } from '../../signing/index.ts';
-import type { Queryable, Transaction } from '../../store/db.ts';
+import type { Transaction } from '../../store/db.ts';
 import type { Application } from '../../store/repos/applications.ts';
 import {
-  createEndpoint,
-  deleteEndpoint,
   type Endpoint,
-  findEndpoint,
   getEndpointById,
   listEndpoints,
   lockLiveEndpoint,
-  rotateSecret,
-  updateEndpoint,
 } from '../../store/repos/endpoints.ts';
-import { recordEndpointEvent } from '../endpoint-events.ts';
-import { type EndpointBody, endpointFields, normalizeSecret } from '../endpoint-input.ts';
-import { applyDisabled, pause, resume } from '../endpoint-status.ts';
-import { conflict, isUidTaken, notFound } from '../errors.ts';
-import { createOnce } from '../idempotency.ts';
+import { pause, resume } from '../endpoint-status.ts';
+import { createEndpointOf, deleteEndpointOf, putEndpoint, updateEndpointOf } from '../endpoint-writes.ts';
+import { notFound } from '../errors.ts';
 import { requireApp, requireEndpoint } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import { IdOrUid, ListResponse, NoContent } from '../schemas/common.ts';
@@ -38,64 +28,7 @@ const AppParams = Type.Object({ app_id: IdOrUid('The application id (app_…) or
 const BASE = '/api/v1/app/:app_id/endpoint';
 
 export function endpointRoutes(app: Api, deps: ApiDeps): void {
-  const { db, clock, config } = deps;
-
-  async function uidFree(q: Queryable, appId: string, uid: string | null | undefined, self?: string) {
-    if (!uid) return;
-    const other = await findEndpoint(q, appId, uid);
-    if (other && other.id !== self) throw conflict(`An endpoint with uid ${uid} already exists`);
-  }
-
-  /** By a POST (`request`: once, under its idempotency key's id) or by a PUT naming a new uid. */
-  async function create(
-    application: Application,
-    body: EndpointBody,
-    uid: string | null,
-    request?: FastifyRequest,
-  ): Promise<Endpoint> {
-    const fields = { ...endpointFields(body, 'replace', null, config, application), uid };
-    const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : generateSecret();
-    const now = clock.now();
-    const make = async (id: string) => {
-      await uidFree(db, application.id, uid);
-      return db.transaction(async (tx) => {
-        const disabled = !!body.disabled;
-        const made = await createEndpoint(tx, { id, appId: application.id, fields, secret, disabled, now });
-        await recordEndpointEvent(tx, deps, 'endpoint.created', application, made);
-        return made;
-      });
-    };
-    if (!request) return make(newId('ep', now));
-    return createOnce(request, 'ep', now, (id) => findEndpoint(db, application.id, id), make);
-  }
-
-  /**
-   * PUT and PATCH: settings, secret (PATCH) and the disabled flag in one transaction, computed from
-   * the endpoint's row as locked, so that a concurrent edit (its headers, another PATCH) is kept.
-   */
-  async function update(
-    application: Application,
-    found: Endpoint,
-    body: EndpointBody,
-    mode: 'replace' | 'patch',
-  ) {
-    const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : null;
-    const disabled = mode === 'replace' ? (body.disabled ?? false) : body.disabled;
-    return db.transaction(async (tx) => {
-      const current = await lockLiveEndpoint(tx, found.id);
-      // Deleted since it was looked up (a concurrent DELETE): a 404, as if the lookup had missed.
-      if (!current) throw notFound(`Endpoint ${found.id} not found`);
-      const fields = endpointFields(body, mode, current, config, application);
-      await uidFree(tx, application.id, fields.uid, current.id);
-      const now = clock.now();
-      await updateEndpoint(tx, current.id, fields, now);
-      if (secret) await rotateSecret(tx, current.id, secret, 0, now);
-      const updated = (await getEndpointById(tx, current.id))!;
-      await recordEndpointEvent(tx, deps, 'endpoint.updated', application, updated);
-      await applyDisabled(tx, application, updated, disabled, deps);
-      return (await getEndpointById(tx, current.id))!;
-    });
-  }
+  const { db } = deps;
 
   app.get(
     BASE,
@@ -133,7 +66,13 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     },
     async (request, reply) => {
       const application = await requireApp(db, request.params.app_id);
-      const endpoint = await create(application, request.body, request.body.uid ?? null, request);
+      const endpoint = await createEndpointOf(
+        deps,
+        application,
+        request.body,
+        request.body.uid ?? null,
+        request,
+      );
       return reply.code(201).send(endpointOut(endpoint));
     },
   );
@@ -161,29 +100,14 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
-      const { app_id, endpoint_id } = request.params;
-      const application = await requireApp(db, app_id);
-      // Named by its uid, it keeps it: the same PUT repeated must not clear the uid and then
-      // create another endpoint under it (each message would then go to both).
-      const replace = async (current: Endpoint) => {
-        const keepUid = request.body.uid === undefined && current.uid === endpoint_id;
-        const body = keepUid ? { ...request.body, uid: endpoint_id } : request.body;
-        return endpointOut(await update(application, current, body, 'replace'));
-      };
-      const current = await findEndpoint(db, application.id, endpoint_id);
-      if (current) return replace(current);
-      // Only a uid names an endpoint a PUT can create; an id that is not there is a 404.
-      if (!isValidUid(endpoint_id)) throw notFound(`Endpoint ${endpoint_id} not found`);
-      const uid = request.body.uid ?? endpoint_id;
-      try {
-        const created = await create(application, request.body, uid);
-        return reply.code(201).send(endpointOut(created));
-      } catch (error) {
-        // A concurrent PUT of the same uid created it first: this one replaces what that one made.
-        const raced = isUidTaken(error) ? await findEndpoint(db, application.id, endpoint_id) : null;
-        if (raced) return replace(raced);
-        throw error;
-      }
+      const application = await requireApp(db, request.params.app_id);
+      const { endpoint, created } = await putEndpoint(
+        deps,
+        application,
+        request.params.endpoint_id,
+        request.body,
+      );
+      return reply.code(created ? 201 : 200).send(endpointOut(endpoint));
     },
   );
 
@@ -206,7 +130,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
         request.params.app_id,
         request.params.endpoint_id,
       );
-      return endpointOut(await update(application, endpoint, request.body, 'patch'));
+      return endpointOut(await updateEndpointOf(deps, application, endpoint, request.body, 'patch'));
     },
   );
 
@@ -219,14 +143,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
         request.params.app_id,
         request.params.endpoint_id,
       );
-      await db.transaction(async (tx) => {
-        // Deleted meanwhile by a concurrent DELETE: a 404, as if the lookup had missed.
-        const current = await lockLiveEndpoint(tx, endpoint.id);
-        if (!current) throw notFound(`Endpoint ${endpoint.id} not found`);
-        await deleteEndpoint(tx, endpoint.id, clock.now());
-        // As locked: a uid changed since the lookup is the one the event names.
-        await recordEndpointEvent(tx, deps, 'endpoint.deleted', application, current);
-      });
+      await deleteEndpointOf(deps, application, endpoint);
       return reply.code(204).send();
     },
   );

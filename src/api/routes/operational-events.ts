@@ -40,7 +40,7 @@ export function operationalEventRoutes(app: Api, deps: ApiDeps): void {
           'message.attempt.failing (its fourth failure in a row) and message.attempt.recovered (delivered after it); ' +
           'endpoint.created, .updated, .deleted, .enabled, .disabled (through the API, or with trigger automatic and ' +
           'failSince after every attempt failed for COURIER_DISABLE_FAILING_AFTER), and endpoint.paused (deliveries held: ' +
-          'after a streak of permanent failures, or through the API). Also sent to COURIER_OPERATOR_WEBHOOK_URL when set.',
+          'after a streak of permanent failures, or through the API). Also sent to the operational webhook endpoints.',
         querystring: Type.Object(forwardListQuery(idPattern('opev'))),
         response: { 200: ListResponse(OperationalEventOut, 'ListResponse_OperationalEventOut_') },
       },

@@ -13,13 +13,8 @@ export async function startWorker(
   config: Config,
   logger: Logger,
 ): Promise<() => Promise<void>> {
-  let operatorRelay: OperatorRelay | undefined;
   if (config.operatorWebhookUrl) {
-    const { appId, resumed, stillPaused } = await ensureOperatorEndpoint(
-      db,
-      config.operatorWebhookUrl,
-      systemClock,
-    );
+    const { resumed, stillPaused } = await ensureOperatorEndpoint(db, config.operatorWebhookUrl, systemClock);
     if (resumed !== null) {
       logger.warn(
         { released: resumed },
@@ -32,7 +27,6 @@ export async function startWorker(
         'the operator webhook endpoint is paused: its notices are held. Fix COURIER_OPERATOR_WEBHOOK_URL, or POST /api/v1/app/courier-operator/endpoint/operator/resume',
       );
     }
-    operatorRelay = new OperatorRelay(db, appId, systemClock, logger);
   }
   const { worker, sender } = createWorker({
     db,
@@ -40,7 +34,8 @@ export async function startWorker(
     clock: systemClock,
     random: systemRandom,
     logger,
-    operatorRelay,
+    // Every worker relays operational events, to whatever operational webhook endpoints there are.
+    operatorRelay: new OperatorRelay(db, systemClock, logger),
   });
   await worker.start();
   logger.info({ owner: worker.owner }, 'worker started');
