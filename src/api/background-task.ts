@@ -1,7 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
+import { TASK_FINISHED } from '../dispatch/operator-webhook.ts';
 import { newId } from '../ids.ts';
-import type { Queryable } from '../store/db.ts';
+import type { Database } from '../store/db.ts';
+import { recordOperationalEvents } from '../store/queries/operational-events.ts';
 import { type BackgroundTaskKind, recordBackgroundTask } from '../store/repos/background-tasks.ts';
 import { iso } from './schemas/common.ts';
 
@@ -11,9 +13,10 @@ import { iso } from './schemas/common.ts';
  * something is logged, not answered: the work is done, and a 5xx would make the SDK, which
  * retries one, do it again. A task that only reads (`readOnly`: statistics, whose figures are
  * its data) fails with it instead: a retry costs nothing, and an answer would point at nothing.
+ * With the task, Svix's `background_task.finished` operational event is recorded.
  */
 export async function finishedTask<T extends BackgroundTaskKind>(
-  deps: { db: Queryable; clock: Clock },
+  deps: { db: Database; clock: Clock },
   log: FastifyBaseLogger,
   task: T,
   data: Record<string, unknown>,
@@ -22,7 +25,18 @@ export async function finishedTask<T extends BackgroundTaskKind>(
   const now = deps.clock.now();
   const id = newId('qtask', now);
   try {
-    await recordBackgroundTask(deps.db, { id, task, status: 'finished', data, updatedAt: now });
+    await deps.db.transaction(async (tx) => {
+      await recordBackgroundTask(tx, { id, task, status: 'finished', data, updatedAt: now });
+      const event = {
+        id: newId('opev', now),
+        type: TASK_FINISHED,
+        appId: typeof data.appId === 'string' ? data.appId : null,
+        endpointId: typeof data.endpointId === 'string' ? data.endpointId : null,
+        data: { taskId: id, status: 'finished', task, data },
+        createdAt: now,
+      };
+      await recordOperationalEvents(tx, [event], true);
+    });
   } catch (error) {
     if (readOnly) throw error;
     log.warn({ err: error, taskId: id, task }, 'task done but not kept: reading it back will answer 404');

@@ -98,7 +98,7 @@ export class CompletionWriter {
     if (appUid === OPERATOR_APP_UID) {
       this.log.error(
         { appId, endpointId },
-        `the operator webhook endpoint was ${reason}: its notices are held until it is resumed, or a worker starts with another URL`,
+        `an operational webhook endpoint was ${reason}: its notices are held until it is resumed (COURIER_OPERATOR_WEBHOOK_URL's also when a worker starts with another URL)`,
       );
     } else {
       this.log.warn(

@@ -4,7 +4,12 @@ import type { Logger } from '../logger.ts';
 import { generateSecret } from '../signing/index.ts';
 import type { Database, Transaction } from '../store/db.ts';
 import { resumeEndpoint } from '../store/queries/endpoint-status.ts';
-import { lockUnrelayed, markRelayed, type OperationalEvent } from '../store/queries/operational-events.ts';
+import {
+  lockUnrelayed,
+  markRelayed,
+  type OperationalEvent,
+  takenTypes,
+} from '../store/queries/operational-events.ts';
 import { publishBatch } from '../store/queries/publish.ts';
 import { type Application, createApplication, findApplication } from '../store/repos/applications.ts';
 import { createEndpoint, findEndpoint, updateEndpoint } from '../store/repos/endpoints.ts';
@@ -17,8 +22,17 @@ export const OPERATOR_ENDPOINT_UID = 'operator';
 /** Held notices go out over this long once resumed, within the endpoint's own rate limit anyway. */
 const RESUME_SPREAD_MS = 10_000;
 
+/** Svix's: a background task (a replay, a recovery, a purge, statistics) is done. */
+export const TASK_FINISHED = 'background_task.finished';
+
 /** What the relay sends: what an operational webhook endpoint's filterTypes may name. */
-export const OPERATIONAL_EVENT_TYPES = [EXHAUSTED, FAILING, RECOVERED, ...ENDPOINT_EVENT_TYPES] as const;
+export const OPERATIONAL_EVENT_TYPES = [
+  EXHAUSTED,
+  FAILING,
+  RECOVERED,
+  ...ENDPOINT_EVENT_TYPES,
+  TASK_FINISHED,
+] as const;
 
 /**
  * The application whose endpoints receive operational events, made on first need: by a start with
@@ -85,13 +99,23 @@ export async function ensureOperatorEndpoint(
   });
 }
 
+/**
+ * Whether COURIER_OPERATOR_WEBHOOK_URL's endpoint is still there and enabled: a start without the
+ * URL leaves it receiving events (every worker relays), which is worth saying.
+ */
+export async function hasOperatorEndpoint(db: Database): Promise<boolean> {
+  const app = await findApplication(db, OPERATOR_APP_UID);
+  const endpoint = app && (await findEndpoint(db, app.id, OPERATOR_ENDPOINT_UID));
+  return !!endpoint && endpoint.status !== 'disabled';
+}
+
 const RELAY_BATCH = 100;
 const RELAY_BATCHES_PER_RUN = 20;
 
 /**
  * Sends recorded operational events to the operational webhook endpoints: publishes those not
- * relayed yet as messages of the operator application (when there is one: else nobody is to
- * receive them) and marks them, in one transaction of its own, holding
+ * relayed yet as messages of the operator application, those of a type one of its endpoints takes
+ * (the others are for nobody), and marks them all, in one transaction of its own, holding
  * no other row (recorded in a pause's or a completion's transaction, the events are not published
  * there: that took the operator endpoint's rows out of the store's lock order). A crash before the
  * commit leaves them to the next run; the event id is the message's eventId, so one published twice
@@ -148,7 +172,9 @@ export class OperatorRelay {
     // About an operational endpoint: it is the one failing, and a dead letter of an event
     // announcing a dead letter would announce itself for ever.
     const own = (event: OperationalEvent) => event.appId === operator?.id;
-    const outward = operator ? events.filter((event) => !own(event)) : [];
+    // Only what an operational endpoint takes: the rest would be stored as messages for nobody.
+    const taken = operator ? await takenTypes(tx, operator.id) : () => false;
+    const outward = events.filter((event) => !own(event) && taken(event.type));
     // A notice an operational endpoint gave up on is not sent to it again: logged, or lost unseen.
     for (const event of events)
       if (own(event) && event.type === EXHAUSTED)

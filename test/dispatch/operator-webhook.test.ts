@@ -2,7 +2,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { EXHAUSTED } from '../../src/dispatch/attempt-events.ts';
 import { pauseForStreak } from '../../src/dispatch/auto-pause.ts';
-import { ensureOperatorEndpoint, OperatorRelay } from '../../src/dispatch/operator-webhook.ts';
+import {
+  ensureOperatorEndpoint,
+  hasOperatorEndpoint,
+  OperatorRelay,
+} from '../../src/dispatch/operator-webhook.ts';
 import { newId } from '../../src/ids.ts';
 import { type Logger, silentLogger } from '../../src/logger.ts';
 import type { Database } from '../../src/store/db.ts';
@@ -109,6 +113,36 @@ describe.each(BACKENDS)('the operator webhook on %s', (backend) => {
     expect(rows).toEqual([]);
     // Passed by for good: an operational endpoint made later receives what happens after it.
     expect(await relay().run()).toBe(0);
+  });
+
+  it('stores no message for an event no operator endpoint takes: filtered out, disabled, or wanting channels', async () => {
+    const narrow = async (set: string) =>
+      t.db.query(`update courier_endpoints set ${set} where app_id = $1`, [operatorAppId]);
+    const queuedAfterPause = async () => {
+      const event = { id: newId('opev', clock.now()), type: 'endpoint.paused', appId: 'app_other' };
+      const recorded = { ...event, endpointId: null, data: {}, createdAt: clock.now() };
+      await t.db.transaction((tx) => recordOperationalEvents(tx, [recorded], true));
+      expect(await relay().run()).toBe(1);
+      const stored = 'select count(*)::int as n from courier_messages where app_id = $1';
+      return (await t.db.query<{ n: number }>(stored, [operatorAppId])).rows[0]!.n;
+    };
+    await narrow(`event_types = '{endpoint.disabled}'`);
+    expect(await queuedAfterPause()).toBe(0);
+    await narrow(`event_types = null, status = 'disabled'`);
+    expect(await queuedAfterPause()).toBe(0);
+    await narrow(`status = 'enabled', channels = '{ops}'`);
+    expect(await queuedAfterPause()).toBe(0);
+    await narrow(`channels = null, event_types = '{endpoint.paused}'`);
+    expect(await queuedAfterPause()).toBe(1);
+  });
+
+  it("tells whether COURIER_OPERATOR_WEBHOOK_URL's endpoint still receives events", async () => {
+    expect(await hasOperatorEndpoint(t.db)).toBe(true);
+    await t.db.query(`update courier_endpoints set status = 'disabled' where app_id = $1`, [operatorAppId]);
+    expect(await hasOperatorEndpoint(t.db)).toBe(false);
+    await t.db.query(`update courier_endpoints set status = 'enabled' where app_id = $1`, [operatorAppId]);
+    await t.db.transaction((tx) => deleteApplication(tx, operatorAppId, clock.now()));
+    expect(await hasOperatorEndpoint(t.db)).toBe(false);
   });
 
   it("records, but does not send to it, an event about the operator's own endpoint", async () => {

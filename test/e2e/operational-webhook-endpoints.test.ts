@@ -142,8 +142,39 @@ describe('operational webhook endpoints', () => {
     expect(await refused({ url: `${receiver.url}/ops`, secret: 'not-a-secret' })).toMatchObject({
       detail: [expect.objectContaining({ loc: ['body', 'secret'] })],
     });
+    // Refused before anything was made: no operator application either.
+    expect((await api.request('GET', `/api/v1/app/${OPERATOR_APP_UID}`)).status).toBe(404);
+    const put = await api.request(
+      'PUT',
+      '/api/v1/operational-webhook/endpoint/ep_01HZX1ZQ9R6Y5W2V3T4S5R6Q7P',
+      {
+        body: { url: `${receiver.url}/ops` },
+      },
+    );
+    expect(put.status).toBe(404);
+    expect((await api.request('GET', `/api/v1/app/${OPERATOR_APP_UID}`)).status).toBe(404);
+
     await svix.operationalWebhookEndpoint.create({ url: `${receiver.url}/ops`, uid: 'ops' });
     expect(await refused({ url: `${receiver.url}/other`, uid: 'ops' })).toMatchObject({ code: 'conflict' });
+  });
+
+  it("ignore an application endpoint's fields, which would narrow or break what they receive", async () => {
+    const body = {
+      url: `${receiver.url}/ops`,
+      uid: 'ops',
+      eventTypes: ['invoice.paid'],
+      channels: ['billing'],
+      maxInFlight: 0,
+      version: 'x',
+      headers: { 'x-a': 'b' },
+    };
+    const made = await api.request('POST', '/api/v1/operational-webhook/endpoint', { body });
+    expect(made.status).toBe(201);
+    const put = await api.request('PUT', '/api/v1/operational-webhook/endpoint/ops', { body });
+    expect(put.status).toBe(200);
+    const stored = await api.request('GET', `/api/v1/app/${OPERATOR_APP_UID}/endpoint/ops`);
+    expect(stored.body).toMatchObject({ filterTypes: null, channels: null, version: 1, maxInFlight: 10 });
+    expect((await svix.operationalWebhookEndpoint.getHeaders('ops')).headers).toEqual({});
   });
 
   it('receive the operational events their filterTypes name, signed with their own secrets', async () => {
@@ -181,5 +212,39 @@ describe('operational webhook endpoints', () => {
       expect(verify(secrets[own])).not.toThrow();
       expect(verify(secrets[other])).toThrow();
     }
+  });
+
+  it('receive background_task.finished, and nothing their filterTypes or a disabled flag leave out', async () => {
+    await svix.operationalWebhookEndpoint.create({
+      url: `${receiver.url}/tasks`,
+      filterTypes: ['background_task.finished'],
+    });
+    await svix.operationalWebhookEndpoint.create({ url: `${receiver.url}/off`, disabled: true });
+    const customer = await svix.application.create({ name: 'Acme', uid: 'acme' });
+    const endpoint = await svix.endpoint.create('acme', { url: 'https://example.com/hook', uid: 'main' });
+    const task = await svix.endpoint.recover('acme', 'main', { since: new Date(Date.now() - 3_600_000) });
+    const received = await sendOperationalEvents();
+    expect(received).toEqual([
+      {
+        path: '/tasks',
+        body: {
+          type: 'background_task.finished',
+          timestamp: expect.any(String),
+          data: {
+            taskId: task.id,
+            status: 'finished',
+            task: 'endpoint.recover',
+            data: { appId: customer.id, endpointId: endpoint.id, replayed: 0 },
+          },
+        },
+      },
+    ]);
+    // endpoint.created was taken by no endpoint: not stored as a message of the operator application.
+    const { rows } = await api.db.query<{ event_type: string }>(
+      `select m.event_type from courier_messages m join courier_applications a on a.id = m.app_id
+        where a.uid = $1`,
+      [OPERATOR_APP_UID],
+    );
+    expect(rows).toEqual([{ event_type: 'background_task.finished' }]);
   });
 });

@@ -40,7 +40,8 @@ export function operationalEventRoutes(app: Api, deps: ApiDeps): void {
           'message.attempt.failing (its fourth failure in a row) and message.attempt.recovered (delivered after it); ' +
           'endpoint.created, .updated, .deleted, .enabled, .disabled (through the API, or with trigger automatic and ' +
           'failSince after every attempt failed for COURIER_DISABLE_FAILING_AFTER), and endpoint.paused (deliveries held: ' +
-          'after a streak of permanent failures, or through the API). Also sent to the operational webhook endpoints.',
+          'after a streak of permanent failures, or through the API); background_task.finished with each background task. ' +
+          'Also sent to the operational webhook endpoints that take them.',
         querystring: Type.Object(forwardListQuery(idPattern('opev'))),
         response: { 200: ListResponse(OperationalEventOut, 'ListResponse_OperationalEventOut_') },
       },

@@ -3,10 +3,12 @@
  * every worker sends operational events to (src/dispatch/operator-webhook.ts). The application is
  * made with the first one; COURIER_OPERATOR_WEBHOOK_URL's endpoint (uid "operator") is one of them.
  */
-import { Type } from 'typebox';
+import { type Static, type TObject, Type } from 'typebox';
 import { OPERATOR_APP_UID, operatorApplication } from '../../dispatch/operator-webhook.ts';
+import { isValidUid } from '../../ids.ts';
 import { findApplication } from '../../store/repos/applications.ts';
 import { listEndpoints } from '../../store/repos/endpoints.ts';
+import { endpointFields, normalizeSecret } from '../endpoint-input.ts';
 import { OPERATIONAL_ENDPOINT, requireOperationalEndpoint } from '../endpoint-scope.ts';
 import { createEndpointOf, deleteEndpointOf, putEndpoint } from '../endpoint-writes.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
@@ -20,12 +22,33 @@ import {
 } from '../schemas/operational-webhook.ts';
 import type { Api, ApiDeps } from '../types.ts';
 
+type OperationalBody = Static<typeof OperationalWebhookEndpointIn>;
+
+/**
+ * The fields Svix gives these endpoints: the validator lets others through (it ignores unknown
+ * fields), and the endpoint code would take an application endpoint's (channels, eventTypes, …).
+ */
+function onlyFields<T extends object>(body: T, schema: TObject): T {
+  return Object.fromEntries(Object.entries(body).filter(([name]) => name in schema.properties)) as T;
+}
+
 const { tags } = OPERATIONAL_ENDPOINT;
 const BASE = '/api/v1/operational-webhook/endpoint';
 
 export function operationalEndpointRoutes(app: Api, deps: ApiDeps): void {
-  const { db, clock } = deps;
-  const application = () => db.transaction((tx) => operatorApplication(tx, clock.now()));
+  const { db, clock, config } = deps;
+
+  /**
+   * The operator application, made for a body that passes the endpoint's checks: a refused one
+   * leaves nothing behind.
+   */
+  async function applicationFor(body: OperationalBody) {
+    const found = await findApplication(db, OPERATOR_APP_UID);
+    if (found) return found;
+    endpointFields(body, 'replace', null, config, { rateLimit: null, retryPolicy: null });
+    if (body.secret) normalizeSecret(body.secret, ['body', 'secret']);
+    return db.transaction((tx) => operatorApplication(tx, clock.now()));
+  }
 
   app.get(
     BASE,
@@ -66,8 +89,14 @@ export function operationalEndpointRoutes(app: Api, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
-      const { body } = request;
-      const endpoint = await createEndpointOf(deps, await application(), body, body.uid ?? null, request);
+      const body = onlyFields(request.body, OperationalWebhookEndpointIn);
+      const endpoint = await createEndpointOf(
+        deps,
+        await applicationFor(body),
+        body,
+        body.uid ?? null,
+        request,
+      );
       return reply.code(201).send(endpointOut(endpoint));
     },
   );
@@ -101,8 +130,10 @@ export function operationalEndpointRoutes(app: Api, deps: ApiDeps): void {
     },
     async (request, reply) => {
       const { endpoint_id } = request.params;
-      const operator = (await findApplication(db, OPERATOR_APP_UID)) ?? (await application());
-      const { endpoint, created } = await putEndpoint(deps, operator, endpoint_id, request.body);
+      const body = onlyFields(request.body, OperationalWebhookEndpointUpdate);
+      // Only a uid names one a PUT can create.
+      if (!isValidUid(endpoint_id)) await requireOperationalEndpoint(db, endpoint_id);
+      const { endpoint, created } = await putEndpoint(deps, await applicationFor(body), endpoint_id, body);
       return reply.code(created ? 201 : 200).send(endpointOut(endpoint));
     },
   );

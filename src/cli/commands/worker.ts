@@ -1,6 +1,10 @@
 import { systemClock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
-import { ensureOperatorEndpoint, OperatorRelay } from '../../dispatch/operator-webhook.ts';
+import {
+  ensureOperatorEndpoint,
+  hasOperatorEndpoint,
+  OperatorRelay,
+} from '../../dispatch/operator-webhook.ts';
 import type { Logger } from '../../logger.ts';
 import { systemRandom } from '../../random.ts';
 import { createWorker, openMigratedDatabase } from '../../runtime.ts';
@@ -27,6 +31,11 @@ export async function startWorker(
         'the operator webhook endpoint is paused: its notices are held. Fix COURIER_OPERATOR_WEBHOOK_URL, or POST /api/v1/app/courier-operator/endpoint/operator/resume',
       );
     }
+  } else if (await hasOperatorEndpoint(db)) {
+    logger.warn(
+      {},
+      'COURIER_OPERATOR_WEBHOOK_URL is not set, but the endpoint it made still receives operational events: DELETE /api/v1/operational-webhook/endpoint/operator stops them',
+    );
   }
   const { worker, sender } = createWorker({
     db,

@@ -10,7 +10,7 @@ export interface OperationalEvent {
   createdAt: number;
 }
 
-/** `relay`: to be sent to the operator webhook by its relay (src/dispatch/operator-webhook.ts). */
+/** `relay`: to be sent to the operational webhook endpoints by a worker's relay (src/dispatch/operator-webhook.ts). */
 export async function recordOperationalEvents(
   db: Queryable,
   events: readonly OperationalEvent[],
@@ -34,7 +34,7 @@ export async function recordOperationalEvents(
 }
 
 /**
- * Up to `limit` events still to send to the operator webhook, oldest first, locked until the
+ * Up to `limit` events still to relay, oldest first, locked until the
  * transaction ends; ones another relay holds are passed by.
  */
 export async function lockUnrelayed(tx: Queryable, limit: number): Promise<OperationalEvent[]> {
@@ -43,6 +43,23 @@ export async function lockUnrelayed(tx: Queryable, limit: number): Promise<Opera
     [limit],
   );
   return rows.map(fromRow);
+}
+
+/**
+ * Whether an application's endpoints take messages of a type now (none: nothing would be stored
+ * for them but the message): those a publish fans out to, bar any that want channels, which
+ * operational events have none of.
+ */
+export async function takenTypes(tx: Queryable, appId: string): Promise<(type: string) => boolean> {
+  const { rows } = await tx.query<{ event_types: string[] | null }>(
+    `select e.event_types from courier_endpoints e
+      where e.app_id = $1 and e.deleted_at is null and e.status <> 'disabled'
+        and (e.channels is null or cardinality(e.channels) = 0)`,
+    [appId],
+  );
+  if (rows.some((r) => !r.event_types || r.event_types.length === 0)) return () => true;
+  const types = new Set(rows.flatMap((r) => r.event_types!));
+  return (type) => types.has(type);
 }
 
 export async function markRelayed(tx: Queryable, ids: readonly string[]): Promise<void> {
