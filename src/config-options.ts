@@ -136,7 +136,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_OPERATOR_WEBHOOK_URL',
     default: '',
     description:
-      "An operational webhook endpoint (uid operator) made or moved at each worker's start: operational events (message.attempt.exhausted, .failing, .recovered; endpoint.paused, .created, .updated, .deleted, .disabled, .enabled) are sent there, signed like any webhook, as to any made through the API. Checked like an endpoint URL: a private address, literal or resolved, needs COURIER_ALLOW_PRIVATE_NETWORKS (a literal one is refused at start, a host name at delivery).",
+      "An operational webhook endpoint (uid operator) made or moved at each worker's start: operational events (message.attempt.exhausted, .failing, .recovered; endpoint.paused, .created, .updated, .deleted, .disabled, .enabled; background_task.finished) are sent there, signed like any webhook, as to any made through the API. Checked like an endpoint URL: a private address, literal or resolved, needs COURIER_ALLOW_PRIVATE_NETWORKS (a literal one is refused at start, a host name at delivery).",
   },
   {
     name: 'COURIER_ALLOW_PRIVATE_NETWORKS',

@@ -15,6 +15,10 @@ import { iso } from './schemas/common.ts';
  * its data) fails with it instead: a retry costs nothing, and an answer would point at nothing.
  * With the task, Svix's `background_task.finished` operational event is recorded.
  */
+/** The task data a background_task.finished event carries (larger: null). */
+const EVENT_DATA_MAX_CHARS = 4096;
+const small = (data: Record<string, unknown>) => JSON.stringify(data).length <= EVENT_DATA_MAX_CHARS;
+
 export async function finishedTask<T extends BackgroundTaskKind>(
   deps: { db: Database; clock: Clock },
   log: FastifyBaseLogger,
@@ -32,7 +36,9 @@ export async function finishedTask<T extends BackgroundTaskKind>(
         type: TASK_FINISHED,
         appId: typeof data.appId === 'string' ? data.appId : null,
         endpointId: typeof data.endpointId === 'string' ? data.endpointId : null,
-        data: { taskId: id, status: 'finished', task, data },
+        // Figures (statistics of every application) would make a notice of megabytes: read them
+        // back with GET /background-task/{id}.
+        data: { taskId: id, status: 'finished', task, data: small(data) ? data : null },
         createdAt: now,
       };
       await recordOperationalEvents(tx, [event], true);

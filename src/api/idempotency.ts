@@ -28,6 +28,7 @@ const CREATES: Readonly<Record<string, IdPrefix>> = {
   [PUBLISH_ROUTE]: 'msg',
   '/api/v1/app': 'app',
   '/api/v1/app/:app_id/endpoint': 'ep',
+  '/api/v1/operational-webhook/endpoint': 'ep',
   '/api/v1/app/:app_id/endpoint/:endpoint_id/send-example': 'msg',
 };
 /** A handler holding a key longer than this is presumed dead; a repeat may take the key over. */

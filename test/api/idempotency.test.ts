@@ -192,16 +192,27 @@ describe('idempotency keys when the database falters', () => {
     expect(other.status).toBe(409);
   });
 
-  it.each(['application', 'endpoint'] as const)(
+  it.each(['application', 'endpoint', 'operational endpoint'] as const)(
     'creates one %s when the SDK repeats a creation whose commit was not answered',
     async (what) => {
-      const appId = what === 'endpoint' ? await createApp(api) : null;
-      const name = `created-once-${what}`;
+      const name = `created-once-${what.replace(' ', '-')}`;
+      const url = `https://example.com/${name}`;
+      let path = '/api/v1/app';
+      let body: Record<string, unknown> = { name };
+      let made = { sql: 'select id from courier_applications where name = $1', param: name };
+      if (what === 'endpoint') {
+        path = `/api/v1/app/${await createApp(api)}/endpoint`;
+        body = { url };
+      } else if (what === 'operational endpoint') {
+        path = '/api/v1/operational-webhook/endpoint';
+        body = { url };
+        // Its application made first: the creation lost is the endpoint's.
+        await api.request('POST', path, { body: { url: 'https://example.com/first' } });
+      }
+      if (what !== 'application')
+        made = { sql: 'select id from courier_endpoints where url = $1', param: url };
       const post = () =>
-        api.request<{ id: string }>('POST', appId ? `/api/v1/app/${appId}/endpoint` : '/api/v1/app', {
-          body: appId ? { url: `https://example.com/${name}` } : { name },
-          headers: { 'idempotency-key': name },
-        });
+        api.request<{ id: string }>('POST', path, { body, headers: { 'idempotency-key': name } });
       loseCreation = true;
       const first = await post();
       // 503; or, where the HTTP client sent the request again by itself, already the repeat's 201.
@@ -209,12 +220,7 @@ describe('idempotency keys when the database falters', () => {
       expect(loseCreation).toBe(false);
       const again = await post();
       expect(again.status).toBe(201);
-      const { rows } = await t.db.query<{ id: string }>(
-        appId
-          ? 'select id from courier_endpoints where app_id = $1'
-          : 'select id from courier_applications where name = $1',
-        [appId ?? name],
-      );
+      const { rows } = await t.db.query<{ id: string }>(made.sql, [made.param]);
       expect(rows.map((r) => r.id)).toEqual([again.body.id]);
       const third = await post();
       expect([third.body.id, third.headers.get('idempotent-replayed')]).toEqual([again.body.id, 'true']);

@@ -29,7 +29,9 @@ type OperationalBody = Static<typeof OperationalWebhookEndpointIn>;
  * fields), and the endpoint code would take an application endpoint's (channels, eventTypes, …).
  */
 function onlyFields<T extends object>(body: T, schema: TObject): T {
-  return Object.fromEntries(Object.entries(body).filter(([name]) => name in schema.properties)) as T;
+  return Object.fromEntries(
+    Object.entries(body).filter(([name]) => Object.hasOwn(schema.properties, name)),
+  ) as T;
 }
 
 const { tags } = OPERATIONAL_ENDPOINT;

@@ -48,13 +48,15 @@ export async function lockUnrelayed(tx: Queryable, limit: number): Promise<Opera
 /**
  * Whether an application's endpoints take messages of a type now (none: nothing would be stored
  * for them but the message): those a publish fans out to, bar any that want channels, which
- * operational events have none of.
+ * operational events have none of. Locked as the publish locks them: none changes between this
+ * read and the publish (one made meanwhile misses these events, as if made a moment later).
  */
 export async function takenTypes(tx: Queryable, appId: string): Promise<(type: string) => boolean> {
   const { rows } = await tx.query<{ event_types: string[] | null }>(
     `select e.event_types from courier_endpoints e
       where e.app_id = $1 and e.deleted_at is null and e.status <> 'disabled'
-        and (e.channels is null or cardinality(e.channels) = 0)`,
+        and (e.channels is null or cardinality(e.channels) = 0)
+      for share`,
     [appId],
   );
   if (rows.some((r) => !r.event_types || r.event_types.length === 0)) return () => true;
