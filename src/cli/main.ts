@@ -3,6 +3,7 @@ import type { OperatorOptions } from './api-client.ts';
 import type { AttemptsOptions } from './commands/attempts.ts';
 import type { DlqOptions, ReplayOptions } from './commands/dlq.ts';
 import type { ImportOptions } from './commands/event-types.ts';
+import type { AddOptions } from './commands/operational-endpoints.ts';
 import type { BulkReplayOptions, ReplayMissingOptions } from './commands/replay.ts';
 import type { SendOptions } from './commands/send.ts';
 import type { UsageOptions } from './commands/usage.ts';
@@ -24,8 +25,8 @@ const program = new Command()
   .addHelpText(
     'after',
     `
-send, endpoints, attempts, status, dlq, replay-missing, bulk-replay, event-types
-and usage talk to a running Courier over its API:
+send, endpoints, attempts, status, dlq, replay-missing, bulk-replay, event-types,
+usage and operational-endpoints talk to a running Courier over its API:
   COURIER_URL     its base URL, or --url (default: where COURIER_HOST and COURIER_PORT put it)
   COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
 They print tables, or JSON with --json. Exit status: 0 done, 1 API or network
@@ -60,6 +61,7 @@ program
 
 const APP = ['<app>', 'application id (app_…) or uid'] as const;
 const ENDPOINT = ['<endpoint>', 'endpoint id (ep_…) or uid'] as const;
+const OPERATIONAL_ENDPOINT = ['<endpoint>', 'operational webhook endpoint id (ep_…) or uid'] as const;
 
 /** The connection and output options every operator command ends with. */
 function operator(command: Command): Command {
@@ -253,6 +255,59 @@ Example:
 operator(
   usage.command('event-types').description("the event types each application's endpoints subscribe to"),
 ).action(async (options: OperatorOptions) => (await import('./commands/usage.ts')).eventTypeUsage(options));
+
+const operational = program
+  .command('operational-endpoints')
+  .description('where operational events go (dead letters, pauses, …)')
+  .addHelpText(
+    'after',
+    `
+Operational webhook endpoints receive, signed like any webhook, the event types
+their --filter-type options name (all when none): message.attempt.exhausted,
+.failing, .recovered; endpoint.created, .updated, .deleted, .enabled, .disabled,
+.paused; background_task.finished. Verify them with the secret add prints.
+
+Examples:
+  $ courier operational-endpoints add https://ops.example.com/courier --uid oncall \\
+      --filter-type message.attempt.exhausted --filter-type endpoint.paused
+  $ courier operational-endpoints list
+  $ courier operational-endpoints remove oncall`,
+  );
+
+operator(operational.command('list').description('list the operational webhook endpoints')).action(
+  async (options: OperatorOptions) =>
+    (await import('./commands/operational-endpoints.ts')).listOperationalEndpoints(options),
+);
+
+operator(
+  operational
+    .command('add')
+    .description('create one, and print its signing secret')
+    .argument('<url>', 'where the events are POSTed')
+    .option('--uid <uid>', 'a name of your own for it')
+    .option('--filter-type <type>', 'only this event type (repeatable; default: all)', collect)
+    .option('--description <text>', 'what it is for'),
+).action(async (url: string, options: AddOptions) =>
+  (await import('./commands/operational-endpoints.ts')).addOperationalEndpoint(url, options),
+);
+
+operator(
+  operational
+    .command('remove')
+    .description('delete one: it receives nothing more')
+    .argument(...OPERATIONAL_ENDPOINT),
+).action(async (endpoint: string, options: OperatorOptions) =>
+  (await import('./commands/operational-endpoints.ts')).removeOperationalEndpoint(endpoint, options),
+);
+
+operator(
+  operational
+    .command('secret')
+    .description('print the secret its deliveries are signed with')
+    .argument(...OPERATIONAL_ENDPOINT),
+).action(async (endpoint: string, options: OperatorOptions) =>
+  (await import('./commands/operational-endpoints.ts')).operationalEndpointSecret(endpoint, options),
+);
 
 const dlq = program
   .command('dlq')

@@ -385,6 +385,57 @@ describe('courier operator commands', () => {
     expect(subscriptions.stdout).toMatch(new RegExp(`\n${metered} +yes +order\\.created\n`));
   });
 
+  it('operational-endpoints adds, lists, shows the secret of and removes where operational events go', async () => {
+    const empty = await cli(['operational-endpoints', 'list']);
+    expect(empty).toEqual({ code: 0, stdout: 'no operational webhook endpoints\n', stderr: '' });
+    const added = await cli([
+      'operational-endpoints',
+      'add',
+      `${receiver.url}/ops`,
+      '--uid',
+      'oncall',
+      '--filter-type',
+      'message.attempt.exhausted',
+      '--filter-type',
+      'endpoint.paused',
+    ]);
+    expect(added.code).toBe(0);
+    const [, id, secret] = added.stdout.match(
+      /^created (ep_\w+) \(oncall\)\nsigning secret: (whsec_\S+)\n$/,
+    )!;
+    const table = await cli(['operational-endpoints', 'list']);
+    expect(table.stdout).toMatch(/^ENDPOINT +UID +URL +STATUS +EVENT TYPES\n/);
+    expect(table.stdout).toMatch(
+      new RegExp(
+        `\n${id} +oncall +${receiver.url}/ops +enabled +message\\.attempt\\.exhausted, endpoint\\.paused\n$`,
+      ),
+    );
+    expect(await cli(['operational-endpoints', 'secret', 'oncall'])).toMatchObject({
+      code: 0,
+      stdout: `${secret}\n`,
+    });
+    const refused = await cli([
+      'operational-endpoints',
+      'add',
+      `${receiver.url}/x`,
+      '--filter-type',
+      'invoice.paid',
+    ]);
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toMatch(
+      /^courier: body\.filterTypes\.0: must be one of: .* \(validation, HTTP 422\)\n$/,
+    );
+    expect(await cli(['operational-endpoints', 'remove', 'oncall'])).toMatchObject({
+      code: 0,
+      stdout: 'deleted oncall\n',
+    });
+    const gone = await cli(['operational-endpoints', 'secret', 'oncall']);
+    expect(gone).toMatchObject({
+      code: 1,
+      stderr: 'courier: Operational webhook endpoint oncall not found (not_found, HTTP 404)\n',
+    });
+  });
+
   it('reports API and network failures on stderr with exit 1', async () => {
     const down = `http://127.0.0.1:${await closedPort()}`;
     const [unknownApp, badToken, unreachable, invalid] = await Promise.all([

@@ -83,14 +83,16 @@ describe('operational webhook endpoints', () => {
     });
     expect(await svix.operationalWebhookEndpoint.get('ops')).toEqual(made);
     expect((await svix.operationalWebhookEndpoint.list()).data.map((e) => e.id)).toEqual([made.id]);
-    // Svix's answer only: not an application endpoint's settings.
+    // Svix's answer (and Courier's status), not an application endpoint's settings.
     const raw = await api.request('GET', `/api/v1/operational-webhook/endpoint/${made.id}`);
     expect(Object.keys(raw.body).sort()).toEqual(
       [
         'createdAt',
         'description',
         'disabled',
+        'disabledReason',
         'filterTypes',
+        'status',
         'id',
         'metadata',
         'rateLimit',

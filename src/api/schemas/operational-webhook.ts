@@ -27,7 +27,7 @@ export const OperationalWebhookEndpointUpdate = Type.Object(
   { ...Type.Pick(EndpointUpdate, SETTINGS).properties, filterTypes },
   { title: 'OperationalWebhookEndpointUpdate' },
 );
-/** Answered with endpointOut: the serializer writes only these fields. */
+/** Answered with endpointOut: the serializer writes only these fields (status and disabledReason: Courier's). */
 export const OperationalWebhookEndpointOut = Type.Pick(
   EndpointOut,
   [
@@ -36,6 +36,8 @@ export const OperationalWebhookEndpointOut = Type.Pick(
     'url',
     'description',
     'disabled',
+    'status',
+    'disabledReason',
     'filterTypes',
     'rateLimit',
     'throttleRate',
