@@ -6,11 +6,23 @@ import type { Static, TSchema } from 'typebox';
 import { OPERATOR_APP_UID } from '../dispatch/operator-webhook.ts';
 import type { Queryable } from '../store/db.ts';
 import { type Application, findApplication } from '../store/repos/applications.ts';
-import { type Endpoint, findEndpoint } from '../store/repos/endpoints.ts';
+import { type Endpoint, findEndpoint, listEndpoints } from '../store/repos/endpoints.ts';
 import { notFound } from './errors.ts';
 import { requireEndpoint } from './lookup.ts';
-import { EndpointParams } from './schemas/endpoints.ts';
+import { type ListParams, paginate } from './pagination.ts';
+import { EndpointParams, endpointOut } from './schemas/endpoints.ts';
 import { OperationalEndpointParams } from './schemas/operational-webhook.ts';
+
+/** A page of an application's endpoints, newest first as Svix lists them (none without one). */
+export function endpointPage(db: Queryable, appId: string | null, query: ListParams) {
+  return paginate(
+    query,
+    'descending',
+    async (w) => (appId ? listEndpoints(db, appId, w) : { data: [], done: true }),
+    (e) => e.id,
+    endpointOut,
+  );
+}
 
 export interface EndpointScope {
   /** The endpoint's path, its sub-resources' base. */

@@ -1,17 +1,13 @@
 import { Type } from 'typebox';
 import type { Transaction } from '../../store/db.ts';
 import type { Application } from '../../store/repos/applications.ts';
-import {
-  type Endpoint,
-  getEndpointById,
-  listEndpoints,
-  lockLiveEndpoint,
-} from '../../store/repos/endpoints.ts';
+import { type Endpoint, getEndpointById, lockLiveEndpoint } from '../../store/repos/endpoints.ts';
+import { endpointPage } from '../endpoint-scope.ts';
 import { pause, resume } from '../endpoint-status.ts';
 import { createEndpointOf, deleteEndpointOf, putEndpoint, updateEndpointOf } from '../endpoint-writes.ts';
 import { notFound } from '../errors.ts';
 import { requireApp, requireEndpoint } from '../lookup.ts';
-import { idIterator, listQuery, paginate } from '../pagination.ts';
+import { idIterator, listQuery } from '../pagination.ts';
 import { IdOrUid, ListResponse, NoContent } from '../schemas/common.ts';
 import {
   EndpointIn,
@@ -42,14 +38,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
       },
     },
     async (request) => {
-      const application = await requireApp(db, request.params.app_id);
-      return paginate(
-        request.query,
-        'descending',
-        (w) => listEndpoints(db, application.id, w),
-        (e) => e.id,
-        endpointOut,
-      );
+      return endpointPage(db, (await requireApp(db, request.params.app_id)).id, request.query);
     },
   );
 

@@ -7,11 +7,10 @@ import { type Static, type TObject, Type } from 'typebox';
 import { OPERATOR_APP_UID, operatorApplication } from '../../dispatch/operator-webhook.ts';
 import { isValidUid } from '../../ids.ts';
 import { findApplication } from '../../store/repos/applications.ts';
-import { listEndpoints } from '../../store/repos/endpoints.ts';
 import { endpointFields, normalizeSecret } from '../endpoint-input.ts';
-import { OPERATIONAL_ENDPOINT, requireOperationalEndpoint } from '../endpoint-scope.ts';
+import { endpointPage, OPERATIONAL_ENDPOINT, requireOperationalEndpoint } from '../endpoint-scope.ts';
 import { createEndpointOf, deleteEndpointOf, putEndpoint } from '../endpoint-writes.ts';
-import { idIterator, listQuery, paginate } from '../pagination.ts';
+import { idIterator, listQuery } from '../pagination.ts';
 import { ListResponse, NoContent } from '../schemas/common.ts';
 import { endpointOut } from '../schemas/endpoints.ts';
 import {
@@ -66,13 +65,7 @@ export function operationalEndpointRoutes(app: Api, deps: ApiDeps): void {
     },
     async (request) => {
       const operator = await findApplication(db, OPERATOR_APP_UID);
-      return paginate(
-        request.query,
-        'descending',
-        async (w) => (operator ? listEndpoints(db, operator.id, w) : { data: [], done: true }),
-        (e) => e.id,
-        endpointOut,
-      );
+      return endpointPage(db, operator?.id ?? null, request.query);
     },
   );
 
