@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
+import { RELAY_NOTICE } from '../store/queries/notify-workers.ts';
 
 /**
  * What wakes an idle worker: a NOTIFY for new work, the timer for the next due delivery, or
@@ -19,12 +20,16 @@ export class Wakeups {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly maxIdleMs: number,
+    /** Called for a notice that operational events wait (RELAY_NOTICE), which is no new work. */
+    private readonly onRelayNotice: () => void = () => {},
   ) {}
 
   async start(): Promise<void> {
     try {
       const { rows } = await this.db.query<{ channel: string }>('select courier_channel() as channel');
-      this.unlisten = await this.db.listen(rows[0]!.channel, () => this.signal());
+      this.unlisten = await this.db.listen(rows[0]!.channel, (payload) =>
+        payload === RELAY_NOTICE ? this.onRelayNotice() : this.signal(),
+      );
     } catch (error) {
       // Without LISTEN the worker still wakes on its timer; it keeps working, just less promptly.
       this.log.error({ err: error }, 'could not LISTEN for new work; falling back to the idle timer');

@@ -81,7 +81,9 @@ export class Worker {
     this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     this.concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.leaseMs = options.leaseMs ?? 60_000;
-    this.wakeups = new Wakeups(this.db, this.clock, this.log, options.maxIdleMs ?? 30_000);
+    this.wakeups = new Wakeups(this.db, this.clock, this.log, options.maxIdleMs ?? 30_000, () => {
+      void options.operatorRelay?.run();
+    });
     this.hostHolds = new HostHolds(this.held, this.db, this.clock, this.log, options.maxInFlightPerHost ?? 0);
     this.writer = new CompletionWriter(
       this.db,

@@ -1,8 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { Wakeups } from '../../src/dispatch/wakeups.ts';
+import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/logger.ts';
 import type { Database } from '../../src/store/db.ts';
+import { notifyWorkers } from '../../src/store/queries/notify-workers.ts';
+import { recordOperationalEvents } from '../../src/store/queries/operational-events.ts';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 
 describe('Wakeups.signalAt (work due later on an endpoint a completion freed)', () => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
@@ -87,5 +91,54 @@ describe('Wakeups.sleep (a back-off after failures)', () => {
     const later = sleeping(w, 5_000);
     await vi.advanceTimersByTimeAsync(0);
     expect(later()).toBe(true);
+  });
+});
+
+describe.each(BACKENDS)('Wakeups on %s: operational events wake the relay, not the claims', (backend) => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+  let t: TestDatabase;
+  beforeEach(async () => {
+    t = await openTestDatabase(backend);
+  });
+  afterEach(async () => {
+    await t.drop();
+  });
+
+  const event = () => ({
+    id: newId('opev', clock.now()),
+    type: 'endpoint.created',
+    appId: null,
+    endpointId: null,
+    data: {},
+    createdAt: clock.now(),
+  });
+  const until = async (done: () => boolean) => {
+    for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+
+  it('calls the relay at the commit that records events for it; new work still signals the claims', async () => {
+    let notices = 0;
+    const w = new Wakeups(t.db, clock, silentLogger, 30_000, () => notices++);
+    await w.start();
+    try {
+      await t.db.transaction(async (tx) => {
+        await recordOperationalEvents(tx, [event()], true);
+        await new Promise((r) => setTimeout(r, 50));
+        expect(notices).toBe(0); // not before the commit
+      });
+      await until(() => notices > 0);
+      expect(notices).toBe(1);
+      // Recorded as relayed (no relay to send it): nobody is called.
+      await t.db.transaction((tx) => recordOperationalEvents(tx, [event()], false));
+      await notifyWorkers(t.db);
+      let woken = false;
+      void w.wait(5_000).then(() => {
+        woken = true;
+      });
+      await until(() => woken);
+      expect([woken, notices]).toEqual([true, 1]);
+    } finally {
+      await w.stop();
+    }
   });
 });

@@ -8,6 +8,9 @@ export async function notifyWorkers(q: Queryable): Promise<void> {
   await q.query('select pg_notify(courier_channel(), $1)', ['']);
 }
 
+/** The payload that asks the workers' relays, not their claims, to look: operational events wait. */
+export const RELAY_NOTICE = 'relay';
+
 /**
  * For a transaction that made deliveries of the endpoint pending, due by `now`: makes the endpoint
  * look due by then and wakes the workers at commit. Its queue row is held KEY SHARE first, as a
