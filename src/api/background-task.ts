@@ -3,8 +3,8 @@ import type { Clock } from '../clock.ts';
 import { TASK_FINISHED } from '../dispatch/operator-webhook.ts';
 import { newId } from '../ids.ts';
 import type { Database } from '../store/db.ts';
-import { recordOperationalEvents } from '../store/queries/operational-events.ts';
 import { type BackgroundTaskKind, recordBackgroundTask } from '../store/repos/background-tasks.ts';
+import { recordApiEvent } from './endpoint-events.ts';
 import { iso } from './schemas/common.ts';
 
 /**
@@ -41,7 +41,7 @@ export async function finishedTask<T extends BackgroundTaskKind>(
         data: { taskId: id, status: 'finished', task, data: small(data) ? data : null },
         createdAt: now,
       };
-      await recordOperationalEvents(tx, [event], true);
+      await recordApiEvent(tx, event);
     });
   } catch (error) {
     if (readOnly) throw error;

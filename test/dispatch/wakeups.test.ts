@@ -4,7 +4,7 @@ import { Wakeups } from '../../src/dispatch/wakeups.ts';
 import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/logger.ts';
 import type { Database } from '../../src/store/db.ts';
-import { notifyWorkers } from '../../src/store/queries/notify-workers.ts';
+import { notifyRelays, notifyWorkers } from '../../src/store/queries/notify-workers.ts';
 import { recordOperationalEvents } from '../../src/store/queries/operational-events.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 
@@ -116,20 +116,21 @@ describe.each(BACKENDS)('Wakeups on %s: operational events wake the relay, not t
     for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
   };
 
-  it('calls the relay at the commit that records events for it; new work still signals the claims', async () => {
+  it('calls the relay at the commit of a relay notice; new work still signals the claims', async () => {
     let notices = 0;
     const w = new Wakeups(t.db, clock, silentLogger, 30_000, () => notices++);
     await w.start();
     try {
       await t.db.transaction(async (tx) => {
         await recordOperationalEvents(tx, [event()], true);
+        await notifyRelays(tx);
         await new Promise((r) => setTimeout(r, 50));
         expect(notices).toBe(0); // not before the commit
       });
       await until(() => notices > 0);
       expect(notices).toBe(1);
-      // Recorded as relayed (no relay to send it): nobody is called.
-      await t.db.transaction((tx) => recordOperationalEvents(tx, [event()], false));
+      // A worker's own events: its relay is nudged in process, no other's.
+      await t.db.transaction((tx) => recordOperationalEvents(tx, [event()], true));
       await notifyWorkers(t.db);
       let woken = false;
       void w.wait(5_000).then(() => {

@@ -7,6 +7,7 @@ import { ApiException, Svix } from 'svix';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { OPERATOR_APP_UID, OperatorRelay } from '../../src/dispatch/operator-webhook.ts';
+import { Wakeups } from '../../src/dispatch/wakeups.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
@@ -52,6 +53,20 @@ describe('operational webhook endpoints', () => {
     await engine.worker.runOnce();
     return receiver.requests.map((r) => ({ path: r.url, body: JSON.parse(r.body.toString('utf8')) }));
   };
+
+  it("wake every worker's relay with the commit of an event the API records", async () => {
+    let notices = 0;
+    const wakeups = new Wakeups(api.db, new ManualClock(Date.now()), silentLogger, 30_000, () => notices++);
+    await wakeups.start();
+    try {
+      await svix.application.create({ name: 'Acme', uid: 'acme' });
+      await svix.endpoint.create('acme', { url: 'https://example.com/hook' });
+      for (let i = 0; i < 200 && notices === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(notices).toBe(1);
+    } finally {
+      await wakeups.stop();
+    }
+  });
 
   it('are none before the first is made, and one unknown is a 404', async () => {
     expect(await svix.operationalWebhookEndpoint.list()).toMatchObject({ data: [], done: true });

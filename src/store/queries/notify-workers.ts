@@ -12,6 +12,14 @@ export async function notifyWorkers(q: Queryable): Promise<void> {
 export const RELAY_NOTICE = 'relay';
 
 /**
+ * Wakes every worker's relay at the commit: for events recorded outside a worker (the API's), as
+ * a worker nudges its own relay after the commits that record some.
+ */
+export async function notifyRelays(q: Queryable): Promise<void> {
+  await q.query('select pg_notify(courier_channel(), $1)', [RELAY_NOTICE]);
+}
+
+/**
  * For a transaction that made deliveries of the endpoint pending, due by `now`: makes the endpoint
  * look due by then and wakes the workers at commit. Its queue row is held KEY SHARE first, as a
  * publish holds it, and read after that in a statement of its own: a claim meanwhile takes the

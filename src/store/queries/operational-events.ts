@@ -1,6 +1,5 @@
 import type { Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
-import { RELAY_NOTICE } from './notify-workers.ts';
 
 export interface OperationalEvent {
   id: string;
@@ -11,10 +10,7 @@ export interface OperationalEvent {
   createdAt: number;
 }
 
-/**
- * `relay`: to be sent to the operational webhook endpoints by a worker's relay
- * (src/dispatch/operator-webhook.ts), which the commit wakes in every worker process.
- */
+/** `relay`: to be sent to the operational webhook endpoints by a worker's relay (src/dispatch/operator-webhook.ts). */
 export async function recordOperationalEvents(
   db: Queryable,
   events: readonly OperationalEvent[],
@@ -35,7 +31,6 @@ export async function recordOperationalEvents(
       relay,
     ],
   );
-  if (relay) await db.query('select pg_notify(courier_channel(), $1)', [RELAY_NOTICE]);
 }
 
 /**
