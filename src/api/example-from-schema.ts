@@ -1,10 +1,13 @@
 /**
  * A plausible value for a JSON Schema, for send-example when an event type's schema has no
  * examples: what the schema itself offers first (`const`, `examples`, OpenAPI's `example`,
- * `default`, `enum`), else a value made from its type and bounds, every property included.
+ * `default`, `enum`), else a value made from its type and bounds (a string's `pattern` too,
+ * string-from-pattern.ts), every property included.
  * Deterministic (the one time it needs is given). Schemas are stored user input: the work is
  * bounded (every keyword read or copied is counted) and so is the value made (its JSON size).
  */
+
+import { stringFromPattern } from './string-from-pattern.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -290,12 +293,19 @@ export function exampleFromSchema(root: unknown, now: number, maxBytes: number):
     return made.length >= minItems ? made : NONE;
   }
 
+  /** One its pattern matches, else its format's, else text: each only within its length bounds. */
   function string(schema: Schema): string {
-    const format = own(schema, 'format');
-    const formatted = typeof format === 'string' ? STRING_FORMATS.get(format) : undefined;
-    if (formatted !== undefined) return formatted;
     const min = finite(schema, 'minLength') ?? 0;
     const max = finite(schema, 'maxLength') ?? Number.POSITIVE_INFINITY;
+    const pattern = own(schema, 'pattern');
+    if (typeof pattern === 'string') {
+      spend(pattern.length);
+      const matching = stringFromPattern(pattern, min, max, maxBytes - bytes);
+      if (matching !== undefined) return matching;
+    }
+    const format = own(schema, 'format');
+    const formatted = typeof format === 'string' ? STRING_FORMATS.get(format) : undefined;
+    if (formatted !== undefined && formatted.length >= min && formatted.length <= max) return formatted;
     // The size budget (emit) bounds what a huge minLength asks for before the string is built.
     emit(null, Math.max(0, Math.min(min, max) - 4));
     return 'string'.padEnd(Math.min(min, max), 'x').slice(0, Math.max(0, max));

@@ -298,6 +298,28 @@ describe('exampleFromSchema', () => {
     );
   });
 
+  it('makes strings their patterns match, and formats only within their length bounds', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        invoice: { type: 'string', pattern: '^inv_[0-9]{6}$' },
+        currency: { type: 'string', pattern: '^[A-Z]{3}$' },
+        reference: { type: 'string', pattern: 'ref-\\d+', minLength: 12 },
+        short: { type: 'string', format: 'date-time', maxLength: 10 },
+        // A pattern it does not read: a string within the other bounds, as before.
+        tricky: { type: 'string', pattern: '^(?=x)x+$', maxLength: 3 },
+      },
+    };
+    const value = made(schema) as Record<string, string>;
+    expect(value).toMatchObject({ invoice: 'inv_000000', currency: 'AAA', reference: 'ref-0xxxxxxx' });
+    // maxLength asserts; a format (2020-12) annotates unless a validator is told to assert it.
+    expect(value.short!.length).toBeLessThanOrEqual(10);
+    const { tricky, short, ...checked } = value;
+    expect(tricky!.length).toBeLessThanOrEqual(3);
+    const { invoice, currency, reference } = schema.properties;
+    expect(errorsOf({ type: 'object', properties: { invoice, currency, reference } }, checked)).toBeNull();
+  });
+
   it('never throws, and keeps within its size, on schemas made at random', () => {
     const names = ['a', 'b', '__proto__', 'constructor'];
     const refs = ['#', '#/$defs/a', '#/$defs/b', '#/properties/a', '#/%E0', '#/$defs/a/allOf/0', 'x'];
@@ -330,6 +352,7 @@ describe('exampleFromSchema', () => {
             uniqueItems: fc.boolean(),
             const: fc.jsonValue({ maxDepth: 2 }),
             format: fc.constantFrom('date-time', 'byte', 'constructor', 'email'),
+            pattern: fc.constantFrom('^[a-z]+$', '^(a|b){2,}\\d$', '(?=x)', 'x{99999999}', '[', '^a$'),
           },
           { requiredKeys: [] },
         ),
