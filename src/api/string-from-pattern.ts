@@ -15,6 +15,9 @@ type Node =
 
 class Unsupported extends Error {}
 
+/** Groups within groups: far beyond a real pattern, short of the stack. */
+const MAX_GROUP_DEPTH = 64;
+
 /** Characters tried, in order, for a negated class or escape: something ordinary first. */
 const CANDIDATES = 'aA0x_- .~';
 const CLASS_ESCAPES: Record<string, (c: string) => boolean> = {
@@ -30,6 +33,12 @@ function parse(whole: string, limit: number) {
   const anchoredEnd = /(^|[^\\])(\\\\)*\$$/.test(whole);
   const pattern = whole.slice(anchoredStart ? 1 : 0, anchoredEnd ? -1 : undefined);
   let i = 0;
+  let depth = 0;
+  /**
+   * Characters of the Basic Multilingual Plane only: with `u` a surrogate pair is one character,
+   * and JSON Schema counts lengths in code points, which are then UTF-16 units.
+   */
+  const bmp = (c: string): string => (c.length === 1 && (c < '\uD800' || c > '\uDFFF') ? c : fail());
   const peek = () => pattern[i];
   const fail = (): never => {
     throw new Unsupported();
@@ -49,7 +58,7 @@ function parse(whole: string, limit: number) {
       const digits = pattern.slice(i, i + n);
       if (!new RegExp(`^[0-9A-Fa-f]{${n}}$`).test(digits)) fail();
       i += n;
-      return String.fromCodePoint(Number.parseInt(digits, 16));
+      return bmp(String.fromCodePoint(Number.parseInt(digits, 16)));
     };
     if (c === 'x') return hex(2);
     if (c === 'u') {
@@ -58,7 +67,7 @@ function parse(whole: string, limit: number) {
       const digits = end < 0 ? '' : pattern.slice(i + 1, end);
       if (!/^[0-9A-Fa-f]{1,6}$/.test(digits) || Number.parseInt(digits, 16) > 0x10ffff) fail();
       i = end + 1;
-      return String.fromCodePoint(Number.parseInt(digits, 16));
+      return bmp(String.fromCodePoint(Number.parseInt(digits, 16)));
     }
     // Back-references, word boundaries, property escapes, control letters: not this subset.
     if (/[0-9A-Za-z]/.test(c)) fail();
@@ -73,7 +82,7 @@ function parse(whole: string, limit: number) {
     let first: string | undefined;
     while (peek() !== ']') {
       if (i >= pattern.length) fail();
-      const start = pattern[i++] === '\\' ? escaped() : pattern[i - 1]!;
+      const start = pattern[i++] === '\\' ? escaped() : bmp(pattern[i - 1]!);
       if (typeof start !== 'string') {
         members.push(start);
         first ??= [...CANDIDATES].find(start);
@@ -81,7 +90,7 @@ function parse(whole: string, limit: number) {
       }
       if (peek() === '-' && pattern[i + 1] !== ']' && i + 1 < pattern.length) {
         i++;
-        const end = pattern[i++] === '\\' ? escaped() : pattern[i - 1]!;
+        const end = pattern[i++] === '\\' ? escaped() : bmp(pattern[i - 1]!);
         if (typeof end !== 'string' || end < start) fail();
         members.push((c) => c >= start && c <= (end as string));
       } else members.push((c) => c === start);
@@ -95,6 +104,7 @@ function parse(whole: string, limit: number) {
   function atom(): Node {
     const c = pattern[i++]!;
     if (c === '(') {
+      if (++depth > MAX_GROUP_DEPTH) fail();
       if (pattern.startsWith('?:', i)) i += 2;
       else if (pattern[i] === '?') {
         const named = /^\?<([A-Za-z_$][\w$]*)>/.exec(pattern.slice(i));
@@ -103,6 +113,7 @@ function parse(whole: string, limit: number) {
       }
       const node = alternation();
       if (pattern[i++] !== ')') fail();
+      depth--;
       return node;
     }
     if (c === '[') return { kind: 'text', text: charClass() };
@@ -112,7 +123,7 @@ function parse(whole: string, limit: number) {
       return { kind: 'text', text: typeof e === 'string' ? e : ([...CANDIDATES].find(e) ?? fail()) };
     }
     if ('^$*+?{})]|'.includes(c)) fail();
-    return { kind: 'text', text: c };
+    return { kind: 'text', text: bmp(c) };
   }
 
   function quantified(node: Node): Node {
@@ -198,17 +209,25 @@ export function stringFromPattern(
   max: number,
   limit: number,
 ): string | undefined {
+  const cap = Math.min(max, limit);
+  if (min > cap) return undefined;
   try {
-    const { top, anchoredStart, anchoredEnd } = parse(pattern, limit);
-    const parts = top.map((item) => shortest(item, limit));
-    let length = parts.reduce((n, p) => n + p.length, 0);
+    const { top, anchoredStart, anchoredEnd } = parse(pattern, cap);
+    const parts: string[] = [];
+    let length = 0;
+    for (const item of top) {
+      parts.push(shortest(item, cap));
+      length += parts.at(-1)!.length;
+      if (length > cap) return undefined;
+    }
     // Both ends anchored: only more repetitions make it longer.
     for (const [k, item] of top.entries()) {
       if (length >= min || !(anchoredStart && anchoredEnd)) break;
       if (item.kind !== 'repeat') continue;
-      const one = shortest(item.node, limit);
+      const one = shortest(item.node, cap);
       if (one.length === 0) continue;
-      const more = Math.min(item.max - item.min, Math.ceil((min - length) / one.length));
+      const wanted = Math.ceil((min - length) / one.length);
+      const more = Math.min(item.max - item.min, wanted, Math.floor((cap - length) / one.length));
       parts[k] += one.repeat(more);
       length += one.length * more;
     }
@@ -217,7 +236,7 @@ export function stringFromPattern(
       if (!anchoredEnd) text = text.padEnd(min, 'x');
       else if (!anchoredStart) text = text.padStart(min, 'x');
     }
-    return text.length >= min && text.length <= Math.min(max, limit) ? text : undefined;
+    return text.length >= min && text.length <= cap ? text : undefined;
   } catch (error) {
     if (error instanceof Unsupported) return undefined;
     throw error;

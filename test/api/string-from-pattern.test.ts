@@ -66,6 +66,21 @@ describe('stringFromPattern', () => {
       expect(stringFromPattern(pattern, 0, 100, 1000), pattern).toBeUndefined();
   });
 
+  it('stays within its limit for hostile patterns, and gives up on astral characters and deep nesting', () => {
+    // Each item within the limit, all of them far past it: nothing is built.
+    expect(
+      stringFromPattern('a{1048576}'.repeat(500), 0, Number.POSITIVE_INFINITY, 1_048_576),
+    ).toBeUndefined();
+    expect(stringFromPattern('^\u0100*b$', 5e8, Number.POSITIVE_INFINITY, 1_048_576)).toBeUndefined();
+    expect(stringFromPattern('a', 1e9, Number.POSITIVE_INFINITY, 1_048_576)).toBeUndefined();
+    // A surrogate pair is one character to /u and one to minLength: not this subset.
+    for (const pattern of ['😀{2}', '[😀]', '\\uD83D\\uDE00{2}', '\\u{1F600}'])
+      expect(stringFromPattern(pattern, 0, 10, 1000), pattern).toBeUndefined();
+    const deep = `${'('.repeat(3000)}a${')'.repeat(3000)}`;
+    expect(stringFromPattern(deep, 0, 10, 1000)).toBeUndefined();
+    expect(stringFromPattern(`${'('.repeat(64)}a${')'.repeat(64)}`, 0, 10, 1000)).toBe('a');
+  });
+
   it('matches every pattern of its subset made at random, and never throws on any text', () => {
     const chars = fc.constantFrom(
       'a',

@@ -93,8 +93,9 @@ export function endpointExampleRoutes(app: Api, deps: ApiDeps): void {
           'held while the endpoint is paused; 409 endpoint_disabled while it is disabled (Svix never sends to one). ' +
           'Tagged courier.example, a tag published messages may not carry: replay-missing does not send it to other endpoints. ' +
           'Without examples, a payload made from the schema: its const, example, default or first enum value where ' +
-          'given, else a value of its type within its bounds, every property included (pattern, not and if are not ' +
-          'honoured). 400 invalid_scheme when the event type has no schema, its example is not a JSON object, or ' +
+          'given, else a value of its type within its bounds, every property included (a string its ' +
+          'pattern matches where the pattern keeps to literals, classes, groups, alternation and quantifiers; not and if ' +
+          'are not honoured). 400 invalid_scheme when the event type has no schema, its example is not a JSON object, or ' +
           'none can be made.',
         params: EndpointParams,
         body: EventExampleIn,
