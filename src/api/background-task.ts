@@ -7,6 +7,10 @@ import { type BackgroundTaskKind, recordBackgroundTask } from '../store/repos/ba
 import { recordApiEvent } from './endpoint-events.ts';
 import { iso } from './schemas/common.ts';
 
+/** The task data a background_task.finished event carries (larger: null). */
+const EVENT_DATA_MAX_CHARS = 4096;
+const small = (data: Record<string, unknown>) => JSON.stringify(data).length <= EVENT_DATA_MAX_CHARS;
+
 /**
  * Svix's answer to a task it runs in the background, for one Courier has done before answering;
  * the task is kept to be read back (GET /background-task/{id}). Not keeping a task that changed
@@ -15,10 +19,6 @@ import { iso } from './schemas/common.ts';
  * its data) fails with it instead: a retry costs nothing, and an answer would point at nothing.
  * With the task, Svix's `background_task.finished` operational event is recorded.
  */
-/** The task data a background_task.finished event carries (larger: null). */
-const EVENT_DATA_MAX_CHARS = 4096;
-const small = (data: Record<string, unknown>) => JSON.stringify(data).length <= EVENT_DATA_MAX_CHARS;
-
 export async function finishedTask<T extends BackgroundTaskKind>(
   deps: { db: Database; clock: Clock },
   log: FastifyBaseLogger,

@@ -3,10 +3,10 @@
  * under Svix's operational webhook endpoints (the operator application's).
  */
 import type { Static, TSchema } from 'typebox';
-import { OPERATOR_APP_UID } from '../dispatch/operator-webhook.ts';
+import { findOperationalEndpoint } from '../dispatch/operator-webhook.ts';
 import type { Queryable } from '../store/db.ts';
-import { type Application, findApplication } from '../store/repos/applications.ts';
-import { type Endpoint, findEndpoint, listEndpoints } from '../store/repos/endpoints.ts';
+import type { Application } from '../store/repos/applications.ts';
+import { type Endpoint, listEndpoints } from '../store/repos/endpoints.ts';
 import { notFound } from './errors.ts';
 import { requireEndpoint } from './lookup.ts';
 import { type ListParams, paginate } from './pagination.ts';
@@ -48,10 +48,9 @@ export async function requireOperationalEndpoint(
   db: Queryable,
   idOrUid: string,
 ): Promise<{ app: Application; endpoint: Endpoint }> {
-  const app = await findApplication(db, OPERATOR_APP_UID);
-  const endpoint = app && (await findEndpoint(db, app.id, idOrUid));
-  if (!app || !endpoint) throw notFound(`Operational webhook endpoint ${idOrUid} not found`);
-  return { app, endpoint };
+  const found = await findOperationalEndpoint(db, idOrUid);
+  if (!found) throw notFound(`Operational webhook endpoint ${idOrUid} not found`);
+  return found;
 }
 
 export const OPERATIONAL_ENDPOINT: EndpointScope = {

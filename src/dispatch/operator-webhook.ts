@@ -2,7 +2,7 @@ import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import type { Logger } from '../logger.ts';
 import { generateSecret } from '../signing/index.ts';
-import type { Database, Transaction } from '../store/db.ts';
+import type { Database, Queryable, Transaction } from '../store/db.ts';
 import { resumeEndpoint } from '../store/queries/endpoint-status.ts';
 import {
   lockUnrelayed,
@@ -12,7 +12,7 @@ import {
 } from '../store/queries/operational-events.ts';
 import { publishBatch } from '../store/queries/publish.ts';
 import { type Application, createApplication, findApplication } from '../store/repos/applications.ts';
-import { createEndpoint, findEndpoint, updateEndpoint } from '../store/repos/endpoints.ts';
+import { createEndpoint, type Endpoint, findEndpoint, updateEndpoint } from '../store/repos/endpoints.ts';
 import { EXHAUSTED, FAILING, RECOVERED } from './attempt-events.ts';
 import { pausedByStreak } from './auto-pause.ts';
 import { ENDPOINT_EVENT_TYPES } from './endpoint-events.ts';
@@ -104,9 +104,18 @@ export async function ensureOperatorEndpoint(
  * URL leaves it receiving events (every worker relays), which is worth saying.
  */
 export async function hasOperatorEndpoint(db: Database): Promise<boolean> {
-  const app = await findApplication(db, OPERATOR_APP_UID);
-  const endpoint = app && (await findEndpoint(db, app.id, OPERATOR_ENDPOINT_UID));
-  return !!endpoint && endpoint.status !== 'disabled';
+  const found = await findOperationalEndpoint(db, OPERATOR_ENDPOINT_UID);
+  return !!found && found.endpoint.status !== 'disabled';
+}
+
+/** An operational webhook endpoint (one of the operator application's), by id or uid. */
+export async function findOperationalEndpoint(
+  q: Queryable,
+  idOrUid: string,
+): Promise<{ app: Application; endpoint: Endpoint } | null> {
+  const app = await findApplication(q, OPERATOR_APP_UID);
+  const endpoint = app && (await findEndpoint(q, app.id, idOrUid));
+  return app && endpoint ? { app, endpoint } : null;
 }
 
 const RELAY_BATCH = 100;
