@@ -4,7 +4,11 @@ import { StoreNotFoundError } from '../errors.ts';
 import type { DestinationStatus } from '../repos/destinations.ts';
 import { listEndpointMessages } from '../repos/endpoint-messages.ts';
 import { lastMessageId } from '../repos/messages.ts';
-import { resendDelivery } from './resend.ts';
+import { toDate } from '../rows.ts';
+import { shareLockEndpoint } from './endpoint-status.ts';
+import { wakeEndpoint } from './notify-workers.ts';
+import { payloadGone } from './payload-expiry.ts';
+import { freshState, RESEND_CREATE, RESEND_DELIVERIES } from './resend.ts';
 
 export interface BulkReplayFilter {
   /** Messages published in [since, until), by the time their ids carry (as replay-missing reads it). */
@@ -19,8 +23,65 @@ export interface BulkReplayFilter {
   tag?: string;
 }
 
-/** Messages listed per page; each is then resent in a transaction of its own. */
+/** Messages listed per page; each page is then resent in a transaction of its own. */
 const PAGE = 500;
+
+/**
+ * Resends these messages to the endpoint, as resendDelivery resends one, set by set: a few
+ * statements for the page, not ten round trips per message. Locks are taken in the order every
+ * writer takes them: the endpoint row (shared), the messages (in id order; one being expunged or
+ * deleted is passed by), their deliveries not in flight (in id order), then the endpoint's queue
+ * row to wake it. A leased delivery is neither locked nor changed (the attempt under way is the
+ * resend), so a completion, which locks its leased rows and then their queue rows, never waits on
+ * the page: a page resent message by message, each waking the queue row before locking the next
+ * delivery, leased ones included, deadlocked with completions. Returns how many it scheduled or
+ * held.
+ */
+async function resendPage(
+  tx: Queryable,
+  endpointId: string,
+  messageIds: readonly string[],
+  at: number,
+  onlyQueued: boolean,
+): Promise<number> {
+  if (!(await shareLockEndpoint(tx, endpointId)))
+    throw new StoreNotFoundError(`endpoint ${endpointId} not found`);
+  const now = toDate(at);
+  const { rows: live } = await tx.query<{ id: string }>(
+    `select m.id from courier_messages m where m.id = any($1::text[]) and not ${payloadGone('m', '$2')}
+      order by m.id for share of m skip locked`,
+    [messageIds, now],
+  );
+  if (live.length === 0) return 0;
+  const liveIds = live.map((m) => m.id);
+  const fresh = await freshState(tx, endpointId);
+  const { rows: queued } = await tx.query<{ id: number; message_id: string }>(
+    `select id, message_id from courier_deliveries
+      where endpoint_id = $1 and message_id = any($2::text[]) and lease_owner is null
+      order by id for update`,
+    [endpointId, liveIds],
+  );
+  const states: string[] = [];
+  if (queued.length > 0) {
+    const { rows } = await tx.query<{ state: string }>(RESEND_DELIVERIES, [
+      queued.map((d) => d.id),
+      now,
+      fresh,
+    ]);
+    states.push(...rows.map((r) => r.state));
+  }
+  if (!onlyQueued) {
+    // Delivered ones (no row left) get one; one in flight (a leased row) makes a conflict, left alone.
+    const has = new Set(queued.map((d) => d.message_id));
+    const absent = liveIds.filter((id) => !has.has(id));
+    if (absent.length > 0) {
+      const { rows } = await tx.query<{ state: string }>(RESEND_CREATE, [absent, endpointId, now, fresh]);
+      states.push(...rows.map((r) => r.state));
+    }
+  }
+  if (states.includes('pending')) await wakeEndpoint(tx, endpointId, now);
+  return states.length;
+}
 
 /** Of these messages, the ones whose latest attempt to the endpoint answered in this status code class. */
 async function latestAttemptIn(
@@ -76,14 +137,8 @@ export async function bulkReplay(
       const matching = await latestAttemptIn(db, target.endpointId, ids, filter.statusCodeClass);
       ids = ids.filter((id) => matching.has(id));
     }
-    for (const messageId of ids) {
-      const outcome = await db.transaction((tx) =>
-        resendDelivery(tx, { messageId, endpointId: target.endpointId, now, onlyQueued }),
-      );
-      if (outcome === 'endpoint_gone')
-        throw new StoreNotFoundError(`endpoint ${target.endpointId} not found`);
-      if (outcome === 'scheduled' || outcome === 'held') replayed++;
-    }
+    if (ids.length > 0)
+      replayed += await db.transaction((tx) => resendPage(tx, target.endpointId, ids, now, onlyQueued));
     if (page.done || page.data.length === 0) break;
     after = page.data.at(-1)!.message.id;
   }

@@ -8,6 +8,42 @@ import { payloadGone } from './payload-expiry.ts';
 const LOCK_DELIVERY = `select id, state, lease_owner is not null as leased from courier_deliveries
   where message_id = $1 and endpoint_id = $2 for update`;
 
+const DEAD = `d.state in ('delivered', 'failed', 'expired')`;
+/**
+ * Makes these deliveries (locked, none leased) due now as manual attempts ($2 the instant): a dead
+ * one (failed, expired; delivered in rows of older releases) gets a fresh budget, in state $3
+ * (pending, or held while the endpoint is not active); a waiting or held one keeps its state,
+ * attempts and give-up time, and a held one its updated_at (a resume gives back the time held
+ * since then, give_up_at).
+ */
+export const RESEND_DELIVERIES = `update courier_deliveries d
+   set state = case when ${DEAD} then $3 else d.state end,
+       attempts = case when ${DEAD} then 0 else d.attempts end,
+       give_up_at = case when ${DEAD} then null else d.give_up_at end,
+       last_error = case when ${DEAD} then null else d.last_error end,
+       next_attempt_at = case when ${DEAD} then $2 else least(d.next_attempt_at, $2) end,
+       lease_expires_at = case when ${DEAD} then null else d.lease_expires_at end,
+       trigger = 1, updated_at = case when d.state = 'held' then d.updated_at else $2 end
+ where d.id = any($1::bigint[]) returning d.state`;
+
+/**
+ * A delivery to the endpoint ($2) for each of these messages that has none, due now ($3) as a
+ * manual attempt with a fresh budget, in state $4; one made meanwhile (a publish, another resend)
+ * is left as it is.
+ */
+export const RESEND_CREATE = `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, trigger, created_at, updated_at)
+  select u.id, $2, $4, $3, 1, $3, $3 from unnest($1::text[]) as u(id) order by u.id
+  on conflict (message_id, endpoint_id) do nothing returning state`;
+
+/** The state a resent delivery takes: held while the endpoint is paused or disabled. */
+export async function freshState(tx: Queryable, endpointId: string): Promise<'pending' | 'held'> {
+  const { rows } = await tx.query<{ active: boolean }>(
+    'select active from courier_endpoint_queues where endpoint_id = $1',
+    [endpointId],
+  );
+  return rows[0]?.active ? 'pending' : 'held';
+}
+
 /**
  * What a resend did: scheduled now, parked until the endpoint is resumed, left to the attempt under
  * way, or nothing because the message or the endpoint is gone (deleted since it was looked up) or
@@ -47,7 +83,7 @@ export async function resendDelivery(
   },
 ): Promise<ResendOutcome> {
   const now = toDate(input.now);
-  const params = [input.messageId, input.endpointId, now];
+  const params = [input.messageId, input.endpointId];
   // Deleted since it was looked up: nothing would ever send what a resend made for it.
   if (!(await shareLockEndpoint(tx, input.endpointId))) return 'endpoint_gone';
   // A payload past its expiry is as good as expunged, whether or not its sweep has emptied it.
@@ -58,47 +94,25 @@ export async function resendDelivery(
   );
   if (message.length === 0) return 'message_gone';
   if (message[0]!.expunged) return 'expunged';
-  const { rows: active } = await tx.query<{ active: boolean }>(
-    'select active from courier_endpoint_queues where endpoint_id = $1',
-    [input.endpointId],
-  );
-  const fresh = active[0]?.active ? 'pending' : 'held';
+  const fresh = await freshState(tx, input.endpointId);
 
-  let { rows } = await tx.query<{ id: number; state: string; leased: boolean }>(
-    LOCK_DELIVERY,
-    params.slice(0, 2),
-  );
+  let { rows } = await tx.query<{ id: number; state: string; leased: boolean }>(LOCK_DELIVERY, params);
   if (rows.length === 0) {
     if (input.onlyQueued) return 'not_queued';
-    const inserted = await tx.query<{ id: number; state: string }>(
-      `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, trigger, created_at, updated_at)
-       values ($1, $2, $4, $3, 1, $3, $3)
-       on conflict (message_id, endpoint_id) do nothing returning id, state`,
-      [...params, fresh],
-    );
+    const inserted = await tx.query<{ state: string }>(RESEND_CREATE, [
+      [input.messageId],
+      input.endpointId,
+      now,
+      fresh,
+    ]);
     if (inserted.rows.length > 0) return wake(tx, input.endpointId, now, inserted.rows[0]!.state);
     // Created concurrently (a publish or another resend): lock it and treat it like any other.
-    ({ rows } = await tx.query(LOCK_DELIVERY, params.slice(0, 2)));
+    ({ rows } = await tx.query(LOCK_DELIVERY, params));
   }
   const row = rows[0]!;
   if (row.leased) return 'in_flight';
 
-  const terminal = row.state === 'delivered' || row.state === 'failed' || row.state === 'expired';
-  const { rows: updated } = terminal
-    ? await tx.query<{ state: string }>(
-        `update courier_deliveries
-            set state = $3, attempts = 0, give_up_at = null, last_error = null, next_attempt_at = $2,
-                trigger = 1, lease_owner = null, lease_expires_at = null, updated_at = $2
-          where id = $1 returning state`,
-        [row.id, now, fresh],
-      )
-    : await tx.query<{ state: string }>(
-        // A held one keeps its updated_at: a resume gives back the time held since then (give_up_at).
-        `update courier_deliveries set next_attempt_at = least(next_attempt_at, $2), trigger = 1,
-                updated_at = case when state = 'held' then updated_at else $2 end
-          where id = $1 returning state`,
-        [row.id, now],
-      );
+  const { rows: updated } = await tx.query<{ state: string }>(RESEND_DELIVERIES, [[row.id], now, fresh]);
   return wake(tx, input.endpointId, now, updated[0]!.state);
 }
 

@@ -1,0 +1,86 @@
+/**
+ * Bulk replay's speed on PostgreSQL: messages resent per second, for delivered messages (each
+ * gets a new delivery) and for dead letters (each delivery gets a fresh budget), through the
+ * store's bulkReplay, one endpoint. Usage: tsx bench/bulk-replay.ts [messages]   (default 20000)
+ */
+
+import { migrate } from '../src/store/migrate.ts';
+import { PgDatabase } from '../src/store/pg.ts';
+import { bulkReplay } from '../src/store/queries/bulk-replay.ts';
+import { claim } from '../src/store/queries/claim.ts';
+import { complete } from '../src/store/queries/complete.ts';
+import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../test/support/fixtures.ts';
+import { analyzeSchema, dropSchema, freshSchema } from './lib.ts';
+
+const URL = process.env.COURIER_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface BulkReplayFigures {
+  messages: number;
+  /** Resends per second of messages delivered before (a new delivery each). */
+  deliveredPerSec: number;
+  /** Resends per second of dead letters (a fresh budget each). */
+  deadPerSec: number;
+}
+
+export async function measureBulkReplay(messages: number): Promise<BulkReplayFigures> {
+  const schema = await freshSchema('bench_replay');
+  const db = new PgDatabase({ connectionString: URL, schema });
+  try {
+    await migrate(db);
+    const since = Date.now() - 1000;
+    const app = await makeApp(db, since);
+    const target = {
+      appId: app.id,
+      endpointId: (
+        await makeEndpoint(db, app.id, since, {
+          url: 'http://127.0.0.1:1/',
+          maxInFlight: 1000,
+          rateLimit: 1_000_000,
+        })
+      ).id,
+    };
+    for (let i = 0; i < messages; i += 50) {
+      const n = Math.min(50, messages - i);
+      await Promise.all(
+        Array.from({ length: n }, (_, j) => publishJson(db, app.id, Date.now(), { i: i + j })),
+      );
+    }
+    // Every message delivered once, as a worker would leave it: an attempt logged, no delivery row.
+    for (;;) {
+      const { deliveries } = await claim(db, {
+        owner: 'bench',
+        now: Date.now(),
+        leaseMs: 60_000,
+        limit: 500,
+      });
+      if (deliveries.length === 0) break;
+      await complete(
+        db,
+        'bench',
+        Date.now(),
+        deliveries.map((d) => deliveredCompletion(d.id, 1, Date.now())),
+        1000,
+      );
+    }
+    await analyzeSchema(schema);
+    const rate = async () => {
+      const started = performance.now();
+      const replayed = await bulkReplay(db, target, { since }, Date.now());
+      if (replayed !== messages) throw new Error(`bulk replay resent ${replayed} of ${messages} messages`);
+      return Math.round(messages / ((performance.now() - started) / 1000));
+    };
+    const deliveredPerSec = await rate();
+    await db.query(
+      `update courier_deliveries set state = 'failed', last_error = 'bench' where endpoint_id = $1`,
+      [target.endpointId],
+    );
+    return { messages, deliveredPerSec, deadPerSec: await rate() };
+  } finally {
+    await db.close();
+    await dropSchema(schema);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log(JSON.stringify(await measureBulkReplay(Number(process.argv[2] ?? 20_000))));
+}
