@@ -47,18 +47,26 @@ async function resendPage(
   if (!(await shareLockEndpoint(tx, endpointId)))
     throw new StoreNotFoundError(`endpoint ${endpointId} not found`);
   const now = toDate(at);
+  // Probed one by one in id order (the subquery locks, so it is not flattened into a join): a
+  // filter on the whole table read every row's expiry, O(messages) per page.
   const { rows: live } = await tx.query<{ id: string }>(
-    `select m.id from courier_messages m where m.id = any($1::text[]) and not ${payloadGone('m', '$2')}
-      order by m.id for share of m skip locked`,
-    [messageIds, now],
+    `select m.id from unnest($1::text[]) as u(id)
+      cross join lateral (select m.id from courier_messages m where m.id = u.id and not ${payloadGone('m', '$2')}
+                          for share of m skip locked) m`,
+    [[...messageIds].sort(), now],
   );
   if (live.length === 0) return 0;
   const liveIds = live.map((m) => m.id);
   const fresh = await freshState(tx, endpointId);
+  // Found by their (message, endpoint) key, then locked by id: a scan of the primary key in id
+  // order, which the planner may choose for the ORDER BY, walks every delivery the endpoint has.
   const { rows: queued } = await tx.query<{ id: number; message_id: string }>(
-    `select id, message_id from courier_deliveries
-      where endpoint_id = $1 and message_id = any($2::text[]) and lease_owner is null
-      order by id for update`,
+    `select d.id, d.message_id from courier_deliveries d
+      where d.id = any(array(select x.id from unnest($2::text[]) as u(id)
+                             cross join lateral (select id from courier_deliveries
+                                                  where message_id = u.id and endpoint_id = $1 limit 1) x))
+        and d.lease_owner is null
+      order by d.id for update`,
     [endpointId, liveIds],
   );
   const states: string[] = [];
