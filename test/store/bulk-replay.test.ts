@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import { bulkReplay } from '../../src/store/queries/bulk-replay.ts';
+import { newId } from '../../src/ids.ts';
+import { publish } from '../../src/store/publisher.ts';
+import { bulkReplay, resendPage } from '../../src/store/queries/bulk-replay.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
 import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
@@ -98,6 +100,17 @@ describe.each(BACKENDS)('bulk replay on %s', (backend) => {
       [[waiting, expunged], new Date(clock.now() + 3_600_000), new Date(clock.now() + 86_400_000)],
     );
     await t.db.transaction((tx) => expungePayload(tx, { messageId: expunged, now: clock.now() }));
+    // Past its payload's expiry, not yet swept: as good as expunged.
+    clock.advance(1000);
+    const expiring = newId('msg', clock.now());
+    await publish(t.db, {
+      appId,
+      messageId: expiring,
+      eventType: 'a',
+      payload: Buffer.from('{}'),
+      now: clock.now(),
+      payloadExpiresAt: clock.now() + 1000,
+    });
     clock.advance(1000);
 
     expect(await replay()).toBe(3);
@@ -120,6 +133,7 @@ describe.each(BACKENDS)('bulk replay on %s', (backend) => {
     expect((await rowOf(waiting))!.give_up_at).not.toBeNull();
     expect(await rowOf(inFlight)).toMatchObject({ leased: true, trigger: 0, attempts: 0 });
     expect(await rowOf(expunged)).toMatchObject({ trigger: 0, due: false });
+    expect(await rowOf(expiring)).toMatchObject({ trigger: 0, attempts: 0 });
     // Woken and due now: claimable at once.
     expect((await claimAll()).map((d) => d.messageId).sort()).toEqual([delivered, dead, waiting].sort());
   });
@@ -141,46 +155,72 @@ describe.each(BACKENDS)('bulk replay on %s', (backend) => {
     expect(await claimAll()).toEqual([]);
   });
 
-  it('makes no delivery again for a message chosen as queued but delivered since', async () => {
-    const [dead] = [await send()];
-    await finish(await claimAll(), { [dead]: 'failed' });
-    const delivered = await send();
-    await finish(await claimAll(), { [delivered]: 'delivered' });
-    // status: failed lists the dead letter only; a delivered one is never made again by it.
-    expect(await replay('fail')).toBe(1);
+  it('makes no delivery for a message chosen as queued and delivered since (onlyQueued)', async () => {
+    const [dead, delivered] = [await send(), await send()];
+    await finish(await claimAll(), { [dead]: 'failed', [delivered]: 'delivered' });
+    const page = (onlyQueued: boolean) =>
+      t.db.transaction((tx) => resendPage(tx, ep.id, [delivered, dead], clock.now(), onlyQueued));
+    expect(await page(true)).toBe(1);
     expect((await rows()).map((r) => r.message_id)).toEqual([dead]);
+    expect(await page(false)).toBe(2);
+    expect((await rows()).map((r) => r.message_id).sort()).toEqual([dead, delivered].sort());
   });
 
   it.runIf(backend === 'pg')(
-    'neither waits for a completion of a delivery in flight nor for an expunge under way',
+    'waits neither for a completion writing its deliveries nor for a delivery another writer holds',
     async () => {
-      const [dead, inFlight, expunging] = [await send(), await send(), await send()];
+      const [dead, inFlight, held] = [await send(), await send(), await send()];
       const claimed = await claimAll();
-      await finish(claimed, { [dead]: 'failed', [expunging]: 'failed' });
+      await finish(claimed, { [dead]: 'failed', [held]: 'failed' });
       const leased = claimed.find((d) => d.messageId === inFlight)!;
-      // A worker's completion under way holds its leased row; an expunge holds its message.
+      const heldId = claimed.find((d) => d.messageId === held)!.id;
+      // A worker's completion that has written its delivery (a retry) and not yet reached the
+      // queue rows, which it locks last; and a dead letter locked by another writer (a replay or
+      // a resend under way).
       const completion = await holdOpen(t.db, (tx) =>
-        tx.query('select 1 from courier_deliveries where id = $1 for update', [leased.id]),
+        tx.query(
+          `update courier_deliveries set state = 'pending', attempts = 1, lease_owner = null, lease_expires_at = null
+            where id = $1`,
+          [leased.id],
+        ),
       );
-      const expunge = await holdOpen(t.db, (tx) =>
-        expungePayload(tx, { messageId: expunging, now: clock.now() }),
+      const other = await holdOpen(t.db, (tx) =>
+        tx.query('select 1 from courier_deliveries where id = $1 for update', [heldId]),
       );
       // blockedBy gives up after 2 s with nothing blocked: then the replay's answer decides.
       const never = () => new Promise<never>(() => {});
       try {
-        const replayed = replay();
         const first = await Promise.race([
-          replayed.then((n) => n),
+          replay(),
           blockedBy(t.db, completion.pid).then(() => 'blocked on the completion', never),
-          blockedBy(t.db, expunge.pid).then(() => 'blocked on the expunge', never),
+          blockedBy(t.db, other.pid).then(() => 'blocked on the other writer', never),
         ]);
         expect(first).toBe(1);
       } finally {
         await completion.commit();
-        await expunge.commit();
+        await other.commit();
       }
       expect(await rowOf(dead)).toMatchObject({ state: 'pending', trigger: 1 });
-      expect(await rowOf(expunging)).toMatchObject({ state: 'failed', trigger: 0 });
+      expect(await rowOf(held)).toMatchObject({ state: 'failed', trigger: 0 });
+      expect(await rowOf(inFlight)).toMatchObject({
+        state: 'pending',
+        trigger: 0,
+        attempts: 1,
+        leased: false,
+      });
     },
   );
+
+  it.runIf(backend === 'pg')('waits for an expunge under way, then passes its message by', async () => {
+    const [dead, expunging] = [await send(), await send()];
+    await finish(await claimAll(), { [dead]: 'failed', [expunging]: 'failed' });
+    const expunge = await holdOpen(t.db, (tx) =>
+      expungePayload(tx, { messageId: expunging, now: clock.now() }),
+    );
+    const replayed = replay();
+    await blockedBy(t.db, expunge.pid);
+    await expunge.commit();
+    expect(await replayed).toBe(1);
+    expect(await rowOf(expunging)).toMatchObject({ state: 'failed', trigger: 0 });
+  });
 });

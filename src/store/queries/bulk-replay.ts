@@ -29,15 +29,17 @@ const PAGE = 500;
 /**
  * Resends these messages to the endpoint, as resendDelivery resends one, set by set: a few
  * statements for the page, not ten round trips per message. Locks are taken in the order every
- * writer takes them: the endpoint row (shared), the messages (in id order; one being expunged or
- * deleted is passed by), their deliveries not in flight (in id order), then the endpoint's queue
- * row to wake it. A leased delivery is neither locked nor changed (the attempt under way is the
- * resend), so a completion, which locks its leased rows and then their queue rows, never waits on
- * the page: a page resent message by message, each waking the queue row before locking the next
- * delivery, leased ones included, deadlocked with completions. Returns how many it scheduled or
- * held.
+ * writer takes them: the endpoint row (shared), the messages' keys (in id order), their deliveries
+ * (in id order), then the endpoint's queue row to wake it. The page never waits for a delivery
+ * row: one leased (in flight: the attempt under way is the resend), or locked by another writer
+ * (a claim, a replay, another resend: it is being sent or made due), is passed by, and the insert
+ * tests for a row before it writes (RESEND_CREATE). A completion, which locks its leased rows and
+ * then their queue rows, may wait for the page, never the other way round: a page resent message
+ * by message, each waking the queue row before it locked the next delivery, leased ones included,
+ * deadlocked with completions. Returns how many it scheduled or held; `onlyQueued` makes no
+ * delivery for a message with none (delivered since it was chosen).
  */
-async function resendPage(
+export async function resendPage(
   tx: Queryable,
   endpointId: string,
   messageIds: readonly string[],
@@ -48,11 +50,12 @@ async function resendPage(
     throw new StoreNotFoundError(`endpoint ${endpointId} not found`);
   const now = toDate(at);
   // Probed one by one in id order (the subquery locks, so it is not flattened into a join): a
-  // filter on the whole table read every row's expiry, O(messages) per page.
+  // filter on the whole table read every row's expiry, O(messages) per page. Keys locked as
+  // resendDelivery locks them: a deletion under way is waited for, an expunge is not.
   const { rows: live } = await tx.query<{ id: string }>(
     `select m.id from unnest($1::text[]) as u(id)
       cross join lateral (select m.id from courier_messages m where m.id = u.id and not ${payloadGone('m', '$2')}
-                          for share of m skip locked) m`,
+                          for key share of m) m`,
     [[...messageIds].sort(), now],
   );
   if (live.length === 0) return 0;
@@ -66,7 +69,7 @@ async function resendPage(
                              cross join lateral (select id from courier_deliveries
                                                   where message_id = u.id and endpoint_id = $1 limit 1) x))
         and d.lease_owner is null
-      order by d.id for update`,
+      order by d.id for update skip locked`,
     [endpointId, liveIds],
   );
   const states: string[] = [];
@@ -79,7 +82,7 @@ async function resendPage(
     states.push(...rows.map((r) => r.state));
   }
   if (!onlyQueued) {
-    // Delivered ones (no row left) get one; one in flight (a leased row) makes a conflict, left alone.
+    // Delivered ones (no row left) get one; one in flight or passed by above has a row, left alone.
     const has = new Set(queued.map((d) => d.message_id));
     const absent = liveIds.filter((id) => !has.has(id));
     if (absent.length > 0) {

@@ -28,11 +28,15 @@ export const RESEND_DELIVERIES = `update courier_deliveries d
 
 /**
  * A delivery to the endpoint ($2) for each of these messages that has none, due now ($3) as a
- * manual attempt with a fresh budget, in state $4; one made meanwhile (a publish, another resend)
- * is left as it is.
+ * manual attempt with a fresh budget, in state $4. One there already, committed or not (a
+ * completion writing a leased row, a publish or another resend making one), is left as it is:
+ * tested before the insert, so the statement waits only for a row another resend or replay is
+ * inserting, never for a completion's uncommitted update or delete.
  */
 export const RESEND_CREATE = `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, trigger, created_at, updated_at)
-  select u.id, $2, $4, $3, 1, $3, $3 from unnest($1::text[]) as u(id) order by u.id
+  select u.id, $2, $4, $3, 1, $3, $3 from unnest($1::text[]) as u(id)
+   where not exists (select 1 from courier_deliveries d where d.message_id = u.id and d.endpoint_id = $2)
+   order by u.id collate "C"
   on conflict (message_id, endpoint_id) do nothing returning state`;
 
 /** The state a resent delivery takes: held while the endpoint is paused or disabled. */
