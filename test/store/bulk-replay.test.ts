@@ -5,7 +5,7 @@ import { publish } from '../../src/store/publisher.ts';
 import { bulkReplay, resendPage } from '../../src/store/queries/bulk-replay.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
-import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
+import { holdEndpoint, resumeEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { expungePayload } from '../../src/store/queries/expunge.ts';
 import type { DestinationStatus } from '../../src/store/repos/destinations.ts';
 import type { Endpoint } from '../../src/store/repos/endpoints.ts';
@@ -155,6 +155,13 @@ describe.each(BACKENDS)('bulk replay on %s', (backend) => {
     expect(await claimAll()).toEqual([]);
   });
 
+  it('wakes the endpoint for the deliveries it makes when nothing else is due there', async () => {
+    const ids = [await send(), await send()];
+    await finish(await claimAll(), Object.fromEntries(ids.map((id) => [id, 'delivered' as const])));
+    expect(await replay()).toBe(2);
+    expect((await claimAll()).map((d) => d.messageId).sort()).toEqual(ids.sort());
+  });
+
   it('makes no delivery for a message chosen as queued and delivered since (onlyQueued)', async () => {
     const [dead, delivered] = [await send(), await send()];
     await finish(await claimAll(), { [dead]: 'failed', [delivered]: 'delivered' });
@@ -211,6 +218,21 @@ describe.each(BACKENDS)('bulk replay on %s', (backend) => {
     },
   );
 
+  it.runIf(backend === 'pg')('waits for a resume under way, then makes its deliveries pending', async () => {
+    const [dead] = [await send()];
+    await finish(await claimAll(), { [dead]: 'failed' });
+    await t.db.transaction((tx) => holdEndpoint(tx, ep.id, 'paused', null, clock.now()));
+    const resume = await holdOpen(t.db, (tx) => resumeEndpoint(tx, ep.id, clock.now(), 0, 1));
+    const replayed = replay();
+    try {
+      await blockedBy(t.db, resume.pid);
+    } finally {
+      await resume.commit();
+    }
+    expect(await replayed).toBe(1);
+    expect((await claimAll()).map((d) => d.messageId)).toEqual([dead]);
+  });
+
   it.runIf(backend === 'pg')('waits for an expunge under way, then passes its message by', async () => {
     const [dead, expunging] = [await send(), await send()];
     await finish(await claimAll(), { [dead]: 'failed', [expunging]: 'failed' });
@@ -218,8 +240,11 @@ describe.each(BACKENDS)('bulk replay on %s', (backend) => {
       expungePayload(tx, { messageId: expunging, now: clock.now() }),
     );
     const replayed = replay();
-    await blockedBy(t.db, expunge.pid);
-    await expunge.commit();
+    try {
+      await blockedBy(t.db, expunge.pid);
+    } finally {
+      await expunge.commit();
+    }
     expect(await replayed).toBe(1);
     expect(await rowOf(expunging)).toMatchObject({ state: 'failed', trigger: 0 });
   });

@@ -101,8 +101,12 @@ export async function resendDelivery(
   const fresh = await freshState(tx, input.endpointId);
 
   let { rows } = await tx.query<{ id: number; state: string; leased: boolean }>(LOCK_DELIVERY, params);
-  if (rows.length === 0) {
+  // None: made here. Made meanwhile by another writer (a publish, a resend): locked and treated like
+  // any other. Deleted meanwhile by a completion (delivered): made again.
+  for (let tries = 0; rows.length === 0; tries++) {
     if (input.onlyQueued) return 'not_queued';
+    if (tries === 3)
+      throw new Error(`the delivery of ${input.messageId} to ${input.endpointId} kept changing`);
     const inserted = await tx.query<{ state: string }>(RESEND_CREATE, [
       [input.messageId],
       input.endpointId,
@@ -110,7 +114,6 @@ export async function resendDelivery(
       fresh,
     ]);
     if (inserted.rows.length > 0) return wake(tx, input.endpointId, now, inserted.rows[0]!.state);
-    // Created concurrently (a publish or another resend): lock it and treat it like any other.
     ({ rows } = await tx.query(LOCK_DELIVERY, params));
   }
   const row = rows[0]!;
