@@ -34,9 +34,10 @@ const PAGE = 500;
  * row: one leased (in flight: the attempt under way is the resend), or locked by another writer
  * (a claim, a replay, another resend: it is being sent or made due), is passed by, and the insert
  * tests for a row before it writes (RESEND_CREATE). A completion, which locks its leased rows and
- * then their queue rows, may wait for the page, never the other way round: a page resent message
- * by message, each waking the queue row before it locked the next delivery, leased ones included,
- * deadlocked with completions. Returns how many it scheduled or held; `onlyQueued` makes no
+ * then their queue rows, may wait for the page; the page waits for one only at the queue row,
+ * which a completion takes after all its deliveries. A page resent message by message, each
+ * waking the queue row before it locked the next delivery, leased ones included, deadlocked with
+ * completions. Returns how many it scheduled or held; `onlyQueued` makes no
  * delivery for a message with none (delivered since it was chosen).
  */
 export async function resendPage(
@@ -51,7 +52,8 @@ export async function resendPage(
   const now = toDate(at);
   // Probed one by one in id order (the subquery locks, so it is not flattened into a join): a
   // filter on the whole table read every row's expiry, O(messages) per page. Keys locked as
-  // resendDelivery locks them: a deletion under way is waited for, an expunge is not.
+  // resendDelivery locks them: an expunge or a deletion under way (each locks the message) is
+  // waited for; a message expunged or deleted by it is then passed by.
   const { rows: live } = await tx.query<{ id: string }>(
     `select m.id from unnest($1::text[]) as u(id)
       cross join lateral (select m.id from courier_messages m where m.id = u.id and not ${payloadGone('m', '$2')}
