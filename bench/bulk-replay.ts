@@ -1,11 +1,14 @@
 /**
- * Bulk replay's speed on PostgreSQL: messages resent per second, for delivered messages (each
- * gets a new delivery) and for dead letters (each delivery gets a fresh budget), through the
- * store's bulkReplay, one endpoint. Usage: tsx bench/bulk-replay.ts [messages]   (default 20000)
+ * Bulk replay's speed: messages resent per second, for delivered messages (each gets a new
+ * delivery) and for dead letters (each delivery gets a fresh budget), through the store's
+ * bulkReplay, one endpoint, on PostgreSQL or on the embedded PGlite.
+ * Usage: tsx bench/bulk-replay.ts [messages] [--pglite]   (default 20000, PostgreSQL)
  */
 
+import type { Database } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { PgDatabase } from '../src/store/pg.ts';
+import { PgliteDatabase } from '../src/store/pglite.ts';
 import { bulkReplay } from '../src/store/queries/bulk-replay.ts';
 import { claim } from '../src/store/queries/claim.ts';
 import { complete } from '../src/store/queries/complete.ts';
@@ -22,9 +25,29 @@ export interface BulkReplayFigures {
   deadPerSec: number;
 }
 
-export async function measureBulkReplay(messages: number): Promise<BulkReplayFigures> {
+/** A migrated, empty store, and how to analyse and drop it. */
+async function openStore(
+  embedded: boolean,
+): Promise<{ db: Database; analyze(): Promise<void>; drop(): Promise<void> }> {
+  if (embedded) {
+    const db = await PgliteDatabase.open();
+    return { db, analyze: async () => void (await db.query('analyze')), drop: () => db.close() };
+  }
   const schema = await freshSchema('bench_replay');
   const db = new PgDatabase({ connectionString: URL, schema });
+  return {
+    db,
+    analyze: () => analyzeSchema(schema),
+    async drop() {
+      await db.close();
+      await dropSchema(schema);
+    },
+  };
+}
+
+export async function measureBulkReplay(messages: number, embedded = false): Promise<BulkReplayFigures> {
+  const store = await openStore(embedded);
+  const { db } = store;
   try {
     await migrate(db);
     const since = Date.now() - 1000;
@@ -62,7 +85,7 @@ export async function measureBulkReplay(messages: number): Promise<BulkReplayFig
         1000,
       );
     }
-    await analyzeSchema(schema);
+    await store.analyze();
     const rate = async () => {
       const started = performance.now();
       const replayed = await bulkReplay(db, target, { since }, Date.now());
@@ -76,11 +99,24 @@ export async function measureBulkReplay(messages: number): Promise<BulkReplayFig
     );
     return { messages, deliveredPerSec, deadPerSec: await rate() };
   } finally {
-    await db.close();
-    await dropSchema(schema);
+    await store.drop();
   }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log(JSON.stringify(await measureBulkReplay(Number(process.argv[2] ?? 20_000))));
+  const args = process.argv.slice(2);
+  const messages = Number(args.find((a) => !a.startsWith('--')) ?? 20_000);
+  const embedded = args.includes('--pglite');
+  if (!Number.isInteger(messages) || messages < 1) {
+    console.error(
+      `usage: tsx bench/bulk-replay.ts [messages] [--pglite]  (messages: a whole number above 0, not ${args[0]})`,
+    );
+    process.exit(2);
+  }
+  console.log(
+    JSON.stringify({
+      store: embedded ? 'pglite' : 'postgresql',
+      ...(await measureBulkReplay(messages, embedded)),
+    }),
+  );
 }

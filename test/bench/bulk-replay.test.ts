@@ -3,10 +3,17 @@ import { measureBulkReplay } from '../../bench/bulk-replay.ts';
 
 // A tiny run of `npm run bench:replay` so it does not rot; it fails unless every message is resent.
 describe('bulk replay benchmark smoke run', () => {
-  it('resends every delivered message, then every dead letter', { timeout: 60_000 }, async () => {
-    const figures = await measureBulkReplay(1200);
-    expect(figures.messages).toBe(1200);
-    expect(figures.deliveredPerSec).toBeGreaterThan(0);
-    expect(figures.deadPerSec).toBeGreaterThan(0);
-  });
+  it.each([
+    ['PostgreSQL', false],
+    ['PGlite', true],
+  ])(
+    'resends every delivered message, then every dead letter, on %s',
+    { timeout: 60_000 },
+    async (_, embedded) => {
+      const figures = await measureBulkReplay(1200, embedded);
+      expect(figures.messages).toBe(1200);
+      expect(figures.deliveredPerSec).toBeGreaterThan(0);
+      expect(figures.deadPerSec).toBeGreaterThan(0);
+    },
+  );
 });
