@@ -219,7 +219,7 @@ describe.each(BACKENDS)('bulk replay on %s', (backend) => {
   );
 
   it.runIf(backend === 'pg')('waits for a resume under way, then makes its deliveries pending', async () => {
-    const [dead] = [await send()];
+    const dead = await send();
     await finish(await claimAll(), { [dead]: 'failed' });
     await t.db.transaction((tx) => holdEndpoint(tx, ep.id, 'paused', null, clock.now()));
     const resume = await holdOpen(t.db, (tx) => resumeEndpoint(tx, ep.id, clock.now(), 0, 1));
