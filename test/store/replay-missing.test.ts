@@ -173,4 +173,42 @@ describe.each(BACKENDS)('replaying missing messages on %s', (backend) => {
       { message_id: message, state: 'pending', trigger: 1, attempts: 0 },
     ]);
   });
+
+  it.runIf(backend === 'pg')(
+    'waits for an expunge under way, and passes the expunged message by',
+    async () => {
+      const [expunged, kept] = [await send(), await send()];
+      const ep = await endpoint();
+      const expunge = await holdOpen(t.db, (tx) =>
+        expungePayload(tx, { messageId: expunged, now: clock.now() }),
+      );
+      const replay = replayAll(ep);
+      await blockedBy(t.db, expunge.pid);
+      await expunge.commit();
+      expect(await replay).toBe(1);
+      expect((await deliveries(ep)).map((d) => d.message_id)).toEqual([kept]);
+    },
+  );
+
+  it.runIf(backend === 'pg')(
+    'waits for an expunge that keeps the payload, and replays the message',
+    async () => {
+      const first = await endpoint();
+      const message = await send();
+      expect(await claimAll()).toHaveLength(1);
+      const ep = await endpoint();
+      // An attempt under way to the first endpoint holds the expunge back: the payload stays.
+      const expunge = await holdOpen(t.db, async (tx) =>
+        expect(await expungePayload(tx, { messageId: message, now: clock.now() })).toBe('in_flight'),
+      );
+      const replay = replayAll(ep);
+      await blockedBy(t.db, expunge.pid);
+      await expunge.commit();
+      expect(await replay).toBe(1);
+      expect(await deliveries(ep)).toEqual([
+        { message_id: message, state: 'pending', trigger: 1, attempts: 0 },
+      ]);
+      expect(await deliveries(first)).toHaveLength(1);
+    },
+  );
 });

@@ -71,10 +71,14 @@ interface MissingBatch {
  * attempt logged, which is all a delivered one leaves), and not another endpoint's example
  * (send-example), get one now, as a manual attempt with a fresh budget: pending, or held while
  * the endpoint is paused or disabled. Messages whose payload
- * is gone are passed by. Each message row is locked as a resend locks it (the deletion of a
- * message refuses while it has deliveries, reading committed rows only); one being expunged or
- * deleted is passed by, and a newer version is read again (an expunge committed since the
- * statement's snapshot). A publish or resend making the same delivery meanwhile wins.
+ * is gone are passed by. Each message's key is locked as a resend locks it (retention deletes only
+ * messages without deliveries, reading committed rows only): an expunge, a payload-expiry sweep
+ * or a retention pass that has the message locked is waited for, and its outcome read (a newer
+ * version is read again: one expunged or deleted is passed by, one left is replayed). Passing
+ * such a message by, as this did until the fortieth session, lost it without a word. None of
+ * these waits for this batch's locks while holding one this batch waits for: each locks a single
+ * message's rows (an expunge, a sweep) or skips locked messages (retention). A publish or resend
+ * making the same delivery meanwhile wins.
  */
 export async function replayMissingBatch(
   db: Database,
@@ -100,13 +104,16 @@ export async function replayMissingBatch(
             and ($2::text is null or m.id > $2) and m.id <= $3
           order by m.id limit $6
        ), target as (
-         select m.id from scan join courier_messages m on m.id = scan.id cross join ep
-          where ${endpointTakes('ep', 'm.event_type', 'm.channels')}
-            and not coalesce('${EXAMPLE_TAG}' = any(m.tags), false)
-            and not ${payloadGone('m', '$7')}
-            and not exists (select 1 from courier_deliveries d where d.message_id = m.id and d.endpoint_id = ep.id)
-            and not exists (select 1 from courier_attempts a where a.message_id = m.id and a.endpoint_id = ep.id)
-          for share of m skip locked
+         -- Probed one by one in id order (the subquery locks, so it is not flattened into a join):
+         -- messages locked in the order every writer takes them.
+         select t.id from scan cross join lateral (
+           select m.id from courier_messages m cross join ep
+            where m.id = scan.id and ${endpointTakes('ep', 'm.event_type', 'm.channels')}
+              and not coalesce('${EXAMPLE_TAG}' = any(m.tags), false)
+              and not ${payloadGone('m', '$7')}
+              and not exists (select 1 from courier_deliveries d where d.message_id = m.id and d.endpoint_id = ep.id)
+              and not exists (select 1 from courier_attempts a where a.message_id = m.id and a.endpoint_id = ep.id)
+            for key share of m) t
        ), ins as (
          insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, trigger, created_at, updated_at)
          select target.id, ep.id, case when ep.active then 'pending' else 'held' end, $7, 1, $7, $7
