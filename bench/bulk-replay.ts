@@ -1,7 +1,8 @@
 /**
- * Bulk replay's speed: messages resent per second, for delivered messages (each gets a new
- * delivery) and for dead letters (each delivery gets a fresh budget), through the store's
- * bulkReplay, one endpoint, on PostgreSQL or on the embedded PGlite.
+ * The replay routes' speed: messages resent per second by bulk replay, for delivered messages
+ * (each gets a new delivery) and for dead letters (each delivery gets a fresh budget), through the
+ * store's bulkReplay, one endpoint; and messages sent per second by replay-missing to an endpoint
+ * made after them (replayAllMissing); on PostgreSQL or on the embedded PGlite.
  * Usage: tsx bench/bulk-replay.ts [messages] [--pglite]   (default 20000, PostgreSQL)
  */
 
@@ -12,6 +13,7 @@ import { PgliteDatabase } from '../src/store/pglite.ts';
 import { bulkReplay } from '../src/store/queries/bulk-replay.ts';
 import { claim } from '../src/store/queries/claim.ts';
 import { complete } from '../src/store/queries/complete.ts';
+import { replayAllMissing } from '../src/store/queries/replay-missing.ts';
 import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../test/support/fixtures.ts';
 import { analyzeSchema, dropSchema, freshSchema } from './lib.ts';
 
@@ -23,6 +25,8 @@ export interface BulkReplayFigures {
   deliveredPerSec: number;
   /** Resends per second of dead letters (a fresh budget each). */
   deadPerSec: number;
+  /** Deliveries made per second by replay-missing, for an endpoint that had none of the messages. */
+  missingPerSec: number;
 }
 
 /** A migrated, empty store, and how to analyse and drop it. */
@@ -97,7 +101,13 @@ export async function measureBulkReplay(messages: number, embedded = false): Pro
       `update courier_deliveries set state = 'failed', last_error = 'bench' where endpoint_id = $1`,
       [target.endpointId],
     );
-    return { messages, deliveredPerSec, deadPerSec: await rate() };
+    const deadPerSec = await rate();
+    const late = await makeEndpoint(db, app.id, Date.now(), { url: 'http://127.0.0.1:1/' });
+    const started = performance.now();
+    const made = await replayAllMissing(db, app.id, { endpointId: late.id, since }, Date.now());
+    if (made !== messages) throw new Error(`replay-missing sent ${made} of ${messages} messages`);
+    const missingPerSec = Math.round(messages / ((performance.now() - started) / 1000));
+    return { messages, deliveredPerSec, deadPerSec, missingPerSec };
   } finally {
     await store.drop();
   }
