@@ -71,14 +71,17 @@ interface MissingBatch {
  * attempt logged, which is all a delivered one leaves), and not another endpoint's example
  * (send-example), get one now, as a manual attempt with a fresh budget: pending, or held while
  * the endpoint is paused or disabled. Messages whose payload
- * is gone are passed by. Each message's key is locked as a resend locks it (retention deletes only
- * messages without deliveries, reading committed rows only): an expunge, a payload-expiry sweep
- * or a retention pass that has the message locked is waited for, and its outcome read (a newer
- * version is read again: one expunged or deleted is passed by, one left is replayed). Passing
- * such a message by, as this did until the fortieth session, lost it without a word. None of
- * these waits for this batch's locks while holding one this batch waits for: each locks a single
- * message's rows (an expunge, a sweep) or skips locked messages (retention). A publish or resend
- * making the same delivery meanwhile wins.
+ * is gone are passed by. Each message's key is locked as a resend locks it: retention's deletion
+ * trigger refuses a message with deliveries but reads committed rows only, so the lock, not the new
+ * delivery, keeps the message from a retention pass until this commits. An expunge, a
+ * payload-expiry sweep or a retention pass that has the message locked (each takes FOR UPDATE,
+ * which a key-share lock waits for, before it writes the message) is waited for, and the message's
+ * new version is read again: one expunged or deleted is passed by, one left is replayed (the
+ * deliveries, attempts and expiry are read as the statement's snapshot has them; a delivery made
+ * since loses to the insert's ON CONFLICT). No cycle: while it locks messages the batch holds only
+ * the endpoint's row (shared) and earlier messages' keys; an expunge and a sweep lock no endpoint
+ * and one message each, and retention skips locked messages. A publish or resend making the same
+ * delivery meanwhile wins.
  */
 export async function replayMissingBatch(
   db: Database,
@@ -104,8 +107,8 @@ export async function replayMissingBatch(
             and ($2::text is null or m.id > $2) and m.id <= $3
           order by m.id limit $6
        ), target as (
-         -- Probed one by one in id order (the subquery locks, so it is not flattened into a join):
-         -- messages locked in the order every writer takes them.
+         -- Probed by key one by one, in id order (the subquery locks, so it is not flattened into
+         -- a join): a join hashed every message of the table for each batch.
          select t.id from scan cross join lateral (
            select m.id from courier_messages m cross join ep
             where m.id = scan.id and ${endpointTakes('ep', 'm.event_type', 'm.channels')}
