@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
+import type { Database, Transaction } from '../../src/store/db.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
 import { replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
@@ -41,52 +42,78 @@ describe('expunge under concurrency (pg)', () => {
     return r.messageId;
   };
 
-  it('a replay whose statement began before an expunge committed does not revive the expunged dead letter', async () => {
-    const m1 = await publishOne();
-    const m2 = await publishOne();
-    await t.db.query(`update courier_deliveries set state = 'failed'`);
-    const d1 = (await deliveryOf(m1)).id;
-    // Test hook only: pause the replay's statement as it rewrites the first dead letter (d1),
-    // after its snapshot was taken and before it has locked the second (d2).
-    await t.db.query(`create or replace function pause_hook() returns trigger language plpgsql as $$
-      begin if old.id = ${d1} and old.state = 'failed' and new.state in ('pending','held') then
-        perform pg_advisory_xact_lock_shared(4242); end if; return new; end $$`);
-    await t.db.query(
-      'create trigger pause_hook before update on courier_deliveries for each row execute function pause_hook()',
+  const sentNow = async () =>
+    (await claim(t.db, { owner: 'w', now: clock.now() + 1, leaseMs: 60_000, limit: 10 })).deliveries.map(
+      (d) => [d.messageId, d.payload.length],
     );
-    const gate = await holdOpen(t.db, (tx) => tx.query('select pg_advisory_xact_lock(4242)'));
-    const replay = replayDeadLetters(t.db, { endpointId }, clock.now());
-    await blockedBy(t.db, gate.pid);
 
-    const expunge = t.db.transaction((tx) => expungePayload(tx, { messageId: m2, now: clock.now() }));
-    const outcome = await Promise.race([expunge, new Promise((r) => setTimeout(() => r('blocked'), 3000))]);
-    await gate.commit();
-    const replayed = await replay;
-    expect(outcome).toBe('expunged');
-    await t.db.query('drop trigger pause_hook on courier_deliveries');
-    const sent = await claim(t.db, { owner: 'w', now: clock.now() + 1, leaseMs: 60_000, limit: 10 });
-    // Without the fix, m2's delivery is claimed with an empty payload (the worker sends b'').
-    expect(sent.deliveries.map((d) => [d.messageId, d.payload.length])).toEqual([[m1, 12]]);
-    expect(replayed.replayed).toBe(1); // only m1's: m2's payload is gone
-    expect(await deliveryOf(m2)).toMatchObject({ state: 'failed' });
+  it('a replay waits for an expunge under way, then passes its dead letter by', async () => {
+    const [m1, m2] = [await publishOne(), await publishOne()];
+    await t.db.query(`update courier_deliveries set state = 'failed'`);
+    const expunge = await holdOpen(t.db, (tx) => expungePayload(tx, { messageId: m1, now: clock.now() }));
+    const replay = replayDeadLetters(t.db, { endpointId }, clock.now());
+    await blockedBy(t.db, expunge.pid);
+    await expunge.commit();
+    expect((await replay).replayed).toBe(1);
+    // Never m1's delivery with an empty payload (the worker would send b'').
+    expect(await sentNow()).toEqual([[m2, 12]]);
+    expect(await deliveryOf(m1)).toMatchObject({ state: 'failed' });
   });
 
-  it('a replay batch pages on to the dead letters after one whose message is busy', async () => {
+  it('an expunge waits for a replay under way, then fails the replayed dead letter', async () => {
+    const m1 = await publishOne();
+    await t.db.query(`update courier_deliveries set state = 'failed'`);
+    // The replay's transaction held open: the database handed to it runs its work inside one.
+    const replay = await holdOpen(t.db, (tx) => {
+      const inside = Object.assign(Object.create(t.db) as Database, {
+        transaction: <T>(work: (inner: Transaction) => Promise<T>) => work(tx),
+      });
+      return replayDeadLetters(inside, { endpointId }, clock.now());
+    });
+    const expunge = t.db.transaction((tx) => expungePayload(tx, { messageId: m1, now: clock.now() }));
+    await blockedBy(t.db, replay.pid);
+    await replay.commit();
+    expect(await expunge).toBe('expunged');
+    expect(await deliveryOf(m1)).toMatchObject({ state: 'failed' });
+    expect(await sentNow()).toEqual([]);
+  });
+
+  it('a replay waits for a writer holding a message that then leaves it, and replays its dead letter', async () => {
     const [m1, m2, m3] = [await publishOne(), await publishOne(), await publishOne()];
     await t.db.query(`update courier_deliveries set state = 'failed'`);
-    // Retention or an expunge holding the first message: the batch passes it by.
+    // Retention or an expunge that finds an attempt under way elsewhere: the message is locked, then left.
     const busy = await holdOpen(t.db, (tx) =>
       tx.query('select 1 from courier_messages where id = $1 for update', [m1]),
     );
+    const first = replayDeadLetters(t.db, { endpointId, limit: 2 }, clock.now());
+    await blockedBy(t.db, busy.pid);
+    await busy.commit();
+    expect(await first).toEqual({ replayed: 2, scanned: 2, lastId: Number((await deliveryOf(m2)).id) });
+    const second = await replayDeadLetters(
+      t.db,
+      { endpointId, limit: 2, afterId: (await first).lastId! },
+      clock.now(),
+    );
+    expect(second).toMatchObject({ replayed: 1, scanned: 1 });
+    expect((await sentNow()).map(([m]) => m)).toEqual([m1, m2, m3]);
+  });
+
+  it('a replay batch passes by a dead letter another writer holds, and pages on', async () => {
+    const [m1, m2, m3] = [await publishOne(), await publishOne(), await publishOne()];
+    await t.db.query(`update courier_deliveries set state = 'failed'`);
+    const d1 = (await deliveryOf(m1)).id;
+    const other = await holdOpen(t.db, (tx) =>
+      tx.query('select 1 from courier_deliveries where id = $1 for update', [d1]),
+    );
     const first = await replayDeadLetters(t.db, { endpointId, limit: 2 }, clock.now());
-    expect(first).toEqual({ replayed: 1, scanned: 2, lastId: (await deliveryOf(m2)).id });
+    expect(first).toEqual({ replayed: 1, scanned: 2, lastId: Number((await deliveryOf(m2)).id) });
     const second = await replayDeadLetters(
       t.db,
       { endpointId, limit: 2, afterId: first.lastId! },
       clock.now(),
     );
     expect(second).toMatchObject({ replayed: 1, scanned: 1 });
-    await busy.commit();
+    await other.commit();
     expect([(await deliveryOf(m1)).state, (await deliveryOf(m3)).state]).toEqual(['failed', 'pending']);
   });
 

@@ -7,8 +7,7 @@ import { lastMessageId } from '../repos/messages.ts';
 import { toDate } from '../rows.ts';
 import { shareLockEndpoint } from './endpoint-status.ts';
 import { wakeEndpoint } from './notify-workers.ts';
-import { payloadGone } from './payload-expiry.ts';
-import { freshState, RESEND_CREATE, RESEND_DELIVERIES } from './resend.ts';
+import { freshState, lockLiveMessages, RESEND_CREATE, RESEND_DELIVERIES } from './resend.ts';
 
 export interface BulkReplayFilter {
   /** Messages published in [since, until), by the time their ids carry (as replay-missing reads it). */
@@ -50,18 +49,8 @@ export async function resendPage(
   if (!(await shareLockEndpoint(tx, endpointId)))
     throw new StoreNotFoundError(`endpoint ${endpointId} not found`);
   const now = toDate(at);
-  // Probed one by one in id order (the subquery locks, so it is not flattened into a join): a
-  // filter on the whole table read every row's expiry, O(messages) per page. Keys locked as
-  // resendDelivery locks them: an expunge or a deletion under way (each locks the message) is
-  // waited for; a message expunged or deleted by it is then passed by.
-  const { rows: live } = await tx.query<{ id: string }>(
-    `select m.id from unnest($1::text[]) as u(id)
-      cross join lateral (select m.id from courier_messages m where m.id = u.id and not ${payloadGone('m', '$2')}
-                          for key share of m) m`,
-    [[...messageIds].sort(), now],
-  );
-  if (live.length === 0) return 0;
-  const liveIds = live.map((m) => m.id);
+  const liveIds = await lockLiveMessages(tx, messageIds, now);
+  if (liveIds.length === 0) return 0;
   const fresh = await freshState(tx, endpointId);
   // Found by their (message, endpoint) key, then locked by id: a scan of the primary key in id
   // order, which the planner may choose for the ORDER BY, walks every delivery the endpoint has.

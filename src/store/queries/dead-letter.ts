@@ -4,6 +4,7 @@ import { toDate, toMs } from '../rows.ts';
 import { shareLockEndpoint } from './endpoint-status.ts';
 import { wakeEndpoint } from './notify-workers.ts';
 import { payloadGone } from './payload-expiry.ts';
+import { freshState, lockLiveMessages, RESEND_DELIVERIES } from './resend.ts';
 
 export interface DeadLetter {
   deliveryId: number;
@@ -75,8 +76,9 @@ export async function listDeadLetters(
 export interface ReplayResult {
   replayed: number;
   /**
-   * Dead letters the batch looked at: fewer replayed when some were busy (their message being
-   * expunged or deleted by retention) or their payload expired.
+   * Dead letters the batch looked at: fewer replayed when some were gone meanwhile (their payload
+   * expunged or expired, their message deleted by retention) or are being made due by another
+   * writer (a replay, a resend).
    */
   scanned: number;
   /** The highest delivery id looked at: the next batch starts after it (afterId). */
@@ -88,6 +90,12 @@ export interface ReplayResult {
  * triggered manually. Held instead of pending when the endpoint is not enabled.
  * With deliveryIds, replays exactly those; otherwise the endpoint's within [since, until), up to
  * limit of them with ids above afterId.
+ * Locks as a resend does, in every writer's order: the endpoint row (shared), the messages' keys
+ * in id order, waiting (an expunge, a payload-expiry sweep or a retention pass under way is waited
+ * for and its outcome read: a dead letter it left alone is replayed, not passed by), the dead
+ * letters in id order, skipping those another writer holds (a replay or resend making them due),
+ * then the queue row to wake it. The messages before the deliveries: an expunge locks its message,
+ * then waits for its deliveries, so the other order could deadlock with one.
  */
 export async function replayDeadLetters(
   db: Database,
@@ -98,58 +106,50 @@ export async function replayDeadLetters(
     // Deleted meanwhile: its dead letters are gone, or finishing an attempt started before.
     if (!(await shareLockEndpoint(tx, filter.endpointId)))
       throw new StoreNotFoundError(`endpoint ${filter.endpointId} not found`);
-    const { rows } = await tx.query<{
-      n: number;
-      pending: number;
-      scanned: number;
-      last_scanned: number | null;
-    }>(
-      `with target as (
-         select d.id, d.message_id from courier_deliveries d
-          where d.endpoint_id = $1 and d.state in ('failed', 'expired')
-            and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
-            and ($4::bigint[] is null or d.id = any($4)) and ($7::bigint is null or d.id > $7)
-            and not exists (select 1 from courier_messages m where m.id = d.message_id and m.expunged_at is not null)
-            and ($8::timestamptz is null and $9::timestamptz is null
-                 or exists (select 1 from courier_messages m where m.id = d.message_id
-                             and ($8::timestamptz is null or m.created_at >= $8)
-                             and ($9::timestamptz is null or m.created_at < $9)))
-          order by d.id limit $6
-          for update skip locked
-       ), locked as (
-         -- The message's row, locked too: an expunge that committed after this statement's
-         -- snapshot was taken made a newer version of it, which the lock rechecks (EvalPlanQual);
-         -- the condition above, read in the snapshot, misses it. One being made now is passed by.
-         -- A payload past its expiry is as good as expunged: its sweep may not have emptied it yet
-         -- (held back by an attempt under way, or not yet run).
-         select target.id from target join courier_messages m on m.id = target.message_id
-          where not ${payloadGone('m', '$5')}
-          for share of m skip locked
-       ), upd as (
-         update courier_deliveries d
-            set state = case when q.active then 'pending' else 'held' end, attempts = 0, give_up_at = null,
-                next_attempt_at = $5, trigger = 1, last_error = null, updated_at = $5
-           from locked, courier_endpoint_queues q
-          where d.id = locked.id and q.endpoint_id = d.endpoint_id
-          returning d.id, d.state
-       )
-       select (select count(*)::int from upd) as n, (select count(*)::int from upd where state = 'pending') as pending,
-              (select count(*)::int from target) as scanned, (select max(id) from target) as last_scanned`,
+    const at = toDate(now);
+    const { rows: found } = await tx.query<{ id: string; message_id: string }>(
+      `select d.id, d.message_id from courier_deliveries d
+        where d.endpoint_id = $1 and d.state in ('failed', 'expired')
+          and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
+          and ($4::bigint[] is null or d.id = any($4)) and ($6::bigint is null or d.id > $6)
+          and not exists (select 1 from courier_messages m where m.id = d.message_id and m.expunged_at is not null)
+          and ($7::timestamptz is null and $8::timestamptz is null
+               or exists (select 1 from courier_messages m where m.id = d.message_id
+                           and ($7::timestamptz is null or m.created_at >= $7)
+                           and ($8::timestamptz is null or m.created_at < $8)))
+        order by d.id limit $5`,
       [
         filter.endpointId,
         filter.since === undefined ? null : toDate(filter.since),
         filter.until === undefined ? null : toDate(filter.until),
         filter.deliveryIds ?? null,
-        toDate(now),
         filter.limit ?? 1000,
         filter.afterId ?? null,
         filter.sentSince === undefined ? null : toDate(filter.sentSince),
         filter.sentUntil === undefined ? null : toDate(filter.sentUntil),
       ],
     );
-    const { n, pending, scanned, last_scanned } = rows[0]!;
-    if (pending > 0) await wakeEndpoint(tx, filter.endpointId, toDate(now));
-    return { replayed: n, scanned, lastId: last_scanned === null ? null : Number(last_scanned) };
+    if (found.length === 0) return { replayed: 0, scanned: 0, lastId: null };
+    const lastId = Number(found.at(-1)!.id);
+    const live = new Set(
+      await lockLiveMessages(
+        tx,
+        found.map((d) => d.message_id),
+        at,
+      ),
+    );
+    // Still dead once locked: one replayed meanwhile by another writer, and since claimed or
+    // delivered, is not touched (the lock reads its newest version).
+    const { rows: dead } = await tx.query<{ id: number }>(
+      `select id from courier_deliveries where id = any($1::bigint[]) and state in ('failed', 'expired')
+        order by id for update skip locked`,
+      [found.filter((d) => live.has(d.message_id)).map((d) => d.id)],
+    );
+    if (dead.length === 0) return { replayed: 0, scanned: found.length, lastId };
+    const fresh = await freshState(tx, filter.endpointId);
+    const { rows } = await tx.query<{ state: string }>(RESEND_DELIVERIES, [dead.map((d) => d.id), at, fresh]);
+    if (fresh === 'pending') await wakeEndpoint(tx, filter.endpointId, at);
+    return { replayed: rows.length, scanned: found.length, lastId };
   });
 }
 

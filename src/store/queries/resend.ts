@@ -39,6 +39,27 @@ export const RESEND_CREATE = `insert into courier_deliveries (message_id, endpoi
    order by u.id collate "C"
   on conflict (message_id, endpoint_id) do nothing returning state`;
 
+/**
+ * Of these messages, those still there whose payload is not gone, each key-share locked as
+ * resendDelivery locks one, in id order: an expunge, a payload-expiry sweep or a retention pass
+ * that has one locked (FOR UPDATE) is waited for, and its new version read (one expunged or
+ * deleted is left out). Probed one by one (the subquery locks, so it is not flattened into a
+ * join): a filter on the whole table read every row's expiry, O(messages) per call.
+ */
+export async function lockLiveMessages(
+  tx: Queryable,
+  messageIds: readonly string[],
+  now: Date,
+): Promise<string[]> {
+  const { rows } = await tx.query<{ id: string }>(
+    `select m.id from unnest($1::text[]) as u(id)
+      cross join lateral (select m.id from courier_messages m where m.id = u.id and not ${payloadGone('m', '$2')}
+                          for key share of m) m`,
+    [[...new Set(messageIds)].sort(), now],
+  );
+  return rows.map((m) => m.id);
+}
+
 /** The state a resent delivery takes: held while the endpoint is paused or disabled. */
 export async function freshState(tx: Queryable, endpointId: string): Promise<'pending' | 'held'> {
   const { rows } = await tx.query<{ active: boolean }>(
