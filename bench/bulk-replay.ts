@@ -1,8 +1,9 @@
 /**
  * The replay routes' speed: messages resent per second by bulk replay, for delivered messages
  * (each gets a new delivery) and for dead letters (each delivery gets a fresh budget), through the
- * store's bulkReplay, one endpoint; and messages sent per second by replay-missing to an endpoint
- * made after them (replayAllMissing); on PostgreSQL or on the embedded PGlite.
+ * store's bulkReplay, one endpoint; dead letters replayed per second by the dead-letter replay
+ * (replayAllDeadLetters); and messages sent per second by replay-missing to an endpoint made after
+ * them (replayAllMissing); on PostgreSQL or on the embedded PGlite.
  * Usage: tsx bench/bulk-replay.ts [messages] [--pglite]   (default 20000, PostgreSQL)
  */
 
@@ -13,6 +14,7 @@ import { PgliteDatabase } from '../src/store/pglite.ts';
 import { bulkReplay } from '../src/store/queries/bulk-replay.ts';
 import { claim } from '../src/store/queries/claim.ts';
 import { complete } from '../src/store/queries/complete.ts';
+import { replayAllDeadLetters } from '../src/store/queries/dead-letter.ts';
 import { replayAllMissing } from '../src/store/queries/replay-missing.ts';
 import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../test/support/fixtures.ts';
 import { analyzeSchema, dropSchema, freshSchema } from './lib.ts';
@@ -25,6 +27,8 @@ export interface BulkReplayFigures {
   deliveredPerSec: number;
   /** Resends per second of dead letters (a fresh budget each). */
   deadPerSec: number;
+  /** Dead letters replayed per second by the dead-letter replay (`…/recover`, `courier dlq replay`). */
+  deadLettersPerSec: number;
   /** Deliveries made per second by replay-missing, for an endpoint that had none of the messages. */
   missingPerSec: number;
 }
@@ -90,24 +94,31 @@ export async function measureBulkReplay(messages: number, embedded = false): Pro
       );
     }
     await store.analyze();
-    const rate = async () => {
+    /** Messages per second of one replay of every message, which must replay them all. */
+    const perSec = async (what: string, replay: () => Promise<number>) => {
       const started = performance.now();
-      const replayed = await bulkReplay(db, target, { since }, Date.now());
-      if (replayed !== messages) throw new Error(`bulk replay resent ${replayed} of ${messages} messages`);
+      const replayed = await replay();
+      if (replayed !== messages) throw new Error(`${what} replayed ${replayed} of ${messages} messages`);
       return Math.round(messages / ((performance.now() - started) / 1000));
     };
-    const deliveredPerSec = await rate();
-    await db.query(
-      `update courier_deliveries set state = 'failed', last_error = 'bench' where endpoint_id = $1`,
-      [target.endpointId],
+    const bulk = () => bulkReplay(db, target, { since }, Date.now());
+    const killAll = () =>
+      db.query(
+        `update courier_deliveries set state = 'failed', last_error = 'bench' where endpoint_id = $1`,
+        [target.endpointId],
+      );
+    const deliveredPerSec = await perSec('bulk replay', bulk);
+    await killAll();
+    const deadPerSec = await perSec('bulk replay', bulk);
+    await killAll();
+    const deadLettersPerSec = await perSec('the dead-letter replay', () =>
+      replayAllDeadLetters(db, { endpointId: target.endpointId }, Date.now()),
     );
-    const deadPerSec = await rate();
     const late = await makeEndpoint(db, app.id, Date.now(), { url: 'http://127.0.0.1:1/' });
-    const started = performance.now();
-    const made = await replayAllMissing(db, app.id, { endpointId: late.id, since }, Date.now());
-    if (made !== messages) throw new Error(`replay-missing sent ${made} of ${messages} messages`);
-    const missingPerSec = Math.round(messages / ((performance.now() - started) / 1000));
-    return { messages, deliveredPerSec, deadPerSec, missingPerSec };
+    const missingPerSec = await perSec('replay-missing', () =>
+      replayAllMissing(db, app.id, { endpointId: late.id, since }, Date.now()),
+    );
+    return { messages, deliveredPerSec, deadPerSec, deadLettersPerSec, missingPerSec };
   } finally {
     await store.drop();
   }

@@ -8,13 +8,14 @@ describe('bulk replay benchmark smoke run', () => {
     ['PostgreSQL', false],
     ['PGlite', true],
   ])(
-    'resends every delivered message, then every dead letter, then replays them all to a new endpoint, on %s',
+    'resends every delivered message, then every dead letter by bulk replay and by the dead-letter replay, then replays them all to a new endpoint, on %s',
     { timeout: 60_000 },
     async (_, embedded) => {
       const figures = await measureBulkReplay(1200, embedded);
       expect(figures.messages).toBe(1200);
       expect(figures.deliveredPerSec).toBeGreaterThan(0);
       expect(figures.deadPerSec).toBeGreaterThan(0);
+      expect(figures.deadLettersPerSec).toBeGreaterThan(0);
       expect(figures.missingPerSec).toBeGreaterThan(0);
     },
   );
