@@ -117,6 +117,23 @@ describe('expunge under concurrency (pg)', () => {
     expect([(await deliveryOf(m1)).state, (await deliveryOf(m3)).state]).toEqual(['failed', 'pending']);
   });
 
+  it('a dead letter resent and claimed while the replay waited is left to its attempt', async () => {
+    const [m1, m2] = [await publishOne(), await publishOne()];
+    await t.db.query(`update courier_deliveries set state = 'failed'`);
+    const busy = await holdOpen(t.db, (tx) =>
+      tx.query('select 1 from courier_messages where id = $1 for update', [m1]),
+    );
+    const replay = replayDeadLetters(t.db, { endpointId }, clock.now());
+    await blockedBy(t.db, busy.pid);
+    // Listed dead by the replay, then resent and taken by a worker before the replay locks it.
+    await t.db.transaction((tx) => resendDelivery(tx, { messageId: m2, endpointId, now: clock.now() }));
+    expect((await sentNow()).map(([m]) => m)).toEqual([m2]);
+    await busy.commit();
+    expect((await replay).replayed).toBe(1);
+    expect(await deliveryOf(m2)).toMatchObject({ state: 'pending', leased: true });
+    expect(await deliveryOf(m1)).toMatchObject({ state: 'pending', leased: false });
+  });
+
   it('a resend racing the deletion of its endpoint makes nothing (endpoint_gone)', async () => {
     const m1 = await publishOne();
     await t.db.query(`update courier_endpoints set deleted_at = $2 where id = $1`, [endpointId, new Date()]);

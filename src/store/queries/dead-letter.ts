@@ -139,9 +139,11 @@ export async function replayDeadLetters(
       ),
     );
     // Still dead once locked: one replayed meanwhile by another writer, and since claimed or
-    // delivered, is not touched (the lock reads its newest version).
+    // delivered, is not touched (the lock reads its newest version). Failed or expired, written
+    // not as the dead letters' partial index predicate: on stale statistics the planner read that
+    // whole index for each batch.
     const { rows: dead } = await tx.query<{ id: number }>(
-      `select id from courier_deliveries where id = any($1::bigint[]) and state in ('failed', 'expired')
+      `select id from courier_deliveries where id = any($1::bigint[]) and state not in ('pending', 'in_flight', 'held', 'delivered')
         order by id for update skip locked`,
       [found.filter((d) => live.has(d.message_id)).map((d) => d.id)],
     );
@@ -158,7 +160,7 @@ export const REPLAY_BATCH = 1000;
 
 /**
  * Replays every dead letter of the endpoint in the range, batch after batch until none is left;
- * each batch is one atomic statement. Each starts after the last one's highest id: one replayed
+ * each batch is one transaction. Each starts after the last one's highest id: one replayed
  * and dead again meanwhile is not replayed twice. Returns how many were replayed.
  */
 export async function replayAllDeadLetters(
