@@ -11,9 +11,9 @@ export type ExpungeOutcome = 'expunged' | 'in_flight';
 export type ExpiryOutcome = ExpungeOutcome | 'skipped' | 'gone';
 
 /**
- * Locks the message, then its deliveries: the message's row lock orders an expunge with resends
- * and replay-missing (which key-share lock it first), the deliveries' with claims (which pass them
- * by) and replays. FOR UPDATE, not only the update that follows: a key-share lock does not wait
+ * Locks the message, then its deliveries: the message's row lock orders an expunge with resends,
+ * replays and replay-missing (which key-share lock it first), the deliveries' with claims (which
+ * pass them by). FOR UPDATE, not only the update that follows: a key-share lock does not wait
  * for a plain update of the payload, nor read the new version after it.
  * Says whether the message is there, and whether one of its deliveries has an attempt under way.
  */
