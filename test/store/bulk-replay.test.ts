@@ -11,7 +11,7 @@ import type { DestinationStatus } from '../../src/store/repos/destinations.ts';
 import type { Endpoint } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { deliveredCompletion, emptyTables, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
-import { blockedBy, holdOpen } from '../support/transactions.ts';
+import { blockedBy, blockedUntilCommit, holdOpen } from '../support/transactions.ts';
 
 /** Bulk replay's resends, a page at a time: each message as `…/resend` resends one. */
 describe.each(BACKENDS)('bulk replay on %s', (backend) => {
@@ -223,13 +223,7 @@ describe.each(BACKENDS)('bulk replay on %s', (backend) => {
     await finish(await claimAll(), { [dead]: 'failed' });
     await t.db.transaction((tx) => holdEndpoint(tx, ep.id, 'paused', null, clock.now()));
     const resume = await holdOpen(t.db, (tx) => resumeEndpoint(tx, ep.id, clock.now(), 0, 1));
-    const replayed = replay();
-    try {
-      await blockedBy(t.db, resume.pid);
-    } finally {
-      await resume.commit();
-    }
-    expect(await replayed).toBe(1);
+    expect(await blockedUntilCommit(t.db, resume, replay)).toBe(1);
     expect((await claimAll()).map((d) => d.messageId)).toEqual([dead]);
   });
 
@@ -239,13 +233,7 @@ describe.each(BACKENDS)('bulk replay on %s', (backend) => {
     const expunge = await holdOpen(t.db, (tx) =>
       expungePayload(tx, { messageId: expunging, now: clock.now() }),
     );
-    const replayed = replay();
-    try {
-      await blockedBy(t.db, expunge.pid);
-    } finally {
-      await expunge.commit();
-    }
-    expect(await replayed).toBe(1);
+    expect(await blockedUntilCommit(t.db, expunge, replay)).toBe(1);
     expect(await rowOf(expunging)).toMatchObject({ state: 'failed', trigger: 0 });
   });
 });

@@ -9,7 +9,7 @@ import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { reapExpiredLeases } from '../../src/store/queries/unclaim.ts';
 import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { deliveredCompletion, emptyTables, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
-import { blockedBy, holdOpen } from '../support/transactions.ts';
+import { blockedBy, blockedUntilCommit, holdOpen } from '../support/transactions.ts';
 
 describe('expunge under concurrency (pg)', () => {
   let t: TestDatabase;
@@ -51,10 +51,10 @@ describe('expunge under concurrency (pg)', () => {
     const [m1, m2] = [await publishOne(), await publishOne()];
     await t.db.query(`update courier_deliveries set state = 'failed'`);
     const expunge = await holdOpen(t.db, (tx) => expungePayload(tx, { messageId: m1, now: clock.now() }));
-    const replay = replayDeadLetters(t.db, { endpointId }, clock.now());
-    await blockedBy(t.db, expunge.pid);
-    await expunge.commit();
-    expect((await replay).replayed).toBe(1);
+    const replay = await blockedUntilCommit(t.db, expunge, () =>
+      replayDeadLetters(t.db, { endpointId }, clock.now()),
+    );
+    expect(replay.replayed).toBe(1);
     // Never m1's delivery with an empty payload (the worker would send b'').
     expect(await sentNow()).toEqual([[m2, 12]]);
     expect(await deliveryOf(m1)).toMatchObject({ state: 'failed' });
@@ -70,9 +70,9 @@ describe('expunge under concurrency (pg)', () => {
       });
       return replayDeadLetters(inside, { endpointId }, clock.now());
     });
-    const expunge = t.db.transaction((tx) => expungePayload(tx, { messageId: m1, now: clock.now() }));
-    await blockedBy(t.db, replay.pid);
-    await replay.commit();
+    const expunge = blockedUntilCommit(t.db, replay, () =>
+      t.db.transaction((tx) => expungePayload(tx, { messageId: m1, now: clock.now() })),
+    );
     expect(await expunge).toBe('expunged');
     expect(await deliveryOf(m1)).toMatchObject({ state: 'failed' });
     expect(await sentNow()).toEqual([]);
@@ -85,13 +85,13 @@ describe('expunge under concurrency (pg)', () => {
     const busy = await holdOpen(t.db, (tx) =>
       tx.query('select 1 from courier_messages where id = $1 for update', [m1]),
     );
-    const first = replayDeadLetters(t.db, { endpointId, limit: 2 }, clock.now());
-    await blockedBy(t.db, busy.pid);
-    await busy.commit();
-    expect(await first).toEqual({ replayed: 2, scanned: 2, lastId: Number((await deliveryOf(m2)).id) });
+    const first = await blockedUntilCommit(t.db, busy, () =>
+      replayDeadLetters(t.db, { endpointId, limit: 2 }, clock.now()),
+    );
+    expect(first).toEqual({ replayed: 2, scanned: 2, lastId: Number((await deliveryOf(m2)).id) });
     const second = await replayDeadLetters(
       t.db,
-      { endpointId, limit: 2, afterId: (await first).lastId! },
+      { endpointId, limit: 2, afterId: first.lastId! },
       clock.now(),
     );
     expect(second).toMatchObject({ replayed: 1, scanned: 1 });

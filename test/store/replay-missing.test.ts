@@ -11,7 +11,7 @@ import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { deleteEndpoint, type Endpoint } from '../../src/store/repos/endpoints.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { deliveredCompletion, emptyTables, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
-import { blockedBy, holdOpen } from '../support/transactions.ts';
+import { blockedBy, blockedUntilCommit, holdOpen } from '../support/transactions.ts';
 
 /** Svix's replay-missing: a delivery for each message an endpoint never had one of. */
 describe.each(BACKENDS)('replaying missing messages on %s', (backend) => {
@@ -182,10 +182,7 @@ describe.each(BACKENDS)('replaying missing messages on %s', (backend) => {
       const expunge = await holdOpen(t.db, (tx) =>
         expungePayload(tx, { messageId: expunged, now: clock.now() }),
       );
-      const replay = replayAll(ep);
-      await blockedBy(t.db, expunge.pid);
-      await expunge.commit();
-      expect(await replay).toBe(1);
+      expect(await blockedUntilCommit(t.db, expunge, () => replayAll(ep))).toBe(1);
       expect((await deliveries(ep)).map((d) => d.message_id)).toEqual([kept]);
     },
   );
@@ -201,10 +198,7 @@ describe.each(BACKENDS)('replaying missing messages on %s', (backend) => {
       const expunge = await holdOpen(t.db, async (tx) =>
         expect(await expungePayload(tx, { messageId: message, now: clock.now() })).toBe('in_flight'),
       );
-      const replay = replayAll(ep);
-      await blockedBy(t.db, expunge.pid);
-      await expunge.commit();
-      expect(await replay).toBe(1);
+      expect(await blockedUntilCommit(t.db, expunge, () => replayAll(ep))).toBe(1);
       expect(await deliveries(ep)).toEqual([
         { message_id: message, state: 'pending', trigger: 1, attempts: 0 },
       ]);

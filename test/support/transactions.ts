@@ -41,6 +41,26 @@ export async function blockedBy(db: Database, pid: number): Promise<void> {
 }
 
 /**
+ * Starts `run` while `holder` (a transaction held open by holdOpen) keeps its locks, waits until
+ * run is blocked by it, then commits the holder and returns run's result. The holder is committed
+ * even when nothing blocks, so a failing test does not leave its locks behind to hang the rest.
+ */
+export async function blockedUntilCommit<T>(
+  db: Database,
+  holder: { pid: number; commit(): Promise<void> },
+  run: () => Promise<T>,
+): Promise<T> {
+  const running = run();
+  running.catch(() => {});
+  try {
+    await blockedBy(db, holder.pid);
+  } finally {
+    await holder.commit();
+  }
+  return running;
+}
+
+/**
  * Waits until `n` sessions wait for the locks session `pid` holds. Only the first waiter on a row is
  * blocked by the holder itself; the others queue behind that waiter, so the chain is followed.
  */
