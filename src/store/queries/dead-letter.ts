@@ -1,4 +1,4 @@
-import type { Database, Queryable } from '../db.ts';
+import type { Database } from '../db.ts';
 import { StoreNotFoundError } from '../errors.ts';
 import { toDate, toMs } from '../rows.ts';
 import { shareLockEndpoint } from './endpoint-status.ts';
@@ -39,28 +39,64 @@ export interface DeadLetterFilter {
   sentUntil?: number;
 }
 
+/**
+ * Dead letters are paged in id order, on their index by (endpoint_id, id) (migration 0033). The
+ * planner multiplies the selectivity of the endpoint by that of the dead states: for an endpoint
+ * whose deliveries are all dead among others' waiting ones, it expects a few rows where there are
+ * thousands, and reads every one of them past the page to sort them (a bitmap scan), which made
+ * going through N dead letters cost O(N²). Sorting priced out for the transaction, the page is
+ * read in index order and the scan stops at its limit. The statements after it have no sort to
+ * lose.
+ */
+export const IN_ID_ORDER = 'set local enable_sort = off';
+
+/**
+ * A page of an endpoint's dead letters ($1) in [$2, $3) by when they died, after id $4, the first
+ * $5 in id order; $6 the instant that tells an expired payload. Run IN_ID_ORDER first. Each dead
+ * letter's message is probed by key (the LIMIT keeps the subquery from being flattened into a
+ * join, which may hash the whole messages table): a page reads about its own rows.
+ */
+export const DEAD_LETTER_PAGE = `select d.id, d.message_id, d.endpoint_id, d.state, d.attempts, d.last_error, d.updated_at,
+       m.payload_expunged
+  from courier_deliveries d
+ cross join lateral (select ${payloadGone('m', '$6')} as payload_expunged from courier_messages m
+                      where m.id = d.message_id limit 1) m
+ where d.endpoint_id = $1 and d.state in ('failed', 'expired')
+   and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
+   and ($4::bigint is null or d.id > $4)
+ order by d.id limit $5`;
+
+/**
+ * The dead letters a replay batch takes, as DEAD_LETTER_PAGE finds them ($1 to $3, after id $6,
+ * the first $5), only those of ids $4 if given, whose payload is not expunged, and whose message
+ * was published in [$7, $8) (Svix's recover reads its range so). Run IN_ID_ORDER first.
+ */
+export const DEAD_LETTERS_TO_REPLAY = `select d.id, d.message_id from courier_deliveries d
+ cross join lateral (select m.expunged_at, m.created_at from courier_messages m
+                      where m.id = d.message_id limit 1) m
+ where d.endpoint_id = $1 and d.state in ('failed', 'expired')
+   and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
+   and ($4::bigint[] is null or d.id = any($4)) and ($6::bigint is null or d.id > $6)
+   and m.expunged_at is null
+   and ($7::timestamptz is null or m.created_at >= $7) and ($8::timestamptz is null or m.created_at < $8)
+ order by d.id limit $5`;
+
 /** Failed and expired deliveries of an endpoint, oldest first, kept until replayed; `now` tells an expired payload. */
 export async function listDeadLetters(
-  db: Queryable,
+  db: Database,
   filter: DeadLetterFilter & { limit: number; afterId?: number; now: number },
 ): Promise<DeadLetter[]> {
-  const { rows } = await db.query<DeadRow>(
-    `select d.id, d.message_id, d.endpoint_id, d.state, d.attempts, d.last_error, d.updated_at,
-            ${payloadGone('m', '$6')} as payload_expunged
-       from courier_deliveries d join courier_messages m on m.id = d.message_id
-      where d.endpoint_id = $1 and d.state in ('failed', 'expired')
-        and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
-        and ($4::bigint is null or d.id > $4)
-      order by d.id limit $5`,
-    [
+  const { rows } = await db.transaction(async (tx) => {
+    await tx.query(IN_ID_ORDER);
+    return tx.query<DeadRow>(DEAD_LETTER_PAGE, [
       filter.endpointId,
       filter.since === undefined ? null : toDate(filter.since),
       filter.until === undefined ? null : toDate(filter.until),
       filter.afterId ?? null,
       filter.limit,
       toDate(filter.now),
-    ],
-  );
+    ]);
+  });
   return rows.map((r) => ({
     deliveryId: r.id,
     messageId: r.message_id,
@@ -107,28 +143,17 @@ export async function replayDeadLetters(
     if (!(await shareLockEndpoint(tx, filter.endpointId)))
       throw new StoreNotFoundError(`endpoint ${filter.endpointId} not found`);
     const at = toDate(now);
-    const { rows: found } = await tx.query<{ id: string; message_id: string }>(
-      `select d.id, d.message_id from courier_deliveries d
-        where d.endpoint_id = $1 and d.state in ('failed', 'expired')
-          and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
-          and ($4::bigint[] is null or d.id = any($4)) and ($6::bigint is null or d.id > $6)
-          and not exists (select 1 from courier_messages m where m.id = d.message_id and m.expunged_at is not null)
-          and ($7::timestamptz is null and $8::timestamptz is null
-               or exists (select 1 from courier_messages m where m.id = d.message_id
-                           and ($7::timestamptz is null or m.created_at >= $7)
-                           and ($8::timestamptz is null or m.created_at < $8)))
-        order by d.id limit $5`,
-      [
-        filter.endpointId,
-        filter.since === undefined ? null : toDate(filter.since),
-        filter.until === undefined ? null : toDate(filter.until),
-        filter.deliveryIds ?? null,
-        filter.limit ?? 1000,
-        filter.afterId ?? null,
-        filter.sentSince === undefined ? null : toDate(filter.sentSince),
-        filter.sentUntil === undefined ? null : toDate(filter.sentUntil),
-      ],
-    );
+    await tx.query(IN_ID_ORDER);
+    const { rows: found } = await tx.query<{ id: string; message_id: string }>(DEAD_LETTERS_TO_REPLAY, [
+      filter.endpointId,
+      filter.since === undefined ? null : toDate(filter.since),
+      filter.until === undefined ? null : toDate(filter.until),
+      filter.deliveryIds ?? null,
+      filter.limit ?? 1000,
+      filter.afterId ?? null,
+      filter.sentSince === undefined ? null : toDate(filter.sentSince),
+      filter.sentUntil === undefined ? null : toDate(filter.sentUntil),
+    ]);
     if (found.length === 0) return { replayed: 0, scanned: 0, lastId: null };
     const lastId = Number(found.at(-1)!.id);
     const live = new Set(
