@@ -2,7 +2,8 @@
  * The replay routes' speed: messages resent per second by bulk replay, for delivered messages
  * (each gets a new delivery) and for dead letters (each delivery gets a fresh budget), through the
  * store's bulkReplay, one endpoint; dead letters replayed per second by the dead-letter replay
- * (replayAllDeadLetters); and messages sent per second by replay-missing to an endpoint made after
+ * (replayAllDeadLetters), and listed per second a page at a time as `GET …/dead-letter` pages them
+ * (250, its largest page); and messages sent per second by replay-missing to an endpoint made after
  * them (replayAllMissing); on PostgreSQL or on the embedded PGlite.
  * Usage: tsx bench/bulk-replay.ts [messages] [--pglite]   (default 20000, PostgreSQL)
  */
@@ -14,7 +15,7 @@ import { PgliteDatabase } from '../src/store/pglite.ts';
 import { bulkReplay } from '../src/store/queries/bulk-replay.ts';
 import { claim } from '../src/store/queries/claim.ts';
 import { complete } from '../src/store/queries/complete.ts';
-import { replayAllDeadLetters } from '../src/store/queries/dead-letter.ts';
+import { listDeadLetters, replayAllDeadLetters } from '../src/store/queries/dead-letter.ts';
 import { replayAllMissing } from '../src/store/queries/replay-missing.ts';
 import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../test/support/fixtures.ts';
 import { analyzeSchema, dropSchema, freshSchema } from './lib.ts';
@@ -29,6 +30,8 @@ export interface BulkReplayFigures {
   deadPerSec: number;
   /** Dead letters replayed per second by the dead-letter replay (`…/recover`, `courier dlq replay`). */
   deadLettersPerSec: number;
+  /** Dead letters listed per second, page after page of 250 (`GET …/dead-letter`, `courier dlq list`). */
+  deadLettersListedPerSec: number;
   /** Deliveries made per second by replay-missing, for an endpoint that had none of the messages. */
   missingPerSec: number;
 }
@@ -111,6 +114,21 @@ export async function measureBulkReplay(messages: number, embedded = false): Pro
     await killAll();
     const deadPerSec = await perSec('bulk replay', bulk);
     await killAll();
+    const deadLettersListedPerSec = await perSec('the dead-letter listing', async () => {
+      let listed = 0;
+      let afterId: number | undefined;
+      for (;;) {
+        const page = await listDeadLetters(db, {
+          endpointId: target.endpointId,
+          limit: 250,
+          afterId,
+          now: Date.now(),
+        });
+        listed += page.length;
+        if (page.length < 250) return listed;
+        afterId = page.at(-1)!.deliveryId;
+      }
+    });
     const deadLettersPerSec = await perSec('the dead-letter replay', () =>
       replayAllDeadLetters(db, { endpointId: target.endpointId }, Date.now()),
     );
@@ -118,7 +136,14 @@ export async function measureBulkReplay(messages: number, embedded = false): Pro
     const missingPerSec = await perSec('replay-missing', () =>
       replayAllMissing(db, app.id, { endpointId: late.id, since }, Date.now()),
     );
-    return { messages, deliveredPerSec, deadPerSec, deadLettersPerSec, missingPerSec };
+    return {
+      messages,
+      deliveredPerSec,
+      deadPerSec,
+      deadLettersPerSec,
+      deadLettersListedPerSec,
+      missingPerSec,
+    };
   } finally {
     await store.drop();
   }
