@@ -3,6 +3,7 @@ import {
   DEAD_LETTER_PAGE,
   DEAD_LETTERS_TO_REPLAY,
   IN_ID_ORDER,
+  inIdOrder,
 } from '../../src/store/queries/dead-letter.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeEndpoint } from '../support/fixtures.ts';
@@ -36,15 +37,16 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
        select 'msg_' || lpad(i::text, 8, '0'), $1, 'a', '\\x7b7d', $2 from generate_series(1, $3) i`,
       [app.id, new Date(now), DEAD],
     );
-    // Every message dead at the endpoint, and waiting at the others (scheduled for tomorrow).
+    // Every message dead at the endpoint, the later ones died earlier (message i, i seconds before
+    // now); and waiting at the others (scheduled for tomorrow).
     await t.db.query(
       `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, attempts, created_at, updated_at)
        select 'msg_' || lpad(i::text, 8, '0'), e.id, case when e.id = $1::text then 'failed' else 'pending' end,
-              $3::timestamptz + interval '1 day', 5, $3, $3
+              $3::timestamptz + interval '1 day', 5, $3, $3::timestamptz - i * interval '1 second'
          from generate_series(1, $4) i cross join unnest($1::text || $2::text[]) e(id) order by i, e.id`,
       [endpointId, others, new Date(now), DEAD],
     );
-    await t.db.query('analyze');
+    await t.db.query('analyze courier_deliveries, courier_messages');
     const { rows } = await t.db.query<{ id: string }>(
       `select id from courier_deliveries where endpoint_id = $1 order by id offset $2 limit 1`,
       [endpointId, DEAD / 2],
@@ -55,12 +57,21 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
     await t.drop();
   });
 
-  /** The statement's rows, and the rows it read, as the store runs it: after IN_ID_ORDER. */
-  const run = (sql: string, params: unknown[]) =>
+  /** The statement's rows, and the rows it read, as the store runs it: after IN_ID_ORDER unless windowed. */
+  const run = (sql: string, params: unknown[], window: { since?: number; until?: number } = {}) =>
     t.db.transaction(async (tx) => {
-      await tx.query(IN_ID_ORDER);
+      if (inIdOrder({ endpointId, ...window })) await tx.query(IN_ID_ORDER);
       return { rows: (await tx.query(sql, params)).rows.length, read: await rowsRead(tx, sql, params) };
     });
+  /** Dead letters that died in the window of these many seconds, ending that many seconds before now. */
+  const window = (ago: number, seconds: number) => ({
+    since: now - (ago + seconds) * 1000,
+    until: now - ago * 1000,
+  });
+  const dates = (w: { since?: number; until?: number }) => [
+    w.since === undefined ? null : new Date(w.since),
+    w.until === undefined ? null : new Date(w.until),
+  ];
 
   it('lists a page reading about its own rows', async () => {
     const { rows, read } = await run(DEAD_LETTER_PAGE, [endpointId, null, null, middle, PAGE, new Date(now)]);
@@ -84,5 +95,24 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
       expect(rows).toBe(PAGE);
       expect(read).toBeLessThan(5 * PAGE);
     }
+  });
+
+  it('lists and replays a window of when they died reading about the window, not every dead letter before it', async () => {
+    // Messages 1,401 to 1,500: listed in id order after the 1,400 before them.
+    const w = window(1400, 100);
+    const listed = await run(DEAD_LETTER_PAGE, [endpointId, ...dates(w), null, PAGE, new Date(now)], w);
+    expect(listed.rows).toBe(PAGE);
+    expect(listed.read).toBeLessThan(5 * PAGE);
+    const taken = await run(
+      DEAD_LETTERS_TO_REPLAY,
+      [endpointId, ...dates(w), null, PAGE, null, null, null],
+      w,
+    );
+    expect(taken.rows).toBe(PAGE);
+    expect(taken.read).toBeLessThan(5 * PAGE);
+    const none = window(-10, 10);
+    expect(
+      (await run(DEAD_LETTER_PAGE, [endpointId, ...dates(none), null, PAGE, new Date(now)], none)).read,
+    ).toBeLessThan(PAGE);
   });
 });

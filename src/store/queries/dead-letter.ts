@@ -1,4 +1,4 @@
-import type { Database } from '../db.ts';
+import type { Database, Queryable } from '../db.ts';
 import { StoreNotFoundError } from '../errors.ts';
 import { toDate, toMs } from '../rows.ts';
 import { shareLockEndpoint } from './endpoint-status.ts';
@@ -46,15 +46,20 @@ export interface DeadLetterFilter {
  * thousands, and reads every one of them past the page to sort them (a bitmap scan), which made
  * going through N dead letters cost O(N²). Sorting priced out for the transaction, the page is
  * read in index order and the scan stops at its limit. The statements after it have no sort to
- * lose.
+ * lose. Not for a page bounded by when its dead letters died (inIdOrder): the index by that time
+ * reads only the range, which the id order would reach by reading every dead letter before it.
  */
 export const IN_ID_ORDER = 'set local enable_sort = off';
 
+/** Whether a page is to be read IN_ID_ORDER: not when it is bounded by when its dead letters died. */
+export const inIdOrder = (filter: DeadLetterFilter): boolean =>
+  filter.since === undefined && filter.until === undefined;
+
 /**
  * A page of an endpoint's dead letters ($1) in [$2, $3) by when they died, after id $4, the first
- * $5 in id order; $6 the instant that tells an expired payload. Run IN_ID_ORDER first. Each dead
- * letter's message is probed by key (the LIMIT keeps the subquery from being flattened into a
- * join, which may hash the whole messages table): a page reads about its own rows.
+ * $5 in id order; $6 the instant that tells an expired payload; after IN_ID_ORDER, if inIdOrder.
+ * Each dead letter's message is probed by key (the LIMIT keeps the subquery from being flattened
+ * into a join, which may hash the whole messages table): a page reads about its own rows.
  */
 export const DEAD_LETTER_PAGE = `select d.id, d.message_id, d.endpoint_id, d.state, d.attempts, d.last_error, d.updated_at,
        m.payload_expunged
@@ -69,7 +74,7 @@ export const DEAD_LETTER_PAGE = `select d.id, d.message_id, d.endpoint_id, d.sta
 /**
  * The dead letters a replay batch takes, as DEAD_LETTER_PAGE finds them ($1 to $3, after id $6,
  * the first $5), only those of ids $4 if given, whose payload is not expunged, and whose message
- * was published in [$7, $8) (Svix's recover reads its range so). Run IN_ID_ORDER first.
+ * was published in [$7, $8) (Svix's recover reads its range so); after IN_ID_ORDER, if inIdOrder.
  */
 export const DEAD_LETTERS_TO_REPLAY = `select d.id, d.message_id from courier_deliveries d
  cross join lateral (select m.expunged_at, m.created_at from courier_messages m
@@ -86,9 +91,8 @@ export async function listDeadLetters(
   db: Database,
   filter: DeadLetterFilter & { limit: number; afterId?: number; now: number },
 ): Promise<DeadLetter[]> {
-  const { rows } = await db.transaction(async (tx) => {
-    await tx.query(IN_ID_ORDER);
-    return tx.query<DeadRow>(DEAD_LETTER_PAGE, [
+  const page = (q: Queryable) =>
+    q.query<DeadRow>(DEAD_LETTER_PAGE, [
       filter.endpointId,
       filter.since === undefined ? null : toDate(filter.since),
       filter.until === undefined ? null : toDate(filter.until),
@@ -96,7 +100,12 @@ export async function listDeadLetters(
       filter.limit,
       toDate(filter.now),
     ]);
-  });
+  const { rows } = inIdOrder(filter)
+    ? await db.transaction(async (tx) => {
+        await tx.query(IN_ID_ORDER);
+        return page(tx);
+      })
+    : await page(db);
   return rows.map((r) => ({
     deliveryId: r.id,
     messageId: r.message_id,
@@ -143,7 +152,7 @@ export async function replayDeadLetters(
     if (!(await shareLockEndpoint(tx, filter.endpointId)))
       throw new StoreNotFoundError(`endpoint ${filter.endpointId} not found`);
     const at = toDate(now);
-    await tx.query(IN_ID_ORDER);
+    if (inIdOrder(filter)) await tx.query(IN_ID_ORDER);
     const { rows: found } = await tx.query<{ id: string; message_id: string }>(DEAD_LETTERS_TO_REPLAY, [
       filter.endpointId,
       filter.since === undefined ? null : toDate(filter.since),
