@@ -2,8 +2,7 @@
  * The replay routes' speed: messages resent per second by bulk replay, for delivered messages
  * (each gets a new delivery) and for dead letters (each delivery gets a fresh budget), through the
  * store's bulkReplay, one endpoint; dead letters replayed per second by the dead-letter replay
- * (replayAllDeadLetters), and listed per second a page at a time as `GET …/dead-letter` pages them
- * (250, its largest page); and messages sent per second by replay-missing to an endpoint made after
+ * (replayAllDeadLetters); and messages sent per second by replay-missing to an endpoint made after
  * them (replayAllMissing); on PostgreSQL or on the embedded PGlite.
  * Usage: tsx bench/bulk-replay.ts [messages] [--pglite]   (default 20000, PostgreSQL)
  */
@@ -15,7 +14,7 @@ import { PgliteDatabase } from '../src/store/pglite.ts';
 import { bulkReplay } from '../src/store/queries/bulk-replay.ts';
 import { claim } from '../src/store/queries/claim.ts';
 import { complete } from '../src/store/queries/complete.ts';
-import { listDeadLetters, replayAllDeadLetters } from '../src/store/queries/dead-letter.ts';
+import { replayAllDeadLetters } from '../src/store/queries/dead-letter.ts';
 import { replayAllMissing } from '../src/store/queries/replay-missing.ts';
 import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../test/support/fixtures.ts';
 import { analyzeSchema, dropSchema, freshSchema } from './lib.ts';
@@ -30,22 +29,22 @@ export interface BulkReplayFigures {
   deadPerSec: number;
   /** Dead letters replayed per second by the dead-letter replay (`…/recover`, `courier dlq replay`). */
   deadLettersPerSec: number;
-  /** Dead letters listed per second, page after page of 250 (`GET …/dead-letter`, `courier dlq list`). */
-  deadLettersListedPerSec: number;
   /** Deliveries made per second by replay-missing, for an endpoint that had none of the messages. */
   missingPerSec: number;
 }
 
-/** A migrated, empty store, and how to analyse and drop it. */
-async function openStore(
+/** A migrated, empty store (PostgreSQL in a schema of its own, or PGlite in memory), and how to analyse and drop it. */
+export async function openStore(
   embedded: boolean,
 ): Promise<{ db: Database; analyze(): Promise<void>; drop(): Promise<void> }> {
   if (embedded) {
     const db = await PgliteDatabase.open();
+    await migrate(db);
     return { db, analyze: async () => void (await db.query('analyze')), drop: () => db.close() };
   }
   const schema = await freshSchema('bench_replay');
   const db = new PgDatabase({ connectionString: URL, schema });
+  await migrate(db);
   return {
     db,
     analyze: () => analyzeSchema(schema),
@@ -60,7 +59,6 @@ export async function measureBulkReplay(messages: number, embedded = false): Pro
   const store = await openStore(embedded);
   const { db } = store;
   try {
-    await migrate(db);
     const since = Date.now() - 1000;
     const app = await makeApp(db, since);
     const target = {
@@ -114,21 +112,6 @@ export async function measureBulkReplay(messages: number, embedded = false): Pro
     await killAll();
     const deadPerSec = await perSec('bulk replay', bulk);
     await killAll();
-    const deadLettersListedPerSec = await perSec('the dead-letter listing', async () => {
-      let listed = 0;
-      let afterId: number | undefined;
-      for (;;) {
-        const page = await listDeadLetters(db, {
-          endpointId: target.endpointId,
-          limit: 250,
-          afterId,
-          now: Date.now(),
-        });
-        listed += page.length;
-        if (page.length < 250) return listed;
-        afterId = page.at(-1)!.deliveryId;
-      }
-    });
     const deadLettersPerSec = await perSec('the dead-letter replay', () =>
       replayAllDeadLetters(db, { endpointId: target.endpointId }, Date.now()),
     );
@@ -136,14 +119,7 @@ export async function measureBulkReplay(messages: number, embedded = false): Pro
     const missingPerSec = await perSec('replay-missing', () =>
       replayAllMissing(db, app.id, { endpointId: late.id, since }, Date.now()),
     );
-    return {
-      messages,
-      deliveredPerSec,
-      deadPerSec,
-      deadLettersPerSec,
-      deadLettersListedPerSec,
-      missingPerSec,
-    };
+    return { messages, deliveredPerSec, deadPerSec, deadLettersPerSec, missingPerSec };
   } finally {
     await store.drop();
   }

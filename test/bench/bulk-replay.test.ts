@@ -8,7 +8,7 @@ describe('bulk replay benchmark smoke run', () => {
     ['PostgreSQL', false],
     ['PGlite', true],
   ])(
-    'resends every delivered message, then every dead letter by bulk replay, lists them and replays them by the dead-letter replay, then replays them all to a new endpoint, on %s',
+    'resends every delivered message, then every dead letter by bulk replay and by the dead-letter replay, then replays them all to a new endpoint, on %s',
     { timeout: 60_000 },
     async (_, embedded) => {
       const figures = await measureBulkReplay(1200, embedded);
@@ -16,7 +16,6 @@ describe('bulk replay benchmark smoke run', () => {
       expect(figures.deliveredPerSec).toBeGreaterThan(0);
       expect(figures.deadPerSec).toBeGreaterThan(0);
       expect(figures.deadLettersPerSec).toBeGreaterThan(0);
-      expect(figures.deadLettersListedPerSec).toBeGreaterThan(0);
       expect(figures.missingPerSec).toBeGreaterThan(0);
     },
   );

@@ -1,0 +1,124 @@
+/**
+ * Dead letters at scale: one endpoint's dead letters among other endpoints' deliveries, as an
+ * endpoint that went bad leaves them while the others' wait. Times listing them all a page of 250
+ * at a time (`GET …/dead-letter`, `courier dlq list`), listing a one-minute window of when they
+ * died, replaying them all (`…/dead-letter/replay`, `courier dlq replay`), and recovering them by
+ * publish time (`…/recover`). The rows are written by SQL, not published: the bench is about
+ * reading them, and a million deliveries take seconds to make this way.
+ * Usage: tsx bench/dead-letters.ts [dead letters] [other endpoints] [--pglite]   (default 100000 and 10)
+ */
+
+import { listDeadLetters, replayAllDeadLetters } from '../src/store/queries/dead-letter.ts';
+import { makeApp, makeEndpoint } from '../test/support/fixtures.ts';
+import { openStore } from './bulk-replay.ts';
+
+export interface DeadLetterFigures {
+  deadLetters: number;
+  /** Deliveries of the other endpoints, all waiting (due tomorrow). */
+  otherDeliveries: number;
+  /** Dead letters listed per second, every page of 250 after the last. */
+  listedPerSec: number;
+  /** Milliseconds to list the dead letters that died in one minute (about 60 of them), every page. */
+  windowMs: number;
+  /** Dead letters replayed per second, all of them. */
+  replayedPerSec: number;
+  /** Dead letters recovered per second by their messages' publish time, all of them. */
+  recoveredPerSec: number;
+}
+
+export async function measureDeadLetters(
+  deadLetters: number,
+  others: number,
+  embedded = false,
+): Promise<DeadLetterFigures> {
+  const store = await openStore(embedded);
+  const { db } = store;
+  try {
+    const now = Date.now();
+    const app = await makeApp(db, now);
+    const endpoints: string[] = [];
+    for (let i = 0; i <= others; i++)
+      endpoints.push((await makeEndpoint(db, app.id, now, { url: `http://127.0.0.1:1/${i}` })).id);
+    const endpointId = endpoints[0]!;
+    await db.query(
+      `insert into courier_messages (id, app_id, event_type, payload, created_at)
+       select 'msg_' || lpad(i::text, 10, '0'), $1, 'invoice.paid', convert_to('{"i":' || i || '}', 'UTF8'), $3
+         from generate_series(1, $2) i`,
+      [app.id, deadLetters, new Date(now)],
+    );
+    // Message i died i seconds ago at the endpoint, and waits at every other.
+    await db.query(
+      `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, attempts, last_error, created_at, updated_at)
+       select 'msg_' || lpad(i::text, 10, '0'), e.id, case when e.id = $1::text then 'failed' else 'pending' end,
+              $4::timestamptz + interval '1 day', 5, 'bench', $4, $4::timestamptz - i * interval '1 second'
+         from generate_series(1, $3) i cross join unnest($1::text || $2::text[]) e(id) order by i, e.id`,
+      [endpointId, endpoints.slice(1), deadLetters, new Date(now)],
+    );
+    await store.analyze();
+
+    const timed = async <T>(run: () => Promise<T>) => {
+      const started = performance.now();
+      return { result: await run(), ms: performance.now() - started };
+    };
+    const listAll = async (window: { since?: number; until?: number } = {}) => {
+      let listed = 0;
+      let afterId: number | undefined;
+      for (;;) {
+        const page = await listDeadLetters(db, {
+          endpointId,
+          ...window,
+          limit: 250,
+          afterId,
+          now: Date.now(),
+        });
+        listed += page.length;
+        if (page.length < 250) return listed;
+        afterId = page.at(-1)!.deliveryId;
+      }
+    };
+    const expect = (what: string, got: number, wanted: number) => {
+      if (got !== wanted) throw new Error(`${what}: ${got} of ${wanted} dead letters`);
+    };
+    const perSec = (n: number, ms: number) => Math.round(n / (ms / 1000));
+
+    const listed = await timed(() => listAll());
+    expect('listed', listed.result, deadLetters);
+    // Those that died between 30 and 90 s ago, the later bound excluded: messages 31 to 90.
+    const windowed = await timed(() => listAll({ since: now - 90_000, until: now - 30_000 }));
+    expect('listed in the window', windowed.result, Math.max(0, Math.min(deadLetters, 90) - 30));
+    const replayed = await timed(() => replayAllDeadLetters(db, { endpointId }, Date.now()));
+    expect('replayed', replayed.result, deadLetters);
+    await db.query(`update courier_deliveries set state = 'failed' where endpoint_id = $1`, [endpointId]);
+    const range = { sentSince: now - 60_000, sentUntil: now + 60_000 };
+    const recovered = await timed(() => replayAllDeadLetters(db, { endpointId, ...range }, Date.now()));
+    expect('recovered', recovered.result, deadLetters);
+    return {
+      deadLetters,
+      otherDeliveries: deadLetters * others,
+      listedPerSec: perSec(deadLetters, listed.ms),
+      windowMs: Math.round(windowed.ms * 10) / 10,
+      replayedPerSec: perSec(deadLetters, replayed.ms),
+      recoveredPerSec: perSec(deadLetters, recovered.ms),
+    };
+  } finally {
+    await store.drop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const args = process.argv.slice(2);
+  const [dead = 100_000, others = 10] = args.filter((a) => !a.startsWith('--')).map(Number);
+  if (!Number.isInteger(dead) || dead < 1 || !Number.isInteger(others) || others < 0) {
+    console.error(
+      `usage: tsx bench/dead-letters.ts [dead letters] [other endpoints] [--pglite]  (whole numbers: dead letters above 0, other endpoints 0 or more; not ${args.join(' ')})`,
+    );
+    process.exit(2);
+  }
+  const embedded = args.includes('--pglite');
+  console.log(
+    JSON.stringify({
+      store: embedded ? 'pglite' : 'postgresql',
+      ...(await measureDeadLetters(dead, others, embedded)),
+    }),
+  );
+}
