@@ -7,19 +7,13 @@
  * Usage: tsx bench/bulk-replay.ts [messages] [--pglite]   (default 20000, PostgreSQL)
  */
 
-import type { Database } from '../src/store/db.ts';
-import { migrate } from '../src/store/migrate.ts';
-import { PgDatabase } from '../src/store/pg.ts';
-import { PgliteDatabase } from '../src/store/pglite.ts';
 import { bulkReplay } from '../src/store/queries/bulk-replay.ts';
 import { claim } from '../src/store/queries/claim.ts';
 import { complete } from '../src/store/queries/complete.ts';
 import { replayAllDeadLetters } from '../src/store/queries/dead-letter.ts';
 import { replayAllMissing } from '../src/store/queries/replay-missing.ts';
 import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../test/support/fixtures.ts';
-import { analyzeSchema, dropSchema, freshSchema } from './lib.ts';
-
-const URL = process.env.COURIER_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+import { openStore } from './lib.ts';
 
 export interface BulkReplayFigures {
   messages: number;
@@ -33,30 +27,8 @@ export interface BulkReplayFigures {
   missingPerSec: number;
 }
 
-/** A migrated, empty store (PostgreSQL in a schema of its own, or PGlite in memory), and how to analyse and drop it. */
-export async function openStore(
-  embedded: boolean,
-): Promise<{ db: Database; analyze(): Promise<void>; drop(): Promise<void> }> {
-  if (embedded) {
-    const db = await PgliteDatabase.open();
-    await migrate(db);
-    return { db, analyze: async () => void (await db.query('analyze')), drop: () => db.close() };
-  }
-  const schema = await freshSchema('bench_replay');
-  const db = new PgDatabase({ connectionString: URL, schema });
-  await migrate(db);
-  return {
-    db,
-    analyze: () => analyzeSchema(schema),
-    async drop() {
-      await db.close();
-      await dropSchema(schema);
-    },
-  };
-}
-
 export async function measureBulkReplay(messages: number, embedded = false): Promise<BulkReplayFigures> {
-  const store = await openStore(embedded);
+  const store = await openStore('bench_replay', embedded);
   const { db } = store;
   try {
     const since = Date.now() - 1000;

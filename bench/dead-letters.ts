@@ -10,7 +10,7 @@
 
 import { listDeadLetters, replayAllDeadLetters } from '../src/store/queries/dead-letter.ts';
 import { makeApp, makeEndpoint } from '../test/support/fixtures.ts';
-import { openStore } from './bulk-replay.ts';
+import { openStore } from './lib.ts';
 
 export interface DeadLetterFigures {
   deadLetters: number;
@@ -31,7 +31,7 @@ export async function measureDeadLetters(
   others: number,
   embedded = false,
 ): Promise<DeadLetterFigures> {
-  const store = await openStore(embedded);
+  const store = await openStore('bench_dead_letters', embedded);
   const { db } = store;
   try {
     const now = Date.now();
@@ -76,22 +76,22 @@ export async function measureDeadLetters(
         afterId = page.at(-1)!.deliveryId;
       }
     };
-    const expect = (what: string, got: number, wanted: number) => {
+    const check = (what: string, got: number, wanted: number) => {
       if (got !== wanted) throw new Error(`${what}: ${got} of ${wanted} dead letters`);
     };
     const perSec = (n: number, ms: number) => Math.round(n / (ms / 1000));
 
     const listed = await timed(() => listAll());
-    expect('listed', listed.result, deadLetters);
+    check('listed', listed.result, deadLetters);
     // Those that died between 30 and 90 s ago, the later bound excluded: messages 31 to 90.
     const windowed = await timed(() => listAll({ since: now - 90_000, until: now - 30_000 }));
-    expect('listed in the window', windowed.result, Math.max(0, Math.min(deadLetters, 90) - 30));
+    check('listed in the window', windowed.result, Math.max(0, Math.min(deadLetters, 90) - 30));
     const replayed = await timed(() => replayAllDeadLetters(db, { endpointId }, Date.now()));
-    expect('replayed', replayed.result, deadLetters);
+    check('replayed', replayed.result, deadLetters);
     await db.query(`update courier_deliveries set state = 'failed' where endpoint_id = $1`, [endpointId]);
     const range = { sentSince: now - 60_000, sentUntil: now + 60_000 };
     const recovered = await timed(() => replayAllDeadLetters(db, { endpointId, ...range }, Date.now()));
-    expect('recovered', recovered.result, deadLetters);
+    check('recovered', recovered.result, deadLetters);
     return {
       deadLetters,
       otherDeliveries: deadLetters * others,

@@ -4,6 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import type { Database } from '../src/store/db.ts';
+import { migrate } from '../src/store/migrate.ts';
+import { PgDatabase } from '../src/store/pg.ts';
+import { PgliteDatabase } from '../src/store/pglite.ts';
 
 export const DATABASE_URL =
   process.env.COURIER_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -141,6 +145,42 @@ export async function freshSchema(prefix: string): Promise<string> {
 
 export async function dropSchema(schema: string): Promise<void> {
   await adminQuery(`drop schema if exists ${schema} cascade`);
+}
+
+/**
+ * A migrated, empty store for a bench of the store alone: PostgreSQL in a schema of its own (named
+ * after `prefix`), or PGlite in memory; and how to analyse and drop it. Dropped if it cannot be
+ * migrated.
+ */
+export async function openStore(
+  prefix: string,
+  embedded: boolean,
+): Promise<{ db: Database; analyze(): Promise<void>; drop(): Promise<void> }> {
+  if (embedded) {
+    const db = await PgliteDatabase.open();
+    const store = { db, analyze: async () => void (await db.query('analyze')), drop: () => db.close() };
+    return migrated(store);
+  }
+  const schema = await freshSchema(prefix);
+  const db = new PgDatabase({ connectionString: DATABASE_URL, schema });
+  return migrated({
+    db,
+    analyze: () => analyzeSchema(schema),
+    async drop() {
+      await db.close();
+      await dropSchema(schema);
+    },
+  });
+}
+
+async function migrated<T extends { db: Database; drop(): Promise<void> }>(store: T): Promise<T> {
+  try {
+    await migrate(store.db);
+    return store;
+  } catch (error) {
+    await store.drop();
+    throw error;
+  }
 }
 
 /** The server's WAL position in bytes: the difference of two readings is the WAL written between. */

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../src/store/db.ts';
+import type { Database, Queryable, Transaction } from '../../src/store/db.ts';
 
 interface PlanNode {
   'Relation Name'?: string;
@@ -14,8 +14,10 @@ interface PlanNode {
  * The rows a statement read from tables and indexes as EXPLAIN ANALYZE counts them: every scan
  * node's rows, those its filters dropped included, times its loops. A statement that should read
  * a page's worth of rows can be checked for not reading the whole table, whatever plan it gets.
+ * (PostgreSQL 15 rounds a node's rows per loop to a whole number: a probe finding a row in fewer
+ * than half its loops counts none.)
  */
-export async function rowsRead(db: Queryable, sql: string, params: unknown[]): Promise<number> {
+export async function rowsRead(db: Queryable, sql: string, params: readonly unknown[]): Promise<number> {
   const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
     `explain (analyze, format json) ${sql}`,
     params,
@@ -31,4 +33,32 @@ export async function rowsRead(db: Queryable, sql: string, params: unknown[]): P
     return scanned + (node.Plans ?? []).reduce((sum, child) => sum + walk(child), 0);
   };
   return walk(rows[0]!['QUERY PLAN'][0].Plan);
+}
+
+/**
+ * A handle on `db` that records the rows each of these statements read (rowsRead, run just before
+ * it on the same connection, in its transaction if it has one) whenever the code under test runs
+ * it: a test of the store's own functions, with the settings they give their transactions.
+ */
+export function recordingReads(
+  db: Database,
+  statements: readonly string[],
+): { db: Database; reads: number[] } {
+  const reads: number[] = [];
+  const watch = <Q extends Queryable>(handle: Q): Q =>
+    new Proxy(handle, {
+      get(target, prop) {
+        if (prop === 'query')
+          return async (sql: string, params: readonly unknown[] = []) => {
+            if (statements.includes(sql)) reads.push(await rowsRead(target, sql, params));
+            return target.query(sql, params);
+          };
+        if (prop === 'transaction')
+          return <T>(fn: (tx: Transaction) => Promise<T>) =>
+            (target as unknown as Database).transaction((tx) => fn(watch(tx)));
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  return { db: watch(db), reads };
 }

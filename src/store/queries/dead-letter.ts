@@ -45,15 +45,25 @@ export interface DeadLetterFilter {
  * whose deliveries are all dead among others' waiting ones, it expects a few rows where there are
  * thousands, and reads every one of them past the page to sort them (a bitmap scan), which made
  * going through N dead letters cost O(N²). Sorting priced out for the transaction, the page is
- * read in index order and the scan stops at its limit. The statements after it have no sort to
- * lose. Not for a page bounded by when its dead letters died (inIdOrder): the index by that time
- * reads only the range, which the id order would reach by reading every dead letter before it.
+ * read in index order and the scan stops at its limit. The replay's statements after it keep
+ * their plans: the still-dead recheck's id order comes from the primary key.
  */
 export const IN_ID_ORDER = 'set local enable_sort = off';
 
-/** Whether a page is to be read IN_ID_ORDER: not when it is bounded by when its dead letters died. */
+/**
+ * Whether a page is to be read IN_ID_ORDER: not when it is bounded by when its dead letters died
+ * (since, until), which the id order would reach only by reading every dead letter before the
+ * bound. Such a page is left to the planner, which reads the range on the index by that time and
+ * sorts it: each page of a wide window then costs the rest of the window.
+ */
 export const inIdOrder = (filter: DeadLetterFilter): boolean =>
   filter.since === undefined && filter.until === undefined;
+
+/** [since, until) as the page statements' parameters. */
+const diedWithin = (filter: DeadLetterFilter): [Date | null, Date | null] => [
+  filter.since === undefined ? null : toDate(filter.since),
+  filter.until === undefined ? null : toDate(filter.until),
+];
 
 /**
  * A page of an endpoint's dead letters ($1) in [$2, $3) by when they died, after id $4, the first
@@ -91,11 +101,10 @@ export async function listDeadLetters(
   db: Database,
   filter: DeadLetterFilter & { limit: number; afterId?: number; now: number },
 ): Promise<DeadLetter[]> {
-  const page = (q: Queryable) =>
+  const readPage = (q: Queryable) =>
     q.query<DeadRow>(DEAD_LETTER_PAGE, [
       filter.endpointId,
-      filter.since === undefined ? null : toDate(filter.since),
-      filter.until === undefined ? null : toDate(filter.until),
+      ...diedWithin(filter),
       filter.afterId ?? null,
       filter.limit,
       toDate(filter.now),
@@ -103,9 +112,9 @@ export async function listDeadLetters(
   const { rows } = inIdOrder(filter)
     ? await db.transaction(async (tx) => {
         await tx.query(IN_ID_ORDER);
-        return page(tx);
+        return readPage(tx);
       })
-    : await page(db);
+    : await readPage(db);
   return rows.map((r) => ({
     deliveryId: r.id,
     messageId: r.message_id,
@@ -155,8 +164,7 @@ export async function replayDeadLetters(
     if (inIdOrder(filter)) await tx.query(IN_ID_ORDER);
     const { rows: found } = await tx.query<{ id: string; message_id: string }>(DEAD_LETTERS_TO_REPLAY, [
       filter.endpointId,
-      filter.since === undefined ? null : toDate(filter.since),
-      filter.until === undefined ? null : toDate(filter.until),
+      ...diedWithin(filter),
       filter.deliveryIds ?? null,
       filter.limit ?? 1000,
       filter.afterId ?? null,
