@@ -2,13 +2,18 @@
  * Dead letters at scale: one endpoint's dead letters among other endpoints' deliveries, as an
  * endpoint that went bad leaves them while the others' wait. Times listing them all a page of 250
  * at a time (`GET …/dead-letter`, `courier dlq list`), listing a one-minute window of when they
- * died, replaying them all (`…/dead-letter/replay`, `courier dlq replay`), and recovering them by
- * publish time (`…/recover`). The rows are written by SQL, not published: the bench is about
- * reading them, and a million deliveries take seconds to make this way.
+ * died, replaying them all (`…/dead-letter/replay`), recovering them by publish time (`…/recover`),
+ * and replaying them as `courier dlq replay` does (listed, then by id, 100 a request). The rows
+ * are written by SQL, not published: the bench is about reading them, and a million deliveries
+ * take seconds to make this way.
  * Usage: tsx bench/dead-letters.ts [dead letters] [other endpoints] [--pglite]   (default 100000 and 10)
  */
 
-import { listDeadLetters, replayAllDeadLetters } from '../src/store/queries/dead-letter.ts';
+import {
+  listDeadLetters,
+  replayAllDeadLetters,
+  replayDeadLetters,
+} from '../src/store/queries/dead-letter.ts';
 import { makeApp, makeEndpoint } from '../test/support/fixtures.ts';
 import { openStore } from './lib.ts';
 
@@ -24,6 +29,8 @@ export interface DeadLetterFigures {
   replayedPerSec: number;
   /** Dead letters recovered per second by their messages' publish time, all of them. */
   recoveredPerSec: number;
+  /** Dead letters replayed per second as `courier dlq replay` does: listed, then by id, 100 a request. */
+  replayedByIdPerSec: number;
 }
 
 export async function measureDeadLetters(
@@ -60,38 +67,51 @@ export async function measureDeadLetters(
       const started = performance.now();
       return { result: await run(), ms: performance.now() - started };
     };
+    /** The ids of the dead letters, every page of 250 after the last. */
     const listAll = async (window: { since?: number; until?: number } = {}) => {
-      let listed = 0;
-      let afterId: number | undefined;
+      const ids: number[] = [];
       for (;;) {
         const page = await listDeadLetters(db, {
           endpointId,
           ...window,
           limit: 250,
-          afterId,
+          afterId: ids.at(-1),
           now: Date.now(),
         });
-        listed += page.length;
-        if (page.length < 250) return listed;
-        afterId = page.at(-1)!.deliveryId;
+        ids.push(...page.map((d) => d.deliveryId));
+        if (page.length < 250) return ids;
       }
     };
+    const killAll = () =>
+      db.query(`update courier_deliveries set state = 'failed' where endpoint_id = $1`, [endpointId]);
     const check = (what: string, got: number, wanted: number) => {
       if (got !== wanted) throw new Error(`${what}: ${got} of ${wanted} dead letters`);
     };
     const perSec = (n: number, ms: number) => Math.round(n / (ms / 1000));
 
     const listed = await timed(() => listAll());
-    check('listed', listed.result, deadLetters);
+    check('listed', listed.result.length, deadLetters);
     // Those that died between 30 and 90 s ago, the later bound excluded: messages 31 to 90.
     const windowed = await timed(() => listAll({ since: now - 90_000, until: now - 30_000 }));
-    check('listed in the window', windowed.result, Math.max(0, Math.min(deadLetters, 90) - 30));
+    check('listed in the window', windowed.result.length, Math.max(0, Math.min(deadLetters, 90) - 30));
     const replayed = await timed(() => replayAllDeadLetters(db, { endpointId }, Date.now()));
     check('replayed', replayed.result, deadLetters);
-    await db.query(`update courier_deliveries set state = 'failed' where endpoint_id = $1`, [endpointId]);
+    await killAll();
     const range = { sentSince: now - 60_000, sentUntil: now + 60_000 };
     const recovered = await timed(() => replayAllDeadLetters(db, { endpointId, ...range }, Date.now()));
     check('recovered', recovered.result, deadLetters);
+    await killAll();
+    const byId = await timed(async () => {
+      const ids = await listAll();
+      let replayed = 0;
+      for (let i = 0; i < ids.length; i += 100) {
+        const deliveryIds = ids.slice(i, i + 100);
+        const batch = { endpointId, deliveryIds, limit: deliveryIds.length };
+        replayed += (await replayDeadLetters(db, batch, Date.now())).replayed;
+      }
+      return replayed;
+    });
+    check('replayed by id', byId.result, deadLetters);
     return {
       deadLetters,
       otherDeliveries: deadLetters * others,
@@ -99,6 +119,7 @@ export async function measureDeadLetters(
       windowMs: Math.round(windowed.ms * 10) / 10,
       replayedPerSec: perSec(deadLetters, replayed.ms),
       recoveredPerSec: perSec(deadLetters, recovered.ms),
+      replayedByIdPerSec: perSec(deadLetters, byId.ms),
     };
   } finally {
     await store.drop();

@@ -8,7 +8,7 @@ describe('dead letters benchmark smoke run', () => {
     ['PostgreSQL', false],
     ['PGlite', true],
   ])(
-    'lists, replays and recovers every dead letter of an endpoint among others on %s',
+    'lists, replays, recovers and replays by id every dead letter of an endpoint among others on %s',
     {
       timeout: 60_000,
     },
@@ -19,6 +19,7 @@ describe('dead letters benchmark smoke run', () => {
       expect(figures.windowMs).toBeGreaterThan(0);
       expect(figures.replayedPerSec).toBeGreaterThan(0);
       expect(figures.recoveredPerSec).toBeGreaterThan(0);
+      expect(figures.replayedByIdPerSec).toBeGreaterThan(0);
     },
   );
 });

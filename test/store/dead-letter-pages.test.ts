@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  CHOSEN_DEAD_LETTERS_TO_REPLAY,
   DEAD_LETTER_PAGE,
   DEAD_LETTERS_TO_REPLAY,
   type DeadLetterFilter,
@@ -25,13 +26,14 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
   let t: TestDatabase;
   let endpointId: string;
   let middle: number;
+  let others: string[];
   const now = Date.UTC(2026, 0, 1, 12);
 
   beforeAll(async () => {
     t = await openTestDatabase(backend);
     const app = await makeApp(t.db, now);
     endpointId = (await makeEndpoint(t.db, app.id, now, { url: 'http://127.0.0.1:1/a' })).id;
-    const others: string[] = [];
+    others = [];
     for (let i = 0; i < OTHERS; i++)
       others.push((await makeEndpoint(t.db, app.id, now, { url: `http://127.0.0.1:1/${i}` })).id);
     await t.db.query(
@@ -110,5 +112,35 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
     const none = await list(diedWithin(-10, 10));
     expect(none.rows).toBe(0);
     expect(none.reads[0]).toBeLessThan(PAGE);
+  });
+
+  it('replays chosen dead letters reading about them, on statistics taken before they died', async () => {
+    // Statistics taken while no delivery was dead; then another endpoint's deliveries all die: the
+    // planner expects none there, and an endpoint-first plan walks them all.
+    const other = others[0]!;
+    const setState = (state: string, endpoints: string[]) =>
+      t.db.query('update courier_deliveries set state = $1 where endpoint_id = any($2)', [state, endpoints]);
+    await setState('pending', [endpointId]);
+    await t.db.query('analyze courier_deliveries');
+    await setState('failed', [endpointId, other]);
+    try {
+      const { rows } = await t.db.query<{ id: string }>(
+        'select id from courier_deliveries where endpoint_id = $1 order by id desc limit 3',
+        [other],
+      );
+      const recorded = recordingReads(t.db, [DEAD_LETTERS_TO_REPLAY, CHOSEN_DEAD_LETTERS_TO_REPLAY]);
+      const deliveryIds = rows.map((r) => Number(r.id));
+      const { replayed } = await replayDeadLetters(
+        recorded.db,
+        { endpointId: other, deliveryIds, limit: deliveryIds.length },
+        now,
+      );
+      expect(replayed).toBe(3);
+      expect(recorded.reads).toHaveLength(1);
+      expect(recorded.reads[0]).toBeLessThan(50);
+    } finally {
+      await setState('pending', [other]);
+      await t.db.query('analyze courier_deliveries');
+    }
   });
 });

@@ -82,11 +82,11 @@ export const DEAD_LETTER_PAGE = `select d.id, d.message_id, d.endpoint_id, d.sta
  order by d.id limit $5`;
 
 /**
- * The dead letters a replay batch takes, as DEAD_LETTER_PAGE finds them ($1 to $3, after id $6,
- * the first $5), only those of ids $4 if given, whose payload is not expunged, and whose message
- * was published in [$7, $8) (Svix's recover reads its range so); after IN_ID_ORDER, if inIdOrder.
+ * The dead letters a replay batch takes from `deliveries` (aliased d), as DEAD_LETTER_PAGE finds
+ * them ($1 to $3, after id $6, the first $5), only those of ids $4 if given, whose payload is not
+ * expunged, and whose message was published in [$7, $8) (Svix's recover reads its range so).
  */
-export const DEAD_LETTERS_TO_REPLAY = `select d.id, d.message_id from courier_deliveries d
+const deadLettersToReplay = (deliveries: string) => `select d.id, d.message_id from ${deliveries}
  cross join lateral (select m.expunged_at, m.created_at from courier_messages m
                       where m.id = d.message_id limit 1) m
  where d.endpoint_id = $1 and d.state in ('failed', 'expired')
@@ -95,6 +95,19 @@ export const DEAD_LETTERS_TO_REPLAY = `select d.id, d.message_id from courier_de
    and m.expunged_at is null
    and ($7::timestamptz is null or m.created_at >= $7) and ($8::timestamptz is null or m.created_at < $8)
  order by d.id limit $5`;
+
+/** The endpoint's dead letters; after IN_ID_ORDER, if inIdOrder. */
+export const DEAD_LETTERS_TO_REPLAY = deadLettersToReplay('courier_deliveries d');
+
+/**
+ * The dead letters of ids $4 (`courier dlq replay` sends the listed ones, 100 at a time), each
+ * found by its id: on statistics taken before the endpoint's deliveries died, the planner expected
+ * none there and read every dead letter of the endpoint to find the few chosen.
+ */
+export const CHOSEN_DEAD_LETTERS_TO_REPLAY = deadLettersToReplay(
+  `unnest($4::bigint[]) as u(id)
+ cross join lateral (select * from courier_deliveries d where d.id = u.id limit 1) d`,
+);
 
 /** Failed and expired deliveries of an endpoint, oldest first, kept until replayed; `now` tells an expired payload. */
 export async function listDeadLetters(
@@ -161,11 +174,13 @@ export async function replayDeadLetters(
     if (!(await shareLockEndpoint(tx, filter.endpointId)))
       throw new StoreNotFoundError(`endpoint ${filter.endpointId} not found`);
     const at = toDate(now);
-    if (inIdOrder(filter)) await tx.query(IN_ID_ORDER);
-    const { rows: found } = await tx.query<{ id: string; message_id: string }>(DEAD_LETTERS_TO_REPLAY, [
+    const chosen = filter.deliveryIds === undefined ? null : [...new Set(filter.deliveryIds)];
+    if (chosen === null && inIdOrder(filter)) await tx.query(IN_ID_ORDER);
+    const statement = chosen === null ? DEAD_LETTERS_TO_REPLAY : CHOSEN_DEAD_LETTERS_TO_REPLAY;
+    const { rows: found } = await tx.query<{ id: string; message_id: string }>(statement, [
       filter.endpointId,
       ...diedWithin(filter),
-      filter.deliveryIds ?? null,
+      chosen,
       filter.limit ?? 1000,
       filter.afterId ?? null,
       filter.sentSince === undefined ? null : toDate(filter.sentSince),
