@@ -3,10 +3,9 @@
 -- page in id order, each page after the last one's highest id; their only index was by the time
 -- they died (updated_at), so a page read every dead letter of the endpoint, dropped those up to
 -- the last page and sorted the rest to take its first few hundred: going through N of them cost
--- O(N²). Now a page is
--- read in id order and stops at its limit (with sorting priced out: see IN_ID_ORDER in
--- src/store/queries/dead-letter.ts). The index by updated_at stays for pages bounded by when their
--- dead letters died (since, until), which read that range and sort it.
+-- O(N²). Now a page is read in id order and stops at its limit (with sorting priced out: see
+-- IN_ID_ORDER in src/store/queries/dead-letter.ts). The index by updated_at stays for pages
+-- bounded by when their dead letters died (since, until), which read that range and sort it.
 -- Only dead rows are indexed, but the build reads the whole table and holds writes to it (a
 -- ShareLock: reads go on) until the migration commits: about a quarter of a second per two million
 -- deliveries.
