@@ -37,8 +37,9 @@ export async function rowsRead(db: Queryable, sql: string, params: readonly unkn
 
 /**
  * A handle on `db` that records the rows each of these statements read (rowsRead, run just before
- * it on the same connection, in its transaction if it has one) whenever the code under test runs
- * it: a test of the store's own functions, with the settings they give their transactions.
+ * it, inside its transaction when it runs in one, so under the same settings) whenever the code
+ * under test runs it: a test of the store's own functions, with the settings they give their
+ * transactions.
  */
 export function recordingReads(
   db: Database,
