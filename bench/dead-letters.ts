@@ -14,7 +14,7 @@ import {
   replayAllDeadLetters,
   replayDeadLetters,
 } from '../src/store/queries/dead-letter.ts';
-import { makeApp, makeEndpoint } from '../test/support/fixtures.ts';
+import { makeApp, makeDeadLetters, makeEndpoint } from '../test/support/fixtures.ts';
 import { openStore } from './lib.ts';
 
 export interface DeadLetterFigures {
@@ -47,20 +47,8 @@ export async function measureDeadLetters(
     for (let i = 0; i <= others; i++)
       endpoints.push((await makeEndpoint(db, app.id, now, { url: `http://127.0.0.1:1/${i}` })).id);
     const endpointId = endpoints[0]!;
-    await db.query(
-      `insert into courier_messages (id, app_id, event_type, payload, created_at)
-       select 'msg_' || lpad(i::text, 10, '0'), $1, 'invoice.paid', convert_to('{"i":' || i || '}', 'UTF8'), $3
-         from generate_series(1, $2) i`,
-      [app.id, deadLetters, new Date(now)],
-    );
     // Message i died i seconds ago at the endpoint, and waits at every other.
-    await db.query(
-      `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, attempts, last_error, created_at, updated_at)
-       select 'msg_' || lpad(i::text, 10, '0'), e.id, case when e.id = $1::text then 'failed' else 'pending' end,
-              $4::timestamptz + interval '1 day', 5, 'bench', $4, $4::timestamptz - i * interval '1 second'
-         from generate_series(1, $3) i cross join unnest($1::text || $2::text[]) e(id) order by i, e.id`,
-      [endpointId, endpoints.slice(1), deadLetters, new Date(now)],
-    );
+    await makeDeadLetters(db, app.id, endpoints, deadLetters, now);
     await store.analyze();
 
     const timed = async <T>(run: () => Promise<T>) => {

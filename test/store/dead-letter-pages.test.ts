@@ -8,7 +8,7 @@ import {
   replayDeadLetters,
 } from '../../src/store/queries/dead-letter.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
-import { makeApp, makeEndpoint } from '../support/fixtures.ts';
+import { makeApp, makeDeadLetters, makeEndpoint } from '../support/fixtures.ts';
 import { recordingReads } from '../support/plans.ts';
 
 const DEAD = 2000;
@@ -36,20 +36,8 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
     others = [];
     for (let i = 0; i < OTHERS; i++)
       others.push((await makeEndpoint(t.db, app.id, now, { url: `http://127.0.0.1:1/${i}` })).id);
-    await t.db.query(
-      `insert into courier_messages (id, app_id, event_type, payload, created_at)
-       select 'msg_' || lpad(i::text, 8, '0'), $1, 'a', '\\x7b7d', $2 from generate_series(1, $3) i`,
-      [app.id, new Date(now), DEAD],
-    );
-    // Every message dead at the endpoint, the later ones died earlier (message i, i seconds before
-    // now); and waiting at the others (scheduled for tomorrow).
-    await t.db.query(
-      `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, attempts, created_at, updated_at)
-       select 'msg_' || lpad(i::text, 8, '0'), e.id, case when e.id = $1::text then 'failed' else 'pending' end,
-              $3::timestamptz + interval '1 day', 5, $3, $3::timestamptz - i * interval '1 second'
-         from generate_series(1, $4) i cross join unnest($1::text || $2::text[]) e(id) order by i, e.id`,
-      [endpointId, others, new Date(now), DEAD],
-    );
+    // Every message dead at the endpoint, the later ones died earlier; waiting at the others.
+    await makeDeadLetters(t.db, app.id, [endpointId, ...others], DEAD, now);
     await t.db.query('analyze courier_deliveries, courier_messages');
     const { rows } = await t.db.query<{ id: string }>(
       `select id from courier_deliveries where endpoint_id = $1 order by id offset $2 limit 1`,
