@@ -2,7 +2,7 @@
  * Dead letters at scale: one endpoint's dead letters among other endpoints' deliveries, as an
  * endpoint that went bad leaves them while the others' wait. Times listing them all a page of 250
  * at a time (`GET …/dead-letter`, `courier dlq list`), listing a one-minute window of when they
- * died, replaying them all (`…/dead-letter/replay`), recovering them by publish time (`…/recover`),
+ * died and a window of half of them, replaying them all (`…/dead-letter/replay`), recovering them by publish time (`…/recover`),
  * and replaying them as `courier dlq replay` does (listed, then by id, 100 a request). The rows
  * are written by SQL, not published: the bench is about reading them, and a million deliveries
  * take seconds to make this way.
@@ -25,6 +25,10 @@ export interface DeadLetterFigures {
   listedPerSec: number;
   /** Milliseconds to list the dead letters that died in one minute (about 60 of them), every page. */
   windowMs: number;
+  /** Dead letters listed per second in a window of the older half by when they died (the newer half by id). */
+  wideWindowListedPerSec: number;
+  /** Dead letters replayed per second in that window, all of them. */
+  wideWindowReplayedPerSec: number;
   /** Dead letters replayed per second, all of them. */
   replayedPerSec: number;
   /** Dead letters recovered per second by their messages' publish time, all of them. */
@@ -82,6 +86,14 @@ export async function measureDeadLetters(
     // Those that died between 30 and 90 s ago, the later bound excluded: messages 31 to 90.
     const windowed = await timed(() => listAll({ since: now - 90_000, until: now - 30_000 }));
     check('listed in the window', windowed.result.length, Math.max(0, Math.min(deadLetters, 90) - 30));
+    // Those that died before the middle one: messages past the middle, the higher ids.
+    const older = { until: now - Math.floor(deadLetters / 2) * 1000 };
+    const half = deadLetters - Math.floor(deadLetters / 2);
+    const wide = await timed(() => listAll(older));
+    check('listed in the wide window', wide.result.length, half);
+    const wideReplayed = await timed(() => replayAllDeadLetters(db, { endpointId, ...older }, Date.now()));
+    check('replayed in the wide window', wideReplayed.result, half);
+    await killAll();
     const replayed = await timed(() => replayAllDeadLetters(db, { endpointId }, Date.now()));
     check('replayed', replayed.result, deadLetters);
     await killAll();
@@ -105,6 +117,8 @@ export async function measureDeadLetters(
       otherDeliveries: deadLetters * others,
       listedPerSec: perSec(deadLetters, listed.ms),
       windowMs: Math.round(windowed.ms * 10) / 10,
+      wideWindowListedPerSec: perSec(half, wide.ms),
+      wideWindowReplayedPerSec: perSec(half, wideReplayed.ms),
       replayedPerSec: perSec(deadLetters, replayed.ms),
       recoveredPerSec: perSec(deadLetters, recovered.ms),
       replayedByIdPerSec: perSec(deadLetters, byId.ms),

@@ -2,7 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   CHOSEN_DEAD_LETTERS_TO_REPLAY,
   DEAD_LETTER_PAGE,
+  DEAD_LETTER_PAGE_OF_WINDOW,
   DEAD_LETTERS_TO_REPLAY,
+  DEAD_LETTERS_TO_REPLAY_OF_WINDOW,
   type DeadLetterFilter,
   listDeadLetters,
   replayDeadLetters,
@@ -58,15 +60,22 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
     await t.drop();
   });
 
-  const list = async (filter: Partial<DeadLetterFilter> & { afterId?: number }) => {
-    const recorded = recordingReads(t.db, [DEAD_LETTER_PAGE]);
+  type Filter = Partial<DeadLetterFilter> & { afterId?: number };
+  /** A page listed, with the rows read by each run of the statements `watched`. */
+  const list = async (filter: Filter, watched = [DEAD_LETTER_PAGE]) => {
+    const recorded = recordingReads(t.db, watched);
     const page = await listDeadLetters(recorded.db, { endpointId, limit: PAGE, now, ...filter });
-    return { rows: page.length, reads: recorded.reads };
+    return { rows: page.length, reads: recorded.reads, lastId: page.at(-1)?.deliveryId };
   };
-  const replay = async (filter: Partial<DeadLetterFilter> & { afterId?: number }) => {
-    const recorded = recordingReads(t.db, [DEAD_LETTERS_TO_REPLAY]);
-    const { replayed } = await replayDeadLetters(recorded.db, { endpointId, limit: PAGE, ...filter }, now);
-    return { rows: replayed, reads: recorded.reads };
+  /** A batch replayed, with the rows read by each run of the statements `watched`. */
+  const replay = async (filter: Filter, watched = [DEAD_LETTERS_TO_REPLAY]) => {
+    const recorded = recordingReads(t.db, watched);
+    const { replayed, lastId } = await replayDeadLetters(
+      recorded.db,
+      { endpointId, limit: PAGE, ...filter },
+      now,
+    );
+    return { rows: replayed, reads: recorded.reads, lastId: lastId ?? undefined };
   };
   /** Dead letters that died in the `seconds` ending `ago` seconds before now. */
   const diedWithin = (ago: number, seconds: number) => ({
@@ -90,16 +99,50 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
     }
   });
 
-  it('lists and replays a window of when they died reading about the window, not every dead letter before it', async () => {
+  it('lists and replays a narrow window of when they died on the index by that time, reading about the window', async () => {
     // Messages 1,401 to 1,500: in id order, after the 1,400 before them.
-    for (const run of [list, replay]) {
-      const { rows, reads } = await run(diedWithin(1400, 100));
+    for (const [run, watched] of [
+      [list, DEAD_LETTER_PAGE_OF_WINDOW],
+      [replay, DEAD_LETTERS_TO_REPLAY_OF_WINDOW],
+    ] as const) {
+      const { rows, reads } = await run(diedWithin(1400, 100), [watched]);
       expect(rows).toBe(PAGE);
+      expect(reads).toHaveLength(1);
       expect(reads[0]).toBeLessThan(5 * PAGE);
     }
-    const none = await list(diedWithin(-10, 10));
+    const none = await list(diedWithin(-10, 10), [DEAD_LETTER_PAGE_OF_WINDOW]);
     expect(none.rows).toBe(0);
+    expect(none.reads).toHaveLength(1);
     expect(none.reads[0]).toBeLessThan(PAGE);
+  });
+
+  it('lists and replays a wide window of when they died in id order, reading each dead letter once, not once a page', async () => {
+    // Those that died before 500 s ago: messages 501 to 2,000, the endpoint's highest ids. Sorted,
+    // each of the 15 pages would read all 1,500 of them. (The replay's last batches are read
+    // sorted: what it replayed has left the window, narrowed to a few pages.)
+    const window = { until: now - 500 * 1000 };
+    for (const [run, watched] of [
+      [list, [DEAD_LETTER_PAGE, DEAD_LETTER_PAGE_OF_WINDOW]],
+      [replay, [DEAD_LETTERS_TO_REPLAY, DEAD_LETTERS_TO_REPLAY_OF_WINDOW]],
+    ] as const) {
+      let afterId: number | undefined;
+      let rows = 0;
+      const reads: number[] = [];
+      for (;;) {
+        const page = await run({ ...window, afterId }, [...watched]);
+        rows += page.rows;
+        reads.push(...page.reads);
+        if (page.lastId === undefined) break;
+        afterId = page.lastId;
+      }
+      expect(rows).toBe(DEAD - 500);
+      expect(reads).toHaveLength((DEAD - 500) / PAGE + 1);
+      // The first page passes by the 500 dead letters before the window in the index, without
+      // reading their rows.
+      expect(reads[0]).toBeLessThan(3 * PAGE);
+      // Each dead letter and its message once: about 3,000 rows.
+      expect(reads.reduce((a, b) => a + b)).toBeLessThan(4 * (DEAD - 500));
+    }
   });
 
   it('replays chosen dead letters reading about them, on statistics taken before they died', async () => {

@@ -40,24 +40,43 @@ export interface DeadLetterFilter {
 }
 
 /**
- * Dead letters are paged in id order, on their index by (endpoint_id, id) (migration 0033). The
- * planner multiplies the selectivity of the endpoint by that of the dead states: for an endpoint
- * whose deliveries are all dead among others' waiting ones, it expects a few rows where there are
- * thousands, and reads every one of them past the page to sort them (a bitmap scan), which made
- * going through N dead letters cost O(N²). Sorting priced out for the transaction, the page is
- * read in index order and the scan stops at its limit. The replay's statements after it keep
- * their plans: the still-dead recheck's id order comes from the primary key.
+ * Dead letters are paged in id order, on their index by (endpoint_id, id, updated_at) (migrations
+ * 0033, 0034). The planner multiplies the selectivity of the endpoint by that of the dead states:
+ * for an endpoint whose deliveries are all dead among others' waiting ones, it expects a few rows
+ * where there are thousands, and reads every one of them past the page to sort them (a bitmap
+ * scan), which made going through N dead letters cost O(N²). Sorting priced out for the
+ * transaction, the page is read in index order and the scan stops at its limit. The replay's
+ * statements after it keep their plans: the still-dead recheck's id order comes from the primary
+ * key.
  */
 export const IN_ID_ORDER = 'set local enable_sort = off';
 
+/** The endpoint's ($1) dead letters that died in [$2, $3), as deliveries aliased d. */
+const DEAD_WITHIN = `d.endpoint_id = $1 and d.state in ('failed', 'expired')
+   and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)`;
+
 /**
- * Whether a page is to be read IN_ID_ORDER: not when it is bounded by when its dead letters died
- * (since, until), which the id order would reach only by reading every dead letter before the
- * bound. Such a page is left to the planner, which reads the range on the index by that time and
- * sorts it: each page of a wide window then costs the rest of the window.
+ * A window of when they died read on the index by that time, then sorted by id: a window of a few
+ * pages (see WINDOW_SORTED_PAGES). In id order, the index carries the time, so a window's page
+ * skips the dead letters outside it without reading their rows, but still walks their index
+ * entries: every one before a window of the newest is a few milliseconds per hundred thousand.
+ * The ORDER BY keeps the subquery whole, and under IN_ID_ORDER only that index gives its order.
  */
-export const inIdOrder = (filter: DeadLetterFilter): boolean =>
-  filter.since === undefined && filter.until === undefined;
+const WINDOW_SORTED = `(select * from courier_deliveries d where ${DEAD_WITHIN} order by d.updated_at) d`;
+
+/**
+ * How many of the endpoint's dead letters died in [$2, $3), counted up to $4: whether its pages are
+ * read sorted (a narrow window) or in id order. Under IN_ID_ORDER, on the index by that time.
+ */
+export const DEAD_LETTERS_IN_WINDOW = `select count(*)::int as n from (select 1 from courier_deliveries d
+ where ${DEAD_WITHIN} order by d.updated_at limit $4) w`;
+
+/**
+ * A window of up to this many pages of dead letters is read sorted, each page reading the whole
+ * window; a wider one in id order, each page after the last, so that going through it costs its
+ * rows once, not once a page.
+ */
+export const WINDOW_SORTED_PAGES = 2;
 
 /** [since, until) as the page statements' parameters. */
 const diedWithin = (filter: DeadLetterFilter): [Date | null, Date | null] => [
@@ -66,38 +85,61 @@ const diedWithin = (filter: DeadLetterFilter): [Date | null, Date | null] => [
 ];
 
 /**
- * A page of an endpoint's dead letters ($1) in [$2, $3) by when they died, after id $4, the first
- * $5 in id order; $6 the instant that tells an expired payload; after IN_ID_ORDER, if inIdOrder.
- * Each dead letter's message is probed by key (the LIMIT keeps the subquery from being flattened
- * into a join, which may hash the whole messages table): a page reads about its own rows.
+ * Sets IN_ID_ORDER for the transaction and tells which deliveries a page of `limit` dead letters
+ * is to read: the table in id order, or a narrow window of when they died, sorted.
  */
-export const DEAD_LETTER_PAGE = `select d.id, d.message_id, d.endpoint_id, d.state, d.attempts, d.last_error, d.updated_at,
+async function pageSource(
+  tx: Queryable,
+  filter: DeadLetterFilter,
+  limit: number,
+): Promise<'table' | 'window'> {
+  await tx.query(IN_ID_ORDER);
+  if (filter.since === undefined && filter.until === undefined) return 'table';
+  const sorted = limit * WINDOW_SORTED_PAGES;
+  const { rows } = await tx.query<{ n: number }>(DEAD_LETTERS_IN_WINDOW, [
+    filter.endpointId,
+    ...diedWithin(filter),
+    sorted,
+  ]);
+  return rows[0]!.n < sorted ? 'window' : 'table';
+}
+
+/**
+ * A page of an endpoint's dead letters ($1) in [$2, $3) by when they died, after id $4, the first
+ * $5 in id order; $6 the instant that tells an expired payload. Each dead letter's message is
+ * probed by key (the LIMIT keeps the subquery from being flattened into a join, which may hash the
+ * whole messages table): a page reads about its own rows.
+ */
+const deadLetterPage = (
+  deliveries: string,
+) => `select d.id, d.message_id, d.endpoint_id, d.state, d.attempts, d.last_error, d.updated_at,
        m.payload_expunged
-  from courier_deliveries d
+  from ${deliveries}
  cross join lateral (select ${payloadGone('m', '$6')} as payload_expunged from courier_messages m
                       where m.id = d.message_id limit 1) m
- where d.endpoint_id = $1 and d.state in ('failed', 'expired')
-   and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
+ where ${DEAD_WITHIN}
    and ($4::bigint is null or d.id > $4)
  order by d.id limit $5`;
 
+export const DEAD_LETTER_PAGE = deadLetterPage('courier_deliveries d');
+export const DEAD_LETTER_PAGE_OF_WINDOW = deadLetterPage(WINDOW_SORTED);
+
 /**
- * The dead letters a replay batch takes from `deliveries` (aliased d), as DEAD_LETTER_PAGE finds
+ * The dead letters a replay batch takes from `deliveries` (aliased d), as a listed page finds
  * them ($1 to $3, after id $6, the first $5), only those of ids $4 if given, whose payload is not
  * expunged, and whose message was published in [$7, $8) (Svix's recover reads its range so).
  */
 const deadLettersToReplay = (deliveries: string) => `select d.id, d.message_id from ${deliveries}
  cross join lateral (select m.expunged_at, m.created_at from courier_messages m
                       where m.id = d.message_id limit 1) m
- where d.endpoint_id = $1 and d.state in ('failed', 'expired')
-   and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
+ where ${DEAD_WITHIN}
    and ($4::bigint[] is null or d.id = any($4)) and ($6::bigint is null or d.id > $6)
    and m.expunged_at is null
    and ($7::timestamptz is null or m.created_at >= $7) and ($8::timestamptz is null or m.created_at < $8)
  order by d.id limit $5`;
 
-/** The endpoint's dead letters; after IN_ID_ORDER, if inIdOrder. */
 export const DEAD_LETTERS_TO_REPLAY = deadLettersToReplay('courier_deliveries d');
+export const DEAD_LETTERS_TO_REPLAY_OF_WINDOW = deadLettersToReplay(WINDOW_SORTED);
 
 /**
  * The dead letters of ids $4 (`courier dlq replay` sends the listed ones, 100 at a time), each
@@ -114,20 +156,16 @@ export async function listDeadLetters(
   db: Database,
   filter: DeadLetterFilter & { limit: number; afterId?: number; now: number },
 ): Promise<DeadLetter[]> {
-  const readPage = (q: Queryable) =>
-    q.query<DeadRow>(DEAD_LETTER_PAGE, [
+  const { rows } = await db.transaction(async (tx) => {
+    const source = await pageSource(tx, filter, filter.limit);
+    return tx.query<DeadRow>(source === 'table' ? DEAD_LETTER_PAGE : DEAD_LETTER_PAGE_OF_WINDOW, [
       filter.endpointId,
       ...diedWithin(filter),
       filter.afterId ?? null,
       filter.limit,
       toDate(filter.now),
     ]);
-  const { rows } = inIdOrder(filter)
-    ? await db.transaction(async (tx) => {
-        await tx.query(IN_ID_ORDER);
-        return readPage(tx);
-      })
-    : await readPage(db);
+  });
   return rows.map((r) => ({
     deliveryId: r.id,
     messageId: r.message_id,
@@ -175,13 +213,18 @@ export async function replayDeadLetters(
       throw new StoreNotFoundError(`endpoint ${filter.endpointId} not found`);
     const at = toDate(now);
     const chosen = filter.deliveryIds === undefined ? null : [...new Set(filter.deliveryIds)];
-    if (chosen === null && inIdOrder(filter)) await tx.query(IN_ID_ORDER);
-    const statement = chosen === null ? DEAD_LETTERS_TO_REPLAY : CHOSEN_DEAD_LETTERS_TO_REPLAY;
+    const limit = filter.limit ?? REPLAY_BATCH;
+    const source = chosen === null ? await pageSource(tx, filter, limit) : 'chosen';
+    const statement = {
+      table: DEAD_LETTERS_TO_REPLAY,
+      window: DEAD_LETTERS_TO_REPLAY_OF_WINDOW,
+      chosen: CHOSEN_DEAD_LETTERS_TO_REPLAY,
+    }[source];
     const { rows: found } = await tx.query<{ id: string; message_id: string }>(statement, [
       filter.endpointId,
       ...diedWithin(filter),
       chosen,
-      filter.limit ?? 1000,
+      limit,
       filter.afterId ?? null,
       filter.sentSince === undefined ? null : toDate(filter.sentSince),
       filter.sentUntil === undefined ? null : toDate(filter.sentUntil),
