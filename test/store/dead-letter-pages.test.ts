@@ -3,11 +3,14 @@ import {
   CHOSEN_DEAD_LETTERS_TO_REPLAY,
   DEAD_LETTER_PAGE,
   DEAD_LETTER_PAGE_OF_WINDOW,
+  DEAD_LETTERS_IN_WINDOW,
   DEAD_LETTERS_TO_REPLAY,
   DEAD_LETTERS_TO_REPLAY_OF_WINDOW,
   type DeadLetterFilter,
   listDeadLetters,
+  replayAllDeadLetters,
   replayDeadLetters,
+  WINDOW_SORTED_PAGES,
 } from '../../src/store/queries/dead-letter.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { makeApp, makeDeadLetters, makeEndpoint } from '../support/fixtures.ts';
@@ -61,13 +64,13 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
   });
 
   type Filter = Partial<DeadLetterFilter> & { afterId?: number };
-  /** A page listed, with the rows read by each run of the statements `watched`. */
+  /** A page listed, with the rows and indexes read by each run of the statements `watched`. */
   const list = async (filter: Filter, watched = [DEAD_LETTER_PAGE]) => {
     const recorded = recordingReads(t.db, watched);
     const page = await listDeadLetters(recorded.db, { endpointId, limit: PAGE, now, ...filter });
-    return { rows: page.length, reads: recorded.reads, lastId: page.at(-1)?.deliveryId };
+    return { ...recorded, rows: page.length, lastId: page.at(-1)?.deliveryId };
   };
-  /** A batch replayed, with the rows read by each run of the statements `watched`. */
+  /** A batch replayed, with the rows and indexes read by each run of the statements `watched`. */
   const replay = async (filter: Filter, watched = [DEAD_LETTERS_TO_REPLAY]) => {
     const recorded = recordingReads(t.db, watched);
     const { replayed, lastId } = await replayDeadLetters(
@@ -75,7 +78,19 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
       { endpointId, limit: PAGE, ...filter },
       now,
     );
-    return { rows: replayed, reads: recorded.reads, lastId: lastId ?? undefined };
+    return { ...recorded, rows: replayed, lastId: lastId ?? undefined };
+  };
+  /** The endpoint's dead letters as a plain statement finds them, in id order. */
+  const deadIds = async (filter: Filter = {}) => {
+    const { rows } = await t.db.query<{ id: string }>(
+      `select id from courier_deliveries where endpoint_id = $1 and state in ('failed', 'expired')
+          and ($2::timestamptz is null or updated_at >= $2) and ($3::timestamptz is null or updated_at < $3)
+        order by id`,
+      [endpointId, filter.since ?? null, filter.until ?? null].map((v) =>
+        typeof v === 'number' ? new Date(v) : v,
+      ),
+    );
+    return rows.map((r) => Number(r.id));
   };
   /** Dead letters that died in the `seconds` ending `ago` seconds before now. */
   const diedWithin = (ago: number, seconds: number) => ({
@@ -105,10 +120,12 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
       [list, DEAD_LETTER_PAGE_OF_WINDOW],
       [replay, DEAD_LETTERS_TO_REPLAY_OF_WINDOW],
     ] as const) {
-      const { rows, reads } = await run(diedWithin(1400, 100), [watched]);
+      const { rows, reads, indexes } = await run(diedWithin(1400, 100), [DEAD_LETTERS_IN_WINDOW, watched]);
       expect(rows).toBe(PAGE);
-      expect(reads).toHaveLength(1);
-      expect(reads[0]).toBeLessThan(5 * PAGE);
+      expect(reads).toHaveLength(2);
+      expect(reads[1]).toBeLessThan(5 * PAGE);
+      // Counted, then read, on the index by when they died.
+      expect(indexes.map((i) => i.includes('courier_deliveries_dead'))).toEqual([true, true]);
     }
     const none = await list(diedWithin(-10, 10), [DEAD_LETTER_PAGE_OF_WINDOW]);
     expect(none.rows).toBe(0);
@@ -144,6 +161,49 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
       expect(reads.reduce((a, b) => a + b)).toBeLessThan(4 * (DEAD - 500));
     }
   });
+
+  it('reads a window of fewer than two pages sorted, and one of two pages or more in id order', async () => {
+    const pages = WINDOW_SORTED_PAGES * PAGE;
+    for (const [size, watched] of [
+      [pages - 1, DEAD_LETTER_PAGE_OF_WINDOW],
+      [pages, DEAD_LETTER_PAGE],
+    ] as const) {
+      const { rows, reads } = await list(diedWithin(1000, size), [watched]);
+      expect(rows).toBe(PAGE);
+      expect(reads).toHaveLength(1);
+    }
+  });
+
+  it.each([
+    ['since alone, narrow', { since: now - 150_000 }],
+    ['since alone, wide', { since: now - 1000_000 }],
+    ['until alone, narrow', { until: now - 1900_000 }],
+    ['until alone, wide', { until: now - 500_000 }],
+    ['both, narrow', diedWithin(700, 50)],
+    ['both, wide', diedWithin(300, 900)],
+  ])(
+    'lists and replays exactly the dead letters of a window, in id order, whichever way it is read: %s',
+    async (_, window) => {
+      const wanted = await deadIds(window);
+      const listed: number[] = [];
+      for (;;) {
+        const page = await listDeadLetters(t.db, {
+          endpointId,
+          limit: PAGE,
+          now,
+          afterId: listed.at(-1),
+          ...window,
+        });
+        listed.push(...page.map((d) => d.deliveryId));
+        if (page.length < PAGE) break;
+      }
+      expect(listed).toEqual(wanted);
+      const before = await deadIds();
+      expect(await replayAllDeadLetters(t.db, { endpointId, ...window }, now)).toBe(wanted.length);
+      const replayed = new Set(wanted);
+      expect(await deadIds()).toEqual(before.filter((id) => !replayed.has(id)));
+    },
+  );
 
   it('replays chosen dead letters reading about them, on statistics taken before they died', async () => {
     // Statistics taken while no delivery was dead; then another endpoint's deliveries all die: the

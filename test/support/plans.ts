@@ -11,18 +11,25 @@ interface PlanNode {
 }
 
 /**
- * The rows a statement read from tables and indexes as EXPLAIN ANALYZE counts them: every scan
- * node's rows, those its filters dropped included, times its loops. A statement that should read
- * a page's worth of rows can be checked for not reading the whole table, whatever plan it gets.
+ * What EXPLAIN ANALYZE saw a statement read: `rows`, every scan node's rows, those its filters
+ * dropped included, times its loops (not the index entries an index condition passed by), and
+ * `indexes`, the indexes it scanned, in plan order. A statement that should read a page's worth
+ * of rows can be checked for not reading the whole table, whatever plan it gets.
  * (PostgreSQL 15 rounds a node's rows per loop to a whole number: a probe finding a row in fewer
  * than half its loops counts none.)
  */
-export async function rowsRead(db: Queryable, sql: string, params: readonly unknown[]): Promise<number> {
+export async function readsOf(
+  db: Queryable,
+  sql: string,
+  params: readonly unknown[],
+): Promise<{ rows: number; indexes: string[] }> {
   const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
     `explain (analyze, format json) ${sql}`,
     params,
   );
+  const indexes: string[] = [];
   const walk = (node: PlanNode): number => {
+    if (node['Index Name'] !== undefined) indexes.push(node['Index Name']);
     const scanned =
       node['Relation Name'] !== undefined || node['Index Name'] !== undefined
         ? ((node['Actual Rows'] ?? 0) +
@@ -32,26 +39,31 @@ export async function rowsRead(db: Queryable, sql: string, params: readonly unkn
         : 0;
     return scanned + (node.Plans ?? []).reduce((sum, child) => sum + walk(child), 0);
   };
-  return walk(rows[0]!['QUERY PLAN'][0].Plan);
+  return { rows: walk(rows[0]!['QUERY PLAN'][0].Plan), indexes };
 }
 
 /**
- * A handle on `db` that records the rows each of these statements read (rowsRead, run just before
- * it, inside its transaction when it runs in one, so under the same settings) whenever the code
- * under test runs it: a test of the store's own functions, with the settings they give their
- * transactions.
+ * A handle on `db` that records what each of these statements read (readsOf, run just before it,
+ * inside its transaction when it runs in one, so under the same settings) whenever the code under
+ * test runs it: `reads` the rows, `indexes` the indexes, a run each. A test of the store's own
+ * functions, with the settings they give their transactions.
  */
 export function recordingReads(
   db: Database,
   statements: readonly string[],
-): { db: Database; reads: number[] } {
+): { db: Database; reads: number[]; indexes: string[][] } {
   const reads: number[] = [];
+  const indexes: string[][] = [];
   const watch = <Q extends Queryable>(handle: Q): Q =>
     new Proxy(handle, {
       get(target, prop) {
         if (prop === 'query')
           return async (sql: string, params: readonly unknown[] = []) => {
-            if (statements.includes(sql)) reads.push(await rowsRead(target, sql, params));
+            if (statements.includes(sql)) {
+              const read = await readsOf(target, sql, params);
+              reads.push(read.rows);
+              indexes.push(read.indexes);
+            }
             return target.query(sql, params);
           };
         if (prop === 'transaction')
@@ -61,5 +73,5 @@ export function recordingReads(
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-  return { db: watch(db), reads };
+  return { db: watch(db), reads, indexes };
 }

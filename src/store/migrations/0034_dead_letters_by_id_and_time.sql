@@ -4,9 +4,10 @@
 -- two million deliveries: 4.9 s, a hundred pages). Now such a window is read in id order like the
 -- rest, its bounds checked in the index: a page skips the dead letters outside the window without
 -- reading their rows. A window of a few pages is still read on the index by updated_at and sorted
--- (see WINDOW_SORTED_PAGES in src/store/queries/dead-letter.ts). Built before the old index is
--- dropped, so the ACCESS EXCLUSIVE lock of the drop is held only to the commit; the build holds
--- writes to the deliveries (reads go on), about a quarter of a second per two million.
+-- (see WINDOW_SORTED_PAGES in src/store/queries/dead-letter.ts). The build holds writes to the
+-- deliveries (reads go on), about a quarter of a second per two million. Migration 0033's index by
+-- (endpoint_id, id), which this one covers, stays: every pending migration runs in one
+-- transaction, and its drop would wait for an ACCESS EXCLUSIVE lock with the build's SHARE lock
+-- held, queueing every reader behind it and deadlocking with one that then writes.
 create index courier_deliveries_dead_by_id_and_time on courier_deliveries (endpoint_id, id, updated_at)
   where state in ('failed', 'expired');
-drop index courier_deliveries_dead_by_id;

@@ -49,7 +49,7 @@ export interface DeadLetterFilter {
  * statements after it keep their plans: the still-dead recheck's id order comes from the primary
  * key.
  */
-export const IN_ID_ORDER = 'set local enable_sort = off';
+const IN_ID_ORDER = 'set local enable_sort = off';
 
 /** The endpoint's ($1) dead letters that died in [$2, $3), as deliveries aliased d. */
 const DEAD_WITHIN = `d.endpoint_id = $1 and d.state in ('failed', 'expired')
