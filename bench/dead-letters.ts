@@ -2,10 +2,11 @@
  * Dead letters at scale: one endpoint's dead letters among other endpoints' deliveries, as an
  * endpoint that went bad leaves them while the others' wait. Times listing them all a page of 250
  * at a time (`GET …/dead-letter`, `courier dlq list`), listing a one-minute window of when they
- * died and a window of half of them, replaying them all (`…/dead-letter/replay`), recovering them by publish time (`…/recover`),
- * and replaying them as `courier dlq replay` does (listed, then by id, 100 a request). The rows
- * are written by SQL, not published: the bench is about reading them, and a million deliveries
- * take seconds to make this way.
+ * died and a window of half of them, replaying them all (`…/dead-letter/replay`), recovering them
+ * by publish time (`…/recover`), all and the last 60 published, and replaying them as `courier
+ * dlq replay` does (listed, then by id, 100 a request). The rows are written by SQL, not
+ * published: the bench is about reading them, and a million deliveries take seconds to make this
+ * way.
  * Usage: tsx bench/dead-letters.ts [dead letters] [other endpoints] [--pglite]   (default 100000 and 10)
  */
 
@@ -33,6 +34,8 @@ export interface DeadLetterFigures {
   replayedPerSec: number;
   /** Dead letters recovered per second by their messages' publish time, all of them. */
   recoveredPerSec: number;
+  /** Milliseconds to recover the last 60 published (one a minute, the highest ids). */
+  recoveredRecentMs: number;
   /** Dead letters replayed per second as `courier dlq replay` does: listed, then by id, 100 a request. */
   replayedByIdPerSec: number;
 }
@@ -97,9 +100,17 @@ export async function measureDeadLetters(
     const replayed = await timed(() => replayAllDeadLetters(db, { endpointId }, Date.now()));
     check('replayed', replayed.result, deadLetters);
     await killAll();
-    const range = { sentSince: now - 60_000, sentUntil: now + 60_000 };
+    // Message i was published 2·deadLetters − i minutes ago.
+    const range = { sentSince: now - 2 * deadLetters * 60_000, sentUntil: now };
     const recovered = await timed(() => replayAllDeadLetters(db, { endpointId, ...range }, Date.now()));
     check('recovered', recovered.result, deadLetters);
+    await killAll();
+    // The last 60 published, one a minute: messages deadLetters − 59 on.
+    const recent = { sentSince: now - (deadLetters + 59) * 60_000 };
+    const recoveredRecent = await timed(() =>
+      replayAllDeadLetters(db, { endpointId, ...recent }, Date.now()),
+    );
+    check('recovered in the last hour', recoveredRecent.result, Math.min(deadLetters, 60));
     await killAll();
     const byId = await timed(async () => {
       const ids = await listAll();
@@ -121,6 +132,7 @@ export async function measureDeadLetters(
       wideWindowReplayedPerSec: perSec(half, wideReplayed.ms),
       replayedPerSec: perSec(deadLetters, replayed.ms),
       recoveredPerSec: perSec(deadLetters, recovered.ms),
+      recoveredRecentMs: Math.round(recoveredRecent.ms * 10) / 10,
       replayedByIdPerSec: perSec(deadLetters, byId.ms),
     };
   } finally {

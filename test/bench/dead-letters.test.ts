@@ -21,6 +21,7 @@ describe('dead letters benchmark smoke run', () => {
       expect(figures.wideWindowReplayedPerSec).toBeGreaterThan(0);
       expect(figures.replayedPerSec).toBeGreaterThan(0);
       expect(figures.recoveredPerSec).toBeGreaterThan(0);
+      expect(figures.recoveredRecentMs).toBeGreaterThan(0);
       expect(figures.replayedByIdPerSec).toBeGreaterThan(0);
     },
   );

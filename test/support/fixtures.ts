@@ -96,8 +96,9 @@ export async function signingSecrets(db: Queryable, endpointId: string, now: num
 
 /**
  * One endpoint's dead letters among other endpoints' waiting deliveries, written by SQL (a million
- * deliveries take seconds): `count` messages `msg_0000000001` on, each dead at `endpointIds[0]`,
- * message i dead since i seconds before `now`, and waiting at every other endpoint (due a day
+ * deliveries take seconds): `count` messages `msg_0000000001` on, message i published (with its
+ * deliveries) 2·count − i minutes before `now`, the later ones the higher ids, dead at
+ * `endpointIds[0]` since i seconds before `now`, and waiting at every other endpoint (due a day
  * later).
  */
 export async function makeDeadLetters(
@@ -109,14 +110,16 @@ export async function makeDeadLetters(
 ): Promise<void> {
   await db.query(
     `insert into courier_messages (id, app_id, event_type, payload, created_at)
-     select 'msg_' || lpad(i::text, 10, '0'), $1, 'invoice.paid', convert_to('{"i":' || i || '}', 'UTF8'), $3
+     select 'msg_' || lpad(i::text, 10, '0'), $1, 'invoice.paid', convert_to('{"i":' || i || '}', 'UTF8'),
+            $3::timestamptz - (2 * $2 - i) * interval '1 minute'
        from generate_series(1, $2) i`,
     [appId, count, new Date(now)],
   );
   await db.query(
     `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, attempts, created_at, updated_at)
      select 'msg_' || lpad(i::text, 10, '0'), e.id, case when e.id = $1::text then 'failed' else 'pending' end,
-            $3::timestamptz + interval '1 day', 5, $3, $3::timestamptz - i * interval '1 second'
+            $3::timestamptz + interval '1 day', 5, $3::timestamptz - (2 * $2 - i) * interval '1 minute',
+            $3::timestamptz - i * interval '1 second'
        from generate_series(1, $2) i cross join unnest($4::text[]) e(id) order by i, e.id`,
     [endpointIds[0], count, new Date(now), endpointIds],
   );

@@ -40,14 +40,14 @@ export interface DeadLetterFilter {
 }
 
 /**
- * Dead letters are paged in id order, on their index by (endpoint_id, id, updated_at) (migrations
- * 0033, 0034). The planner multiplies the selectivity of the endpoint by that of the dead states:
- * for an endpoint whose deliveries are all dead among others' waiting ones, it expects a few rows
- * where there are thousands, and reads every one of them past the page to sort them (a bitmap
- * scan), which made going through N dead letters cost O(N²). Sorting priced out for the
- * transaction, the page is read in index order and the scan stops at its limit. The replay's
- * statements after it keep their plans: the still-dead recheck's id order comes from the primary
- * key.
+ * Dead letters are paged in id order, on their index by (endpoint_id, id, updated_at, created_at)
+ * (migrations 0033, 0034). The planner multiplies the selectivity of the endpoint by that of the
+ * dead states: for an endpoint whose deliveries are all dead among others' waiting ones, it
+ * expects a few rows where there are thousands, and reads every one of them past the page to sort
+ * them (a bitmap scan), which made going through N dead letters cost O(N²). Sorting priced out
+ * for the transaction, the page is read in index order and the scan stops at its limit. The
+ * replay's statements after it keep their plans: the still-dead recheck's id order comes from the
+ * primary key.
  */
 const IN_ID_ORDER = 'set local enable_sort = off';
 
@@ -128,12 +128,16 @@ export const DEAD_LETTER_PAGE_OF_WINDOW = deadLetterPage(WINDOW_SORTED);
  * The dead letters a replay batch takes from `deliveries` (aliased d), as a listed page finds
  * them ($1 to $3, after id $6, the first $5), only those of ids $4 if given, whose payload is not
  * expunged, and whose message was published in [$7, $8) (Svix's recover reads its range so).
+ * A delivery is made no earlier than its message (a publish stamps both alike; a resend or
+ * replay-missing with its own process's clock, so an hour is allowed for clocks that far apart):
+ * one made before the range cannot be in it, and is passed by in the index, its message unread.
  */
 const deadLettersToReplay = (deliveries: string) => `select d.id, d.message_id from ${deliveries}
  cross join lateral (select m.expunged_at, m.created_at from courier_messages m
                       where m.id = d.message_id limit 1) m
  where ${DEAD_WITHIN}
    and ($4::bigint[] is null or d.id = any($4)) and ($6::bigint is null or d.id > $6)
+   and ($7::timestamptz is null or d.created_at >= $7::timestamptz - interval '1 hour')
    and m.expunged_at is null
    and ($7::timestamptz is null or m.created_at >= $7) and ($8::timestamptz is null or m.created_at < $8)
  order by d.id limit $5`;
