@@ -82,15 +82,23 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
   };
   /** The endpoint's dead letters as a plain statement finds them, in id order. */
   const deadIds = async (filter: Filter = {}) => {
+    const at = (ms?: number) => (ms === undefined ? null : new Date(ms));
     const { rows } = await t.db.query<{ id: string }>(
-      `select id from courier_deliveries where endpoint_id = $1 and state in ('failed', 'expired')
-          and ($2::timestamptz is null or updated_at >= $2) and ($3::timestamptz is null or updated_at < $3)
-        order by id`,
-      [endpointId, filter.since ?? null, filter.until ?? null].map((v) =>
-        typeof v === 'number' ? new Date(v) : v,
-      ),
+      `select d.id from courier_deliveries d join courier_messages m on m.id = d.message_id
+        where d.endpoint_id = $1 and d.state in ('failed', 'expired')
+          and ($2::timestamptz is null or d.updated_at >= $2) and ($3::timestamptz is null or d.updated_at < $3)
+          and ($4::timestamptz is null or m.created_at >= $4) and ($5::timestamptz is null or m.created_at < $5)
+        order by d.id`,
+      [endpointId, at(filter.since), at(filter.until), at(filter.sentSince), at(filter.sentUntil)],
     );
     return rows.map((r) => Number(r.id));
+  };
+  /** Replays every dead letter `filter` takes, and checks exactly `wanted` left the dead letters. */
+  const replaysExactly = async (filter: Filter, wanted: number[]) => {
+    const before = await deadIds();
+    expect(await replayAllDeadLetters(t.db, { endpointId, ...filter }, now)).toBe(wanted.length);
+    const replayed = new Set(wanted);
+    expect(await deadIds()).toEqual(before.filter((id) => !replayed.has(id)));
   };
   /** Dead letters that died in the `seconds` ending `ago` seconds before now. */
   const diedWithin = (ago: number, seconds: number) => ({
@@ -199,10 +207,7 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
         if (page.length < PAGE) break;
       }
       expect(listed).toEqual(wanted);
-      const before = await deadIds();
-      expect(await replayAllDeadLetters(t.db, { endpointId, ...window }, now)).toBe(wanted.length);
-      const replayed = new Set(wanted);
-      expect(await deadIds()).toEqual(before.filter((id) => !replayed.has(id)));
+      await replaysExactly(window, wanted);
     },
   );
 
@@ -215,6 +220,41 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
     expect(reads).toHaveLength(1);
     // Those made in the hour before the range are read too (clocks may be that far apart).
     expect(reads[0]).toBeLessThan(5 * PAGE);
+  });
+
+  // Message i was published 2 × DEAD − i minutes before now.
+  const publishedAgo = (minutes: number) => now - minutes * 60_000;
+  it.each([
+    ['since, the last 100', { sentSince: publishedAgo(DEAD + 99) }],
+    ['since and until', { sentSince: publishedAgo(DEAD + 1500), sentUntil: publishedAgo(DEAD + 200) }],
+    ['until alone', { sentUntil: publishedAgo(DEAD + 1000) }],
+    ['with a window of when they died', { sentSince: publishedAgo(DEAD + 1500), ...diedWithin(300, 900) }],
+  ])('recovers exactly the dead letters whose messages were published in the range: %s', async (_, range) => {
+    const wanted = await deadIds(range);
+    expect(wanted.length).toBeGreaterThan(0);
+    await replaysExactly(range, wanted);
+  });
+
+  it('recovers a dead letter made up to an hour before its message, as an earlier release could', async () => {
+    // Message 1,901's delivery stamped half an hour before it by a resend whose clock was behind.
+    const first = 'msg_0000001901';
+    const made = (minutes: number) =>
+      t.db.query(
+        `update courier_deliveries d set created_at = m.created_at - $3 * interval '1 minute'
+           from courier_messages m where m.id = d.message_id and d.message_id = $1 and d.endpoint_id = $2`,
+        [first, endpointId, minutes],
+      );
+    await made(30);
+    try {
+      const recovered = await replayAllDeadLetters(
+        t.db,
+        { endpointId, sentSince: now - (DEAD + 99) * 60_000 },
+        now,
+      );
+      expect(recovered).toBe(100);
+    } finally {
+      await made(0);
+    }
   });
 
   it('replays chosen dead letters reading about them, on statistics taken before they died', async () => {

@@ -99,6 +99,27 @@ describe.each(BACKENDS)('replaying missing messages on %s', (backend) => {
     );
   });
 
+  it('makes each delivery no earlier than its message, as a resend does, under a publisher whose clock is ahead', async () => {
+    // Published by a process whose clock is ten minutes ahead of this one's: a recovery by
+    // publish time passes by the dead letters made before its range.
+    const ahead = clock.now() + 600_000;
+    const message = (await publishJson(t.db, appId, ahead, { n: 1 }, { eventType: 'a' })).messageId;
+    const [missing, resent] = [await endpoint(), await endpoint()];
+    expect(await replayAll(missing)).toBe(1);
+    expect(
+      await t.db.transaction((tx) =>
+        resendDelivery(tx, { messageId: message, endpointId: resent.id, now: clock.now() }),
+      ),
+    ).toBe('scheduled');
+    const { rows } = await t.db.query<{ endpoint_id: string; created_at: Date }>(
+      'select endpoint_id, created_at from courier_deliveries where message_id = $1 order by endpoint_id',
+      [message],
+    );
+    expect(rows.map((r) => [r.endpoint_id, r.created_at.getTime()])).toEqual(
+      [missing.id, resent.id].sort().map((id) => [id, ahead]),
+    );
+  });
+
   it('takes the messages published in [since, until), by the time their ids carry', async () => {
     // Later than any id made before in this process: ids never go back in time.
     clock = new ManualClock(Date.UTC(2027 + BACKENDS.indexOf(backend), 0, 1));

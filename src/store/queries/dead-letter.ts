@@ -128,9 +128,11 @@ export const DEAD_LETTER_PAGE_OF_WINDOW = deadLetterPage(WINDOW_SORTED);
  * The dead letters a replay batch takes from `deliveries` (aliased d), as a listed page finds
  * them ($1 to $3, after id $6, the first $5), only those of ids $4 if given, whose payload is not
  * expunged, and whose message was published in [$7, $8) (Svix's recover reads its range so).
- * A delivery is made no earlier than its message (a publish stamps both alike; a resend or
- * replay-missing with its own process's clock, so an hour is allowed for clocks that far apart):
- * one made before the range cannot be in it, and is passed by in the index, its message unread.
+ * A delivery is made no earlier than its message (a publish stamps both alike, RESEND_CREATE and
+ * replay-missing the later of their clock and the message's time): one made before the range
+ * cannot be in it, and is passed by in the index, its message unread. The hour is for deliveries
+ * an earlier release's resend or replay-missing stamped by a clock behind the publisher's. Bound
+ * in the index only in a plan made with the parameters (unnamed statements, as here).
  */
 const deadLettersToReplay = (deliveries: string) => `select d.id, d.message_id from ${deliveries}
  cross join lateral (select m.expunged_at, m.created_at from courier_messages m

@@ -109,8 +109,8 @@ export async function replayMissingBatch(
        ), target as (
          -- Probed by key one by one, in id order (the subquery locks, so it is not flattened into
          -- a join): a join hashed every message of the table for each batch.
-         select t.id from scan cross join lateral (
-           select m.id from courier_messages m cross join ep
+         select t.id, t.created_at from scan cross join lateral (
+           select m.id, m.created_at from courier_messages m cross join ep
             where m.id = scan.id and ${endpointTakes('ep', 'm.event_type', 'm.channels')}
               and not coalesce('${EXAMPLE_TAG}' = any(m.tags), false)
               and not ${payloadGone('m', '$7')}
@@ -119,7 +119,10 @@ export async function replayMissingBatch(
             for key share of m) t
        ), ins as (
          insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, trigger, created_at, updated_at)
-         select target.id, ep.id, case when ep.active then 'pending' else 'held' end, $7, 1, $7, $7
+         -- Made no earlier than its message, whatever the clock of the process that published it:
+         -- a recovery by publish time passes by, in the index, the dead letters made before its range.
+         select target.id, ep.id, case when ep.active then 'pending' else 'held' end, $7, 1,
+                greatest($7::timestamptz, target.created_at), $7
            from target cross join ep
           order by target.id
          on conflict (message_id, endpoint_id) do nothing

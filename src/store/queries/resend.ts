@@ -31,10 +31,13 @@ export const RESEND_DELIVERIES = `update courier_deliveries d
  * manual attempt with a fresh budget, in state $4. One there already, committed or not (a
  * completion writing a leased row, a publish or another resend making one), is left as it is:
  * tested before the insert, so the statement waits only for a row another resend or replay is
- * inserting, never for a completion's uncommitted update or delete.
+ * inserting, never for a completion's uncommitted update or delete. Made no earlier than its
+ * message, whatever the clock of the process that published it: a recovery by publish time passes
+ * by, in the index, the dead letters made before its range.
  */
 export const RESEND_CREATE = `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, trigger, created_at, updated_at)
-  select u.id, $2, $4, $3, 1, $3, $3 from unnest($1::text[]) as u(id)
+  select u.id, $2, $4, $3, 1, greatest($3::timestamptz, (select m.created_at from courier_messages m where m.id = u.id)), $3
+    from unnest($1::text[]) as u(id)
    where not exists (select 1 from courier_deliveries d where d.message_id = u.id and d.endpoint_id = $2)
    order by u.id collate "C"
   on conflict (message_id, endpoint_id) do nothing returning state`;
