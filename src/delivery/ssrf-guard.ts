@@ -14,9 +14,13 @@ export interface AddressClass {
   readonly allowed: boolean;
   /** ipaddr.js's range name ('unicast', 'loopback', 'private', ...), or 'invalid'/'ipv4Compatible'. */
   readonly range: string;
-  /** For IPv4-mapped IPv6 addresses: the embedded IPv4 address that was classified. */
+  /** For an IPv6 address that stands for an IPv4 one: that IPv4 address, which was classified. */
   readonly embedded?: string;
+  /** How it stands for it (see embeddedIPv4). */
+  readonly form?: EmbeddingForm;
 }
+
+type EmbeddingForm = 'IPv4-mapped' | 'NAT64';
 
 export type CheckResult = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
@@ -33,7 +37,7 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   broadcast: 'the broadcast address',
   reserved: 'in a reserved or documentation range',
   benchmarking: 'in a benchmarking range',
-  rfc6052: 'a NAT64 address (64:ff9b::/96 or 64:ff9b:1::/48)',
+  rfc6052: 'a local-use NAT64 address (64:ff9b:1::/48)',
   rfc6145: 'an IPv4-translated IPv6 address (RFC 6145)',
   ipv4Compatible: 'an IPv4-compatible IPv6 address (deprecated ::/96)',
   '6to4': 'a 6to4 relay address (2002::/16)',
@@ -66,11 +70,27 @@ function rangeOf(addr: Addr): string {
   return range;
 }
 
+/**
+ * The IPv4 address an IPv6 address stands for: IPv4-mapped (the OS connects to it over IPv4), or
+ * in NAT64's well-known prefix 64:ff9b::/96, which a NAT64 gateway translates to its last 32 bits
+ * (an IPv6-only host's DNS64 answers so for a name with IPv4 addresses only: refused, no IPv4-only
+ * receiver could be reached from it). The local-use prefix 64:ff9b:1::/48 places the IPv4 address
+ * by a prefix length its network chooses: it is refused whatever it carries.
+ */
+function embeddedIPv4(addr: Addr): { v4: ipaddr.IPv4; form: EmbeddingForm } | undefined {
+  const mapped = mappedIPv4(addr);
+  if (mapped) return { v4: mapped, form: 'IPv4-mapped' };
+  if (addr.kind() !== 'ipv6') return undefined;
+  const p = (addr as ipaddr.IPv6).parts;
+  if (p[0] !== 0x64 || p[1] !== 0xff9b || p.slice(2, 6).some((part) => part !== 0)) return undefined;
+  return { v4: new ipaddr.IPv4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff]), form: 'NAT64' };
+}
+
 function classifyParsed(addr: Addr): AddressClass {
-  const v4 = mappedIPv4(addr);
-  if (v4) {
-    const range = v4.range();
-    return { allowed: range === 'unicast', range, embedded: v4.toString() };
+  const embedded = embeddedIPv4(addr);
+  if (embedded) {
+    const range = embedded.v4.range();
+    return { allowed: range === 'unicast', range, embedded: embedded.v4.toString(), form: embedded.form };
   }
   const range = rangeOf(addr);
   return { allowed: range === 'unicast', range };
@@ -94,7 +114,7 @@ function refusal(ip: string, cls: AddressClass, hostname?: string): string {
   }
   if (cls.range === 'invalid') return `refused: ${ip} is not a valid IP address`;
   const what = cls.embedded
-    ? `${ip} is the IPv4-mapped form of ${cls.embedded}, which is ${describe(cls.range)}`
+    ? `${ip} is the ${cls.form} form of ${cls.embedded}, which is ${describe(cls.range)}`
     : `${ip} is ${describe(cls.range)}`;
   return `refused: ${what}; allow it with ${ALLOW_ENV}`;
 }
@@ -154,6 +174,7 @@ export class SsrfGuard {
     return isIP(host) === 0 ? { ok: true } : this.checkAddress(host);
   }
 
+  /** An IPv4 entry covers the mapped form, not the NAT64 one (an entry for 64:ff9b::/96 does). */
   #allowed(addr: Addr): boolean {
     const v4 = mappedIPv4(addr);
     for (const cidr of this.#allow) {

@@ -36,8 +36,8 @@ describe('classifyAddress', () => {
     ['2001:2::1', 'benchmarking'],
     ['2002:7f00:1::', '6to4'],
     ['2001:0:4136:e378::1', 'teredo'],
-    ['64:ff9b::7f00:1', 'rfc6052'], // NAT64 embedding 127.0.0.1
-    ['64:ff9b::808:808', 'rfc6052'], // NAT64 is never "public" by default, whatever it embeds
+    ['64:ff9b:1::808:808', 'rfc6052'], // local-use NAT64: where the IPv4 address sits is the network's choice
+    ['64:ff9b:1::7f00:1', 'rfc6052'],
     ['::ffff:0:7f00:1', 'rfc6145'],
     ['::7f00:1', 'ipv4Compatible'], // deprecated ::a.b.c.d form
     ['::a00:1', 'ipv4Compatible'],
@@ -52,7 +52,27 @@ describe('classifyAddress', () => {
     ['::ffff:10.1.2.3', 'private', '10.1.2.3'],
     ['0:0:0:0:0:ffff:c0a8:0101', 'private', '192.168.1.1'],
   ])('checks the IPv4 inside the mapped address %s', (ip, range, embedded) => {
-    expect(classifyAddress(ip)).toEqual({ allowed: false, range, embedded });
+    expect(classifyAddress(ip)).toEqual({ allowed: false, range, embedded, form: 'IPv4-mapped' });
+  });
+
+  it.each([
+    ['64:ff9b::7f00:1', 'loopback', '127.0.0.1'],
+    ['64:ff9b::127.0.0.1', 'loopback', '127.0.0.1'],
+    ['64:ff9b::a9fe:a9fe', 'linkLocal', '169.254.169.254'],
+    ['64:ff9b::a00:1', 'private', '10.0.0.1'],
+    ['64:ff9b::6440:1', 'carrierGradeNat', '100.64.0.1'],
+    ['64:ff9b::', 'unspecified', '0.0.0.0'],
+  ])('checks the IPv4 inside the NAT64 address %s', (ip, range, embedded) => {
+    expect(classifyAddress(ip)).toEqual({ allowed: false, range, embedded, form: 'NAT64' });
+  });
+
+  it('allows a NAT64 address of a public IPv4 address, as DNS64 answers on an IPv6-only host', () => {
+    expect(classifyAddress('64:ff9b::808:808')).toEqual({
+      allowed: true,
+      range: 'unicast',
+      embedded: '8.8.8.8',
+      form: 'NAT64',
+    });
   });
 
   it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700::1111', '2a00:1450:4001:82b::200e'])(
@@ -67,6 +87,7 @@ describe('classifyAddress', () => {
       allowed: true,
       range: 'unicast',
       embedded: '8.8.8.8',
+      form: 'IPv4-mapped',
     });
   });
 
@@ -88,6 +109,11 @@ describe('SsrfGuard.checkAddress', () => {
     const mapped = new SsrfGuard().checkAddress('::ffff:169.254.169.254');
     expect(mapped.ok).toBe(false);
     if (!mapped.ok) expect(mapped.reason).toMatch(/IPv4-mapped form of 169\.254\.169\.254.*link-local/);
+    expect(new SsrfGuard().checkAddress('64:ff9b::a9fe:a9fe')).toEqual({
+      ok: false,
+      reason:
+        'refused: 64:ff9b::a9fe:a9fe is the NAT64 form of 169.254.169.254, which is a link-local address (this includes cloud metadata endpoints such as 169.254.169.254); allow it with COURIER_ALLOW_PRIVATE_NETWORKS',
+    });
   });
 
   it('opens only the chosen CIDRs', () => {
@@ -96,6 +122,7 @@ describe('SsrfGuard.checkAddress', () => {
     expect(guard.checkAddress('127.9.9.9')).toEqual({ ok: true });
     expect(guard.checkAddress('::1')).toEqual({ ok: true });
     expect(guard.checkAddress('::ffff:127.0.0.1')).toEqual({ ok: true }); // same destination as 127.0.0.1
+    expect(guard.checkAddress('64:ff9b::7f00:1').ok).toBe(false); // a gateway's, not this host's
     expect(guard.checkAddress('10.0.0.1').ok).toBe(false);
     expect(guard.checkAddress('169.254.169.254').ok).toBe(false);
     expect(guard.checkAddress('::2').ok).toBe(false);
@@ -128,6 +155,7 @@ describe('SsrfGuard.checkUrl', () => {
     'http://example.com:8080/a?b=c',
     'https://8.8.8.8/x',
     'http://[2606:4700::1111]/',
+    'http://[64:ff9b::808:808]/',
   ])('accepts %s', (url) => {
     expect(guard.checkUrl(url)).toEqual({ ok: true });
   });
@@ -244,6 +272,20 @@ describe('guardedLookup', () => {
     expect(err?.message).toBe(
       'refused: mixed.test resolves to an address which is a loopback address; allow it with COURIER_ALLOW_PRIVATE_NETWORKS',
     );
+  });
+
+  it('passes the NAT64 address DNS64 gives a name with public IPv4 addresses only, and refuses an internal one', async () => {
+    const fn = guardedLookup(
+      new SsrfGuard(),
+      fakeResolver({ 'v4only.test': ['64:ff9b::5db8:d822'], 'metadata.test': ['64:ff9b::a9fe:a9fe'] }),
+    );
+    expect(await lookup(fn, 'v4only.test', { all: true })).toEqual({
+      err: null,
+      address: [{ address: '64:ff9b::5db8:d822', family: 6 }],
+      family: undefined,
+    });
+    const { err } = await lookup(fn, 'metadata.test', { all: true });
+    expect(err?.code).toBe('ERR_SSRF_REFUSED');
   });
 
   it('hands back exactly the checked addresses (options.all, as happy-eyeballs connect asks)', async () => {
