@@ -37,7 +37,8 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   broadcast: 'the broadcast address',
   reserved: 'in a reserved or documentation range',
   benchmarking: 'in a benchmarking range',
-  rfc6052: 'a local-use NAT64 address (64:ff9b:1::/48)',
+  rfc6052:
+    'a NAT64 address outside the well-known prefix 64:ff9b::/96 (the local-use 64:ff9b:1::/48, say), which can carry any IPv4 address',
   rfc6145: 'an IPv4-translated IPv6 address (RFC 6145)',
   ipv4Compatible: 'an IPv4-compatible IPv6 address (deprecated ::/96)',
   '6to4': 'a 6to4 relay address (2002::/16)',
@@ -63,9 +64,12 @@ function mappedIPv4(addr: Addr): ipaddr.IPv4 | undefined {
 function rangeOf(addr: Addr): string {
   const range = addr.range();
   // ipaddr.js calls ::a.b.c.d (other than :: and ::1) 'unicast'; it is never a public destination.
+  // Nor the rest of 64:ff9b::/32 beside NAT64's two prefixes: unassigned, and near enough to them
+  // to carry an IPv4 address to a translator that takes a wider prefix.
   if (range === 'unicast' && addr.kind() === 'ipv6') {
     const parts = (addr as ipaddr.IPv6).parts;
     if (parts.slice(0, 6).every((part) => part === 0)) return 'ipv4Compatible';
+    if (parts[0] === 0x64 && parts[1] === 0xff9b) return 'rfc6052';
   }
   return range;
 }
@@ -73,9 +77,11 @@ function rangeOf(addr: Addr): string {
 /**
  * The IPv4 address an IPv6 address stands for: IPv4-mapped (the OS connects to it over IPv4), or
  * in NAT64's well-known prefix 64:ff9b::/96, which a NAT64 gateway translates to its last 32 bits
- * (an IPv6-only host's DNS64 answers so for a name with IPv4 addresses only: refused, no IPv4-only
- * receiver could be reached from it). The local-use prefix 64:ff9b:1::/48 places the IPv4 address
- * by a prefix length its network chooses: it is refused whatever it carries.
+ * (an IPv6-only host's DNS64 answers so for a name with IPv4 addresses only: were all refused, no
+ * IPv4-only receiver could be reached from it). The local-use prefix 64:ff9b:1::/48 places the
+ * IPv4 address by a prefix length its network chooses: it is refused whatever it carries. A
+ * network-specific prefix (any other, chosen by the network's DNS64) is not known here, and its
+ * addresses are judged as the IPv6 addresses they are.
  */
 function embeddedIPv4(addr: Addr): { v4: ipaddr.IPv4; form: EmbeddingForm } | undefined {
   const mapped = mappedIPv4(addr);
@@ -109,8 +115,12 @@ export function classifyAddress(ip: string): AddressClass {
  */
 function refusal(ip: string, cls: AddressClass, hostname?: string): string {
   if (hostname !== undefined) {
-    const what = cls.range === 'invalid' ? 'not a valid IP address' : describe(cls.range);
-    return `refused: ${hostname} resolves to an address which is ${what}; allow it with ${ALLOW_ENV}`;
+    if (cls.range === 'invalid')
+      return `refused: ${hostname} resolves to an address which is not a valid IP address; allow it with ${ALLOW_ENV}`;
+    // An IPv4 entry of the allow list does not open a NAT64 form: say which entry would.
+    return cls.form === 'NAT64'
+      ? `refused: ${hostname} resolves to a NAT64 address of an IPv4 address which is ${describe(cls.range)}; allow its NAT64 form (an IPv6 entry within 64:ff9b::/96) with ${ALLOW_ENV}`
+      : `refused: ${hostname} resolves to an address which is ${describe(cls.range)}; allow it with ${ALLOW_ENV}`;
   }
   if (cls.range === 'invalid') return `refused: ${ip} is not a valid IP address`;
   const what = cls.embedded
@@ -174,7 +184,10 @@ export class SsrfGuard {
     return isIP(host) === 0 ? { ok: true } : this.checkAddress(host);
   }
 
-  /** An IPv4 entry covers the mapped form, not the NAT64 one (an entry for 64:ff9b::/96 does). */
+  /**
+   * An IPv4 entry covers the mapped form, not the NAT64 one: what a gateway translates to is not
+   * this host's network. An IPv6 entry in 64:ff9b::/96 does (64:ff9b::a00:0/104 for 10.0.0.0/8).
+   */
   #allowed(addr: Addr): boolean {
     const v4 = mappedIPv4(addr);
     for (const cidr of this.#allow) {

@@ -38,6 +38,8 @@ describe('classifyAddress', () => {
     ['2001:0:4136:e378::1', 'teredo'],
     ['64:ff9b:1::808:808', 'rfc6052'], // local-use NAT64: where the IPv4 address sits is the network's choice
     ['64:ff9b:1::7f00:1', 'rfc6052'],
+    ['64:ff9b:0:0:1::808:808', 'rfc6052'], // 64:ff9b::/32 outside both prefixes
+    ['64:ff9b:ffff::a9fe:a9fe', 'rfc6052'],
     ['::ffff:0:7f00:1', 'rfc6145'],
     ['::7f00:1', 'ipv4Compatible'], // deprecated ::a.b.c.d form
     ['::a00:1', 'ipv4Compatible'],
@@ -57,6 +59,11 @@ describe('classifyAddress', () => {
     ['64:ff9b::a00:1', 'private', '10.0.0.1', 'NAT64'],
     ['64:ff9b::6440:1', 'carrierGradeNat', '100.64.0.1', 'NAT64'],
     ['64:ff9b::', 'unspecified', '0.0.0.0', 'NAT64'],
+    ['64:ff9b::ffff:ffff', 'broadcast', '255.255.255.255', 'NAT64'],
+    ['64:ff9b::e000:1', 'multicast', '224.0.0.1', 'NAT64'],
+    ['64:ff9b::f000:1', 'reserved', '240.0.0.1', 'NAT64'],
+    ['64:FF9B::A9FE:A9FE', 'linkLocal', '169.254.169.254', 'NAT64'],
+    ['0064:ff9b:0000:0000:0000:0000:a9fe:a9fe', 'linkLocal', '169.254.169.254', 'NAT64'],
   ])('checks the IPv4 inside %s', (ip, range, embedded, form) => {
     expect(classifyAddress(ip)).toEqual({ allowed: false, range, embedded, form });
   });
@@ -109,6 +116,10 @@ describe('SsrfGuard.checkAddress', () => {
     expect(guard.checkAddress('::1')).toEqual({ ok: true });
     expect(guard.checkAddress('::ffff:127.0.0.1')).toEqual({ ok: true }); // same destination as 127.0.0.1
     expect(guard.checkAddress('64:ff9b::7f00:1').ok).toBe(false); // a gateway's, not this host's
+    const nat64 = new SsrfGuard(['64:ff9b::a00:0/104']); // 10.0.0.0/8 through the gateway
+    expect(nat64.checkAddress('64:ff9b::a00:1')).toEqual({ ok: true });
+    expect(nat64.checkAddress('64:ff9b::a9fe:a9fe').ok).toBe(false);
+    expect(nat64.checkAddress('10.0.0.1').ok).toBe(false);
     expect(guard.checkAddress('10.0.0.1').ok).toBe(false);
     expect(guard.checkAddress('169.254.169.254').ok).toBe(false);
     expect(guard.checkAddress('::2').ok).toBe(false);
@@ -272,6 +283,10 @@ describe('guardedLookup', () => {
     });
     const { err } = await lookup(fn, 'metadata.test', { all: true });
     expect(err?.code).toBe('ERR_SSRF_REFUSED');
+    // Not the address: which entry would open it.
+    expect(err?.message).toBe(
+      'refused: metadata.test resolves to a NAT64 address of an IPv4 address which is a link-local address (this includes cloud metadata endpoints such as 169.254.169.254); allow its NAT64 form (an IPv6 entry within 64:ff9b::/96) with COURIER_ALLOW_PRIVATE_NETWORKS',
+    );
   });
 
   it('hands back exactly the checked addresses (options.all, as happy-eyeballs connect asks)', async () => {
