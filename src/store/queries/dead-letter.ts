@@ -130,9 +130,10 @@ export const DEAD_LETTER_PAGE_OF_WINDOW = deadLetterPage(WINDOW_SORTED);
  * expunged, and whose message was published in [$7, $8) (Svix's recover reads its range so).
  * A delivery is made no earlier than its message (a publish stamps both alike, RESEND_CREATE and
  * replay-missing the later of their clock and the message's time): one made before the range
- * cannot be in it, and is passed by in the index, its message unread. The hour is for deliveries
- * an earlier release's resend or replay-missing stamped by a clock behind the publisher's. Bound
- * in the index only in a plan made with the parameters (unnamed statements, as here).
+ * cannot be in it, and one made over an hour before it is passed by in the index, its message
+ * unread. The hour is for deliveries an earlier release's resend or replay-missing stamped by a
+ * clock behind the publisher's. Bound in the index only in a plan made with the parameters
+ * (unnamed statements, as here).
  */
 const deadLettersToReplay = (deliveries: string) => `select d.id, d.message_id from ${deliveries}
  cross join lateral (select m.expunged_at, m.created_at from courier_messages m
