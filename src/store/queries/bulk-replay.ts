@@ -49,7 +49,8 @@ export async function resendPage(
   if (!(await shareLockEndpoint(tx, endpointId)))
     throw new StoreNotFoundError(`endpoint ${endpointId} not found`);
   const now = toDate(at);
-  const liveIds = await lockLiveMessages(tx, messageIds, now);
+  const live = await lockLiveMessages(tx, messageIds, now);
+  const liveIds = [...live.keys()];
   if (liveIds.length === 0) return 0;
   const fresh = await freshState(tx, endpointId);
   // Found by their (message, endpoint) key, then locked by id: a scan of the primary key in id
@@ -77,7 +78,14 @@ export async function resendPage(
     const has = new Set(queued.map((d) => d.message_id));
     const absent = liveIds.filter((id) => !has.has(id));
     if (absent.length > 0) {
-      const { rows } = await tx.query<{ state: string }>(RESEND_CREATE, [absent, endpointId, now, fresh]);
+      const publishedAt = absent.map((id) => live.get(id)!);
+      const { rows } = await tx.query<{ state: string }>(RESEND_CREATE, [
+        absent,
+        endpointId,
+        now,
+        fresh,
+        publishedAt,
+      ]);
       states.push(...rows.map((r) => r.state));
     }
   }

@@ -238,12 +238,10 @@ export async function replayDeadLetters(
     ]);
     if (found.length === 0) return { replayed: 0, scanned: 0, lastId: null };
     const lastId = Number(found.at(-1)!.id);
-    const live = new Set(
-      await lockLiveMessages(
-        tx,
-        found.map((d) => d.message_id),
-        at,
-      ),
+    const live = await lockLiveMessages(
+      tx,
+      found.map((d) => d.message_id),
+      at,
     );
     // Still dead once locked: one replayed meanwhile by another writer, and since claimed or
     // delivered, is not touched (the lock reads its newest version). Failed or expired, written

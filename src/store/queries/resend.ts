@@ -32,12 +32,13 @@ export const RESEND_DELIVERIES = `update courier_deliveries d
  * completion writing a leased row, a publish or another resend making one), is left as it is:
  * tested before the insert, so the statement waits only for a row another resend or replay is
  * inserting, never for a completion's uncommitted update or delete. Made no earlier than its
- * message, whatever the clock of the process that published it: a recovery by publish time passes
- * by, in the index, the dead letters made before its range.
+ * message (published at $5, as lockLiveMessages read it), whatever the clock of the process that
+ * published it: a recovery by publish time passes by, in the index, the dead letters made before
+ * its range.
  */
 export const RESEND_CREATE = `insert into courier_deliveries (message_id, endpoint_id, state, next_attempt_at, trigger, created_at, updated_at)
-  select u.id, $2, $4, $3, 1, greatest($3::timestamptz, (select m.created_at from courier_messages m where m.id = u.id)), $3
-    from unnest($1::text[]) as u(id)
+  select u.id, $2, $4, $3, 1, greatest($3::timestamptz, u.published_at), $3
+    from unnest($1::text[], $5::timestamptz[]) as u(id, published_at)
    where not exists (select 1 from courier_deliveries d where d.message_id = u.id and d.endpoint_id = $2)
    order by u.id collate "C"
   on conflict (message_id, endpoint_id) do nothing returning state`;
@@ -47,20 +48,22 @@ export const RESEND_CREATE = `insert into courier_deliveries (message_id, endpoi
  * resendDelivery locks one, in id order: an expunge, a payload-expiry sweep or a retention pass
  * that has one locked (FOR UPDATE) is waited for, and its new version read (one expunged or
  * deleted is left out). Probed one by one (the subquery locks, so it is not flattened into a
- * join): a filter on the whole table read every row's expiry, O(messages) per call.
+ * join): a filter on the whole table read every row's expiry, O(messages) per call. Each with
+ * when it was published.
  */
 export async function lockLiveMessages(
   tx: Queryable,
   messageIds: readonly string[],
   now: Date,
-): Promise<string[]> {
-  const { rows } = await tx.query<{ id: string }>(
-    `select m.id from unnest($1::text[]) as u(id)
-      cross join lateral (select m.id from courier_messages m where m.id = u.id and not ${payloadGone('m', '$2')}
+): Promise<Map<string, Date>> {
+  const { rows } = await tx.query<{ id: string; created_at: Date }>(
+    `select m.id, m.created_at from unnest($1::text[]) as u(id)
+      cross join lateral (select m.id, m.created_at from courier_messages m
+                           where m.id = u.id and not ${payloadGone('m', '$2')}
                           for key share of m) m`,
     [[...new Set(messageIds)].sort(), now],
   );
-  return rows.map((m) => m.id);
+  return new Map(rows.map((m) => [m.id, m.created_at]));
 }
 
 /** The state a resent delivery takes: held while the endpoint is paused or disabled. */
@@ -115,8 +118,8 @@ export async function resendDelivery(
   // Deleted since it was looked up: nothing would ever send what a resend made for it.
   if (!(await shareLockEndpoint(tx, input.endpointId))) return 'endpoint_gone';
   // A payload past its expiry is as good as expunged, whether or not its sweep has emptied it.
-  const { rows: message } = await tx.query<{ expunged: boolean }>(
-    `select ${payloadGone('m', '$2')} as expunged
+  const { rows: message } = await tx.query<{ expunged: boolean; created_at: Date }>(
+    `select ${payloadGone('m', '$2')} as expunged, m.created_at
        from courier_messages m where m.id = $1 for key share of m`,
     [input.messageId, now],
   );
@@ -136,6 +139,7 @@ export async function resendDelivery(
       input.endpointId,
       now,
       fresh,
+      [message[0]!.created_at],
     ]);
     if (inserted.rows.length > 0) return wake(tx, input.endpointId, now, inserted.rows[0]!.state);
     ({ rows } = await tx.query(LOCK_DELIVERY, params));
