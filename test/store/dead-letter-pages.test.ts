@@ -100,6 +100,8 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
     const replayed = new Set(wanted);
     expect(await deadIds()).toEqual(before.filter((id) => !replayed.has(id)));
   };
+  /** The instant `minutes` before now: message i was published 2 × DEAD − i minutes before now. */
+  const publishedAgo = (minutes: number) => now - minutes * 60_000;
   /** Dead letters that died in the `seconds` ending `ago` seconds before now. */
   const diedWithin = (ago: number, seconds: number) => ({
     since: now - (ago + seconds) * 1000,
@@ -115,7 +117,7 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
 
   it('replays a batch, by publish time too, reading about its own rows', async () => {
     // Every message was published in the 2 × DEAD minutes before now.
-    for (const range of [{}, { sentSince: now - 2 * DEAD * 60_000, sentUntil: now }]) {
+    for (const range of [{}, { sentSince: publishedAgo(2 * DEAD), sentUntil: now }]) {
       const { rows, reads } = await replay({ afterId: middle, ...range });
       expect(rows).toBe(PAGE);
       expect(reads).toHaveLength(1);
@@ -215,15 +217,13 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
     // Messages 1,901 to 2,000, published in the last 100 of the minutes the messages were
     // published in (one a minute), the endpoint's highest ids. A recovery read the 1,900 before
     // them, and each one's message.
-    const { rows, reads } = await replay({ sentSince: now - (DEAD + 99) * 60_000 });
+    const { rows, reads } = await replay({ sentSince: publishedAgo(DEAD + 99) });
     expect(rows).toBe(PAGE);
     expect(reads).toHaveLength(1);
     // Those made in the hour before the range are read too (clocks may be that far apart).
     expect(reads[0]).toBeLessThan(5 * PAGE);
   });
 
-  // Message i was published 2 × DEAD − i minutes before now.
-  const publishedAgo = (minutes: number) => now - minutes * 60_000;
   it.each([
     ['since, the last 100', { sentSince: publishedAgo(DEAD + 99) }],
     ['since and until', { sentSince: publishedAgo(DEAD + 1500), sentUntil: publishedAgo(DEAD + 200) }],
@@ -248,7 +248,7 @@ describe.each(BACKENDS)('pages of dead letters on %s', (backend) => {
     try {
       const recovered = await replayAllDeadLetters(
         t.db,
-        { endpointId, sentSince: now - (DEAD + 99) * 60_000 },
+        { endpointId, sentSince: publishedAgo(DEAD + 99) },
         now,
       );
       expect(recovered).toBe(100);
