@@ -145,6 +145,12 @@ export const OPTIONS: readonly OptionSpec[] = [
       'Comma list of CIDRs deliveries may reach despite the SSRF guard, e.g. 127.0.0.0/8. An IPv4 entry covers its IPv4-mapped form, not its NAT64 one: 64:ff9b::a00:0/104 opens 10.0.0.0/8 through a NAT64 gateway.',
   },
   {
+    name: 'COURIER_NAT64_PREFIXES',
+    default: '',
+    description:
+      "Comma list of network-specific NAT64 prefixes (RFC 6052: /32, /40, /48, /56, /64 or /96; global, unique-local or within 64:ff9b::/32) whose addresses the SSRF guard judges by the IPv4 address they carry, as it always does those in 64:ff9b::/96; one with bits set that RFC 6052 keeps zero is refused. Name your DNS64's prefix if it is another (`dig AAAA ipv4only.arpa` shows it, around 192.0.0.170): unnamed, its addresses are judged as IPv6 addresses, so in a global prefix one carrying an internal IPv4 address may pass.",
+  },
+  {
     name: 'COURIER_MAX_PAYLOAD',
     default: '1048576',
     description: 'Largest accepted request body in bytes (413 above).',

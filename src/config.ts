@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { OPTIONS } from './config-options.ts';
+import { GuardSettingError } from './delivery/nat64.ts';
 import { SsrfGuard } from './delivery/ssrf-guard.ts';
 import { definePolicy, formatDuration, type PolicyOverrides, parseDuration } from './policy/index.ts';
 import type { ClassifierMode, JitterMode } from './policy/types.ts';
@@ -30,6 +31,8 @@ export interface Config {
   retentionMs: number | null;
   operatorWebhookUrl: string | null;
   allowPrivateNetworks: string[];
+  /** Network-specific NAT64 prefixes the SSRF guard decodes, beside the well-known 64:ff9b::/96. */
+  nat64Prefixes: string[];
   maxPayloadBytes: number;
   workerConcurrency: number;
   batchSize: number;
@@ -221,6 +224,18 @@ export function listenAddress(env: Source = process.env): { host: string; port: 
   return { host: r.raw('COURIER_HOST'), port: port(r) };
 }
 
+/** The SSRF guard the settings describe: the API's URL check and the sender's connections share it. */
+export function ssrfGuard(config: Pick<Config, 'allowPrivateNetworks' | 'nat64Prefixes'>): SsrfGuard {
+  return new SsrfGuard(config.allowPrivateNetworks, config.nat64Prefixes);
+}
+
+function list(r: Reader, name: string): string[] {
+  return (r.optional(name) ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
 /** Reads and validates the configuration; a bad value throws a ConfigError naming its variable. */
 export function loadConfig(env: Source = process.env): Config {
   const r = readerFor(env);
@@ -237,15 +252,14 @@ export function loadConfig(env: Source = process.env): Config {
   }
   const retry = retryOverrides(r);
   const retentionMs = retention(r, retry.giveUp!.windowMs!);
-  const allowPrivateNetworks = (r.optional('COURIER_ALLOW_PRIVATE_NETWORKS') ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const allowPrivateNetworks = list(r, 'COURIER_ALLOW_PRIVATE_NETWORKS');
+  const nat64Prefixes = list(r, 'COURIER_NAT64_PREFIXES');
   let guard: SsrfGuard;
   try {
-    guard = new SsrfGuard(allowPrivateNetworks);
+    guard = ssrfGuard({ allowPrivateNetworks, nat64Prefixes });
   } catch (error) {
-    throw new ConfigError('COURIER_ALLOW_PRIVATE_NETWORKS', (error as Error).message);
+    if (error instanceof GuardSettingError) throw new ConfigError(error.setting, error.detail);
+    throw error;
   }
   const operatorWebhookUrl = r.optional('COURIER_OPERATOR_WEBHOOK_URL');
   // As the API checks an endpoint's URL: refused at delivery, every operational event would dead-letter.
@@ -308,6 +322,7 @@ export function loadConfig(env: Source = process.env): Config {
     retentionMs,
     operatorWebhookUrl,
     allowPrivateNetworks,
+    nat64Prefixes,
     maxPayloadBytes: r.int('COURIER_MAX_PAYLOAD', 1024, 64 * 1024 * 1024),
     workerConcurrency: r.int('COURIER_WORKER_CONCURRENCY', 1, 100_000),
     batchSize: r.int('COURIER_BATCH_SIZE', 1, 10_000),

@@ -1,7 +1,6 @@
 import type { Clock } from './clock.ts';
-import type { Config } from './config.ts';
+import { type Config, ssrfGuard } from './config.ts';
 import { Sender } from './delivery/sender.ts';
-import { SsrfGuard } from './delivery/ssrf-guard.ts';
 import type { OperatorRelay } from './dispatch/operator-webhook.ts';
 import { PolicyResolver } from './dispatch/policy-resolver.ts';
 import { Worker } from './dispatch/worker.ts';
@@ -83,7 +82,7 @@ export interface WorkerDeps {
 
 export function createSender(config: Config, clock: Clock): Sender {
   return new Sender({
-    guard: new SsrfGuard(config.allowPrivateNetworks),
+    guard: ssrfGuard(config),
     clock,
     requestTimeoutMs: config.requestTimeoutMs,
     // As many connections per origin as requests in flight: a request queued behind others to the

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withConfigTable } from '../scripts/readme-config.ts';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, loadConfig, ssrfGuard } from '../src/config.ts';
 import { OPTIONS } from '../src/config-options.ts';
 
 describe('configuration', () => {
@@ -19,6 +19,7 @@ describe('configuration', () => {
       retentionMs: 90 * 86_400_000,
       requestTimeoutMs: 15_000,
       allowPrivateNetworks: [],
+      nat64Prefixes: [],
       retry: {
         backoff: { kind: 'exponential', baseMs: 60_000, capMs: 3_600_000, jitter: 'equal' },
         giveUp: { maxAttempts: 16, windowMs: 72 * 3_600_000 },
@@ -83,6 +84,8 @@ describe('configuration', () => {
     ['COURIER_MAX_IN_FLIGHT_PER_HOST', 'ten'],
     ['COURIER_RATE_LIMIT', '1.5'],
     ['COURIER_ALLOW_PRIVATE_NETWORKS', '10.0.0.0/99'],
+    ['COURIER_NAT64_PREFIXES', '2001:db8::/33'],
+    ['COURIER_NAT64_PREFIXES', '64:ff9b::/32'], // overlaps the well-known prefix
     ['COURIER_OPERATOR_WEBHOOK_URL', 'ftp://x'],
     // Refused at delivery by the SSRF guard, every operational event would be dead-lettered.
     ['COURIER_OPERATOR_WEBHOOK_URL', 'http://10.0.0.5/hook'],
@@ -118,6 +121,20 @@ describe('configuration', () => {
       /^COURIER_RETENTION: must be off or at least COURIER_RETRY_WINDOW plus a day \(8d\)/,
     );
     expect(() => loadConfig({ COURIER_RETENTION: 'never' })).toThrow(/or off to keep everything/);
+  });
+
+  it('gives the SSRF guard its NAT64 prefixes: the operator URL and ssrfGuard(config) judge by them', () => {
+    const prefixes = { COURIER_NAT64_PREFIXES: ' 2a00:1450:64::/96 , 64:ff9b:1:fffe::/96' };
+    const internal = { COURIER_OPERATOR_WEBHOOK_URL: 'http://[2a00:1450:64::a00:5]/ops' };
+    expect(loadConfig(prefixes).nat64Prefixes).toEqual(['2a00:1450:64::/96', '64:ff9b:1:fffe::/96']);
+    expect(loadConfig(internal).operatorWebhookUrl).toBe(internal.COURIER_OPERATOR_WEBHOOK_URL);
+    expect(() => loadConfig({ ...internal, ...prefixes })).toThrow(
+      /^COURIER_OPERATOR_WEBHOOK_URL: \[?2a00:1450:64::a00:5\]? is the NAT64 form \(in 2a00:1450:64::\/96\) of 10\.0\.0\.5/,
+    );
+    expect(ssrfGuard(loadConfig(prefixes)).checkAddress('64:ff9b:1:fffe::a9fe:a9fe')).toMatchObject({
+      reason: expect.stringContaining('(in 64:ff9b:1:fffe::/96) of 169.254.169.254'),
+    });
+    expect(ssrfGuard(loadConfig(prefixes)).checkAddress('64:ff9b:1:fffe::808:808')).toEqual({ ok: true });
   });
 
   it('takes an operator URL on a private network once COURIER_ALLOW_PRIVATE_NETWORKS allows it', () => {

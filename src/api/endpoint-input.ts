@@ -5,8 +5,7 @@
  * `null` means "back to the default" in both.
  */
 import type { Static } from 'typebox';
-import type { Config } from '../config.ts';
-import { SsrfGuard } from '../delivery/ssrf-guard.ts';
+import { type Config, ssrfGuard } from '../config.ts';
 import { mergeOverrides } from '../dispatch/policy-resolver.ts';
 import { definePolicy, type PolicyOverrides } from '../policy/index.ts';
 import { formatSecret, parseSecret } from '../signing/index.ts';
@@ -20,7 +19,7 @@ export type EndpointBody = Static<typeof EndpointPatch> & { headers?: Record<str
 export type Mode = 'replace' | 'patch';
 
 export function checkUrl(config: Config, url: string): void {
-  const check = new SsrfGuard(config.allowPrivateNetworks).checkUrl(url);
+  const check = ssrfGuard(config).checkUrl(url);
   if (!check.ok) throw fieldError(['body', 'url'], check.reason);
 }
 

@@ -6,6 +6,13 @@
 import dns from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import {
+  carriedIPv4,
+  GuardSettingError,
+  type Nat64Prefix,
+  parseNat64Prefixes,
+  WELL_KNOWN_NAT64,
+} from './nat64.ts';
 
 export const ALLOW_ENV = 'COURIER_ALLOW_PRIVATE_NETWORKS';
 export const SSRF_REFUSED = 'ERR_SSRF_REFUSED';
@@ -18,6 +25,8 @@ export interface AddressClass {
   readonly embedded?: string;
   /** How it stands for it (see embeddedIPv4). */
   readonly form?: EmbeddingForm;
+  /** For the NAT64 form: the prefix it is in. */
+  readonly nat64Prefix?: string;
 }
 
 type EmbeddingForm = 'IPv4-mapped' | 'NAT64';
@@ -30,6 +39,8 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   loopback: 'a loopback address',
   private: 'in a private network range (RFC 1918)',
   linkLocal: 'a link-local address (this includes cloud metadata endpoints such as 169.254.169.254)',
+  azurePlatform:
+    "Azure's platform address, which answers from inside Azure only (its WireServer hands VM agents their configuration)",
   carrierGradeNat: 'in the carrier-grade NAT range (RFC 6598)',
   uniqueLocal: 'a unique-local IPv6 address (fc00::/7)',
   multicast: 'a multicast address',
@@ -38,7 +49,9 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   reserved: 'in a reserved or documentation range',
   benchmarking: 'in a benchmarking range',
   rfc6052:
-    'a NAT64 address outside the well-known prefix 64:ff9b::/96 (the local-use 64:ff9b:1::/48, say), which can carry any IPv4 address',
+    'a NAT64 address outside the well-known prefix 64:ff9b::/96 and those named in COURIER_NAT64_PREFIXES (the local-use 64:ff9b:1::/48, say), which can carry any IPv4 address',
+  nat64Reserved:
+    'in a NAT64 prefix, but with bits set that RFC 6052 keeps zero (64–71, or after the IPv4 address): the form of no IPv4 address',
   rfc6145: 'an IPv4-translated IPv6 address (RFC 6145)',
   ipv4Compatible: 'an IPv4-compatible IPv6 address (deprecated ::/96)',
   '6to4': 'a 6to4 relay address (2002::/16)',
@@ -61,12 +74,23 @@ function mappedIPv4(addr: Addr): ipaddr.IPv4 | undefined {
     : undefined;
 }
 
+/**
+ * 168.63.129.16 is public by its range, but on Azure it is the host's own service (DNS, DHCP,
+ * health probes, the VM agent's configuration), reached from inside the VM as a metadata endpoint is.
+ */
+const AZURE_PLATFORM = '168.63.129.16';
+
+function rangeOfIPv4(v4: ipaddr.IPv4): string {
+  return v4.toString() === AZURE_PLATFORM ? 'azurePlatform' : v4.range();
+}
+
 function rangeOf(addr: Addr): string {
+  if (addr.kind() === 'ipv4') return rangeOfIPv4(addr as ipaddr.IPv4);
   const range = addr.range();
   // ipaddr.js calls ::a.b.c.d (other than :: and ::1) 'unicast'; it is never a public destination.
   // Nor the rest of 64:ff9b::/32 beside NAT64's two prefixes: unassigned, and near enough to them
   // to carry an IPv4 address to a translator that takes a wider prefix.
-  if (range === 'unicast' && addr.kind() === 'ipv6') {
+  if (range === 'unicast') {
     const parts = (addr as ipaddr.IPv6).parts;
     if (parts.slice(0, 6).every((part) => part === 0)) return 'ipv4Compatible';
     if (parts[0] === 0x64 && parts[1] === 0xff9b) return 'rfc6052';
@@ -74,29 +98,45 @@ function rangeOf(addr: Addr): string {
   return range;
 }
 
+interface Embedding {
+  readonly v4: ipaddr.IPv4;
+  readonly form: EmbeddingForm;
+  readonly nat64?: Nat64Prefix;
+}
+
 /**
  * The IPv4 address an IPv6 address stands for: IPv4-mapped (the OS connects to it over IPv4), or
- * in NAT64's well-known prefix 64:ff9b::/96, which a NAT64 gateway translates to its last 32 bits
- * (an IPv6-only host's DNS64 answers so for a name with IPv4 addresses only: were all refused, no
- * IPv4-only receiver could be reached from it). The local-use prefix 64:ff9b:1::/48 places the
- * IPv4 address by a prefix length its network chooses: it is refused whatever it carries. A
- * network-specific prefix (any other, chosen by the network's DNS64) is not known here, and its
- * addresses are judged as the IPv6 addresses they are.
+ * in a NAT64 prefix, which a NAT64 gateway translates to the IPv4 address it carries (an IPv6-only
+ * host's DNS64 answers so for a name with IPv4 addresses only: were all refused, no IPv4-only
+ * receiver could be reached from it). The well-known prefix 64:ff9b::/96 always; a network-specific
+ * one (chosen by the network's DNS64) once COURIER_NAT64_PREFIXES names it, its addresses judged as
+ * the IPv6 addresses they are until then. The local-use 64:ff9b:1::/48 places the IPv4 address by
+ * a prefix length its network chooses: unnamed, it is refused whatever it carries. Null: within a
+ * prefix, but no IPv4 address's form there (see carriedIPv4).
  */
-function embeddedIPv4(addr: Addr): { v4: ipaddr.IPv4; form: EmbeddingForm } | undefined {
+function embeddedIPv4(addr: Addr, nat64: readonly Nat64Prefix[]): Embedding | null | undefined {
   const mapped = mappedIPv4(addr);
   if (mapped) return { v4: mapped, form: 'IPv4-mapped' };
   if (addr.kind() !== 'ipv6') return undefined;
-  const p = (addr as ipaddr.IPv6).parts;
-  if (p[0] !== 0x64 || p[1] !== 0xff9b || p.slice(2, 6).some((part) => part !== 0)) return undefined;
-  return { v4: new ipaddr.IPv4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff]), form: 'NAT64' };
+  for (const prefix of nat64) {
+    const v4 = carriedIPv4(addr as ipaddr.IPv6, prefix);
+    if (v4 !== undefined) return v4 && { v4, form: 'NAT64', nat64: prefix };
+  }
+  return undefined;
 }
 
-function classifyParsed(addr: Addr): AddressClass {
-  const embedded = embeddedIPv4(addr);
+function classifyParsed(addr: Addr, nat64: readonly Nat64Prefix[]): AddressClass {
+  const embedded = embeddedIPv4(addr, nat64);
+  if (embedded === null) return { allowed: false, range: 'nat64Reserved' };
   if (embedded) {
-    const range = embedded.v4.range();
-    return { allowed: range === 'unicast', range, embedded: embedded.v4.toString(), form: embedded.form };
+    const range = rangeOfIPv4(embedded.v4);
+    const carried = {
+      allowed: range === 'unicast',
+      range,
+      embedded: embedded.v4.toString(),
+      form: embedded.form,
+    };
+    return embedded.nat64 ? { ...carried, nat64Prefix: embedded.nat64.text } : carried;
   }
   const range = rangeOf(addr);
   return { allowed: range === 'unicast', range };
@@ -105,7 +145,7 @@ function classifyParsed(addr: Addr): AddressClass {
 /** Default policy: only ipaddr.js's public 'unicast' range may be reached. */
 export function classifyAddress(ip: string): AddressClass {
   const addr = parse(ip);
-  return addr ? classifyParsed(addr) : { allowed: false, range: 'invalid' };
+  return addr ? classifyParsed(addr, [WELL_KNOWN_NAT64]) : { allowed: false, range: 'invalid' };
 }
 
 /**
@@ -117,14 +157,18 @@ function refusal(ip: string, cls: AddressClass, hostname?: string): string {
   if (hostname !== undefined) {
     if (cls.range === 'invalid')
       return `refused: ${hostname} resolves to an address which is not a valid IP address; allow it with ${ALLOW_ENV}`;
-    // An IPv4 entry of the allow list does not open a NAT64 form: say which entry would.
+    // An IPv4 entry of the allow list does not open a NAT64 form: say which entry would, naming a
+    // network's own prefix no more than the address.
+    const within =
+      cls.nat64Prefix === WELL_KNOWN_NAT64.text ? cls.nat64Prefix : 'its prefix in COURIER_NAT64_PREFIXES';
     return cls.form === 'NAT64'
-      ? `refused: ${hostname} resolves to a NAT64 address of an IPv4 address which is ${describe(cls.range)}; allow its NAT64 form (an IPv6 entry within 64:ff9b::/96) with ${ALLOW_ENV}`
+      ? `refused: ${hostname} resolves to a NAT64 address of an IPv4 address which is ${describe(cls.range)}; allow its NAT64 form (an IPv6 entry within ${within}) with ${ALLOW_ENV}`
       : `refused: ${hostname} resolves to an address which is ${describe(cls.range)}; allow it with ${ALLOW_ENV}`;
   }
   if (cls.range === 'invalid') return `refused: ${ip} is not a valid IP address`;
+  const form = cls.nat64Prefix ? `${cls.form} form (in ${cls.nat64Prefix})` : `${cls.form} form`;
   const what = cls.embedded
-    ? `${ip} is the ${cls.form} form of ${cls.embedded}, which is ${describe(cls.range)}`
+    ? `${ip} is the ${form} of ${cls.embedded}, which is ${describe(cls.range)}`
     : `${ip} is ${describe(cls.range)}`;
   return `refused: ${what}; allow it with ${ALLOW_ENV}`;
 }
@@ -140,10 +184,16 @@ export class SsrfRefusedError extends Error {
 
 export class SsrfGuard {
   readonly #allow: ReadonlyArray<[Addr, number]>;
+  readonly #nat64: readonly Nat64Prefix[];
 
-  /** @param allow CIDRs (or bare addresses) that may be reached although not public, e.g. `['127.0.0.0/8', '::1/128']`. */
-  constructor(allow: readonly string[] = []) {
+  /**
+   * @param allow CIDRs (or bare addresses) that may be reached although not public, e.g. `['127.0.0.0/8', '::1/128']`.
+   * @param nat64Prefixes network-specific NAT64 prefixes, e.g. `['64:ff9b:1:fffe::/96']`.
+   * @throws GuardSettingError naming the setting an entry is wrong in.
+   */
+  constructor(allow: readonly string[] = [], nat64Prefixes: readonly string[] = []) {
     this.#allow = allow.map(parseAllowEntry);
+    this.#nat64 = [WELL_KNOWN_NAT64, ...parseNat64Prefixes(nat64Prefixes)];
   }
 
   /** @param hostname the name `ip` was resolved from, for the refusal reason. */
@@ -151,7 +201,7 @@ export class SsrfGuard {
     const addr = parse(ip);
     if (!addr) return { ok: false, reason: refusal(ip, { allowed: false, range: 'invalid' }, hostname) };
     if (this.#allowed(addr)) return { ok: true };
-    const cls = classifyParsed(addr);
+    const cls = classifyParsed(addr, this.#nat64);
     return cls.allowed ? { ok: true } : { ok: false, reason: refusal(ip, cls, hostname) };
   }
 
@@ -186,7 +236,7 @@ export class SsrfGuard {
 
   /**
    * An IPv4 entry covers the mapped form, not the NAT64 one: what a gateway translates to is not
-   * this host's network. An IPv6 entry in 64:ff9b::/96 does (64:ff9b::a00:0/104 for 10.0.0.0/8).
+   * this host's network. An IPv6 entry in a NAT64 prefix does (64:ff9b::a00:0/104 for 10.0.0.0/8).
    */
   #allowed(addr: Addr): boolean {
     const v4 = mappedIPv4(addr);
@@ -214,8 +264,9 @@ function parseAllowEntry(entry: string): [Addr, number] {
     return [addr, addr.kind() === 'ipv4' ? 32 : 128];
   }
   if (strict && ipaddr.isValidCIDR(text)) return ipaddr.parseCIDR(text);
-  throw new Error(
-    `${ALLOW_ENV}: "${entry}" is not a valid CIDR (expected e.g. 10.0.0.0/8, 127.0.0.1 or fd00::/8)`,
+  throw new GuardSettingError(
+    ALLOW_ENV,
+    `"${entry}" is not a valid CIDR (expected e.g. 10.0.0.0/8, 127.0.0.1 or fd00::/8)`,
   );
 }
 

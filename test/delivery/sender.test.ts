@@ -2,8 +2,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
+import { loadConfig } from '../../src/config.ts';
 import { DEFAULT_USER_AGENT, Sender, type SenderOptions } from '../../src/delivery/sender.ts';
 import { type Resolver, SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
+import { createSender } from '../../src/runtime.ts';
 import { firstDecision } from '../support/first-decision.ts';
 import { type Handle, type Receiver, startReceiver } from './receiver.ts';
 
@@ -43,6 +45,19 @@ describe('Sender with the allow-list off', () => {
     expect(result.requestWentOut).toBe(false);
     expect(r.requests).toHaveLength(0);
     expect(r.sockets).toHaveLength(0);
+  });
+
+  it("takes the configuration's guard, NAT64 prefixes included (createSender)", async () => {
+    // Named, the prefix reads 127.0.0.1 out of the address; unnamed, it is refused as unique-local.
+    const s = createSender(loadConfig({ COURIER_NAT64_PREFIXES: 'fd00:64::/96' }), new ManualClock());
+    cleanups.push(() => s.close());
+    const result = await s.send({ url: 'http://[fd00:64::7f00:1]:9/hook', body, headers: {} });
+    expect(result.outcome).toEqual({
+      kind: 'refused',
+      reason:
+        'refused: fd00:64::7f00:1 is the NAT64 form (in fd00:64::/96) of 127.0.0.1, which is a loopback address; allow it with COURIER_ALLOW_PRIVATE_NETWORKS',
+    });
+    expect(result.requestWentOut).toBe(false);
   });
 
   it('refuses a hostname that resolves to loopback, at connect time, before any connection', async () => {

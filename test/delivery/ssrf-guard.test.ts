@@ -1,7 +1,22 @@
 // Strings only: nothing here opens a connection.
 import type dns from 'node:dns';
 import { describe, expect, it } from 'vitest';
-import { classifyAddress, guardedLookup, type Resolver, SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
+import {
+  type CheckResult,
+  classifyAddress,
+  guardedLookup,
+  type Resolver,
+  SsrfGuard,
+} from '../../src/delivery/ssrf-guard.ts';
+
+function reason(result: CheckResult): string {
+  return result.ok ? 'allowed' : result.reason;
+}
+
+/** The prefix a NAT64 form is in, as classifyAddress reports it. */
+function wellKnown(form: string) {
+  return form === 'NAT64' ? { nat64Prefix: '64:ff9b::/96' } : {};
+}
 
 describe('classifyAddress', () => {
   it.each([
@@ -65,7 +80,7 @@ describe('classifyAddress', () => {
     ['64:FF9B::A9FE:A9FE', 'linkLocal', '169.254.169.254', 'NAT64'],
     ['0064:ff9b:0000:0000:0000:0000:a9fe:a9fe', 'linkLocal', '169.254.169.254', 'NAT64'],
   ])('checks the IPv4 inside %s', (ip, range, embedded, form) => {
-    expect(classifyAddress(ip)).toEqual({ allowed: false, range, embedded, form });
+    expect(classifyAddress(ip)).toEqual({ allowed: false, range, embedded, form, ...wellKnown(form) });
   });
 
   it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700::1111', '2a00:1450:4001:82b::200e'])(
@@ -81,7 +96,13 @@ describe('classifyAddress', () => {
     // As DNS64 answers on an IPv6-only host for a name with IPv4 addresses only.
     ['64:ff9b::808:808', 'NAT64'],
   ])('allows %s, standing for a public IPv4 address', (ip, form) => {
-    expect(classifyAddress(ip)).toEqual({ allowed: true, range: 'unicast', embedded: '8.8.8.8', form });
+    expect(classifyAddress(ip)).toEqual({
+      allowed: true,
+      range: 'unicast',
+      embedded: '8.8.8.8',
+      form,
+      ...wellKnown(form),
+    });
   });
 
   it.each(['', 'localhost', '1.2.3.4.5', '999.1.1.1', '::g', 'example.com'])(
@@ -105,7 +126,7 @@ describe('SsrfGuard.checkAddress', () => {
     expect(new SsrfGuard().checkAddress('64:ff9b::a9fe:a9fe')).toEqual({
       ok: false,
       reason:
-        'refused: 64:ff9b::a9fe:a9fe is the NAT64 form of 169.254.169.254, which is a link-local address (this includes cloud metadata endpoints such as 169.254.169.254); allow it with COURIER_ALLOW_PRIVATE_NETWORKS',
+        'refused: 64:ff9b::a9fe:a9fe is the NAT64 form (in 64:ff9b::/96) of 169.254.169.254, which is a link-local address (this includes cloud metadata endpoints such as 169.254.169.254); allow it with COURIER_ALLOW_PRIVATE_NETWORKS',
     });
   });
 
@@ -365,5 +386,104 @@ describe('guardedLookup', () => {
       {},
     );
     expect(open).toEqual({ err: null, address: '127.0.0.1', family: 4 });
+  });
+});
+
+describe('network-specific NAT64 prefixes (COURIER_NAT64_PREFIXES)', () => {
+  // A global prefix, as a network's DNS64 may choose: unnamed, its addresses look public.
+  const PREFIX = '2a00:1450:64::/96';
+  const named = new SsrfGuard([], [PREFIX, '64:ff9b:1:fffe::/96']);
+
+  it('judges an address within a named prefix by the IPv4 address it carries', () => {
+    expect(new SsrfGuard().checkAddress('2a00:1450:64::a9fe:a9fe')).toEqual({ ok: true });
+    expect(named.checkAddress('2a00:1450:64::a9fe:a9fe')).toEqual({
+      ok: false,
+      reason:
+        'refused: 2a00:1450:64::a9fe:a9fe is the NAT64 form (in 2a00:1450:64::/96) of 169.254.169.254, which is a link-local address (this includes cloud metadata endpoints such as 169.254.169.254); allow it with COURIER_ALLOW_PRIVATE_NETWORKS',
+    });
+    expect(named.checkAddress('2a00:1450:64::7f00:1').ok).toBe(false);
+    expect(named.checkAddress('2a00:1450:64::a00:1').ok).toBe(false);
+    expect(named.checkAddress('2a00:1450:64::808:808')).toEqual({ ok: true });
+    expect(named.checkAddress('2a00:1450:65::a9fe:a9fe')).toEqual({ ok: true }); // outside it: an IPv6 address
+    expect(named.checkUrl('http://[2a00:1450:64::a00:5]/hook').ok).toBe(false);
+  });
+
+  it('opens a local-use prefix it names, which is refused whatever it carries unnamed', () => {
+    expect(new SsrfGuard().checkAddress('64:ff9b:1:fffe::808:808').ok).toBe(false);
+    expect(named.checkAddress('64:ff9b:1:fffe::808:808')).toEqual({ ok: true });
+    expect(reason(named.checkAddress('64:ff9b:1:fffe::a00:1'))).toMatch(
+      /^refused: 64:ff9b:1:fffe::a00:1 is the NAT64 form \(in 64:ff9b:1:fffe::\/96\) of 10\.0\.0\.1, which is in a private/,
+    );
+    // The rest of the /48, and the well-known prefix, still decoded.
+    expect(reason(named.checkAddress('64:ff9b:1:ffff::808:808'))).toMatch(/is a NAT64 address outside/);
+    expect(reason(named.checkAddress('64:ff9b::a9fe:a9fe'))).toMatch(
+      /\(in 64:ff9b::\/96\) of 169\.254\.169\.254/,
+    );
+  });
+
+  it('reads a shorter prefix as RFC 6052 places the IPv4 address, and refuses what is no form of one', () => {
+    const slash64 = new SsrfGuard([], ['2a00:1450:64:1::/64']);
+    expect(reason(slash64.checkAddress('2a00:1450:64:1:a9:fea9:fe00:0'))).toMatch(
+      /\(in 2a00:1450:64:1::\/64\) of 169\.254\.169\.254, which is a link-local/,
+    );
+    expect(slash64.checkAddress('2a00:1450:64:1:8:808:800:0')).toEqual({ ok: true }); // 8.8.8.8
+    // An interface identifier: read past bits 64–71 it would be 17.34.255.254, a public address.
+    expect(reason(slash64.checkAddress('2a00:1450:64:1:211:22ff:fe33:4455'))).toMatch(
+      /^refused: 2a00:1450:64:1:211:22ff:fe33:4455 is in a NAT64 prefix, but with bits set that RFC 6052 keeps zero/,
+    );
+    expect(new SsrfGuard().checkAddress('2a00:1450:64:1:211:22ff:fe33:4455')).toEqual({ ok: true });
+    expect(reason(slash64.checkAddress('2a00:1450:64:1:a9:fea9:fe00:0%eth0'))).toMatch(
+      /of 169\.254\.169\.254/,
+    );
+  });
+
+  it('opens a NAT64 form by an IPv6 allow entry within the prefix, and says so for a host name', async () => {
+    const open = new SsrfGuard(['2a00:1450:64::a00:0/104'], [PREFIX]);
+    expect(open.checkAddress('2a00:1450:64::a00:1')).toEqual({ ok: true });
+    expect(open.checkAddress('2a00:1450:64::a9fe:a9fe').ok).toBe(false);
+    const fn = guardedLookup(named, fakeResolver({ 'internal.test': ['2a00:1450:64::a00:1'] }));
+    const { err } = await lookup(fn, 'internal.test', { all: true });
+    expect(err?.message).toBe(
+      'refused: internal.test resolves to a NAT64 address of an IPv4 address which is in a private network range (RFC 1918); allow its NAT64 form (an IPv6 entry within its prefix in COURIER_NAT64_PREFIXES) with COURIER_ALLOW_PRIVATE_NETWORKS',
+    );
+  });
+
+  it('stops on a bad prefix with the setting named', () => {
+    expect(() => new SsrfGuard([], ['2a00:1450:64::/95'])).toThrow(
+      /^COURIER_NAT64_PREFIXES: "2a00:1450:64::\/95"/,
+    );
+  });
+});
+
+describe("Azure's platform address", () => {
+  it.each(['168.63.129.16', '::ffff:168.63.129.16', '64:ff9b::a83f:8110'])('refuses %s', (ip) => {
+    expect(classifyAddress(ip)).toMatchObject({ allowed: false, range: 'azurePlatform' });
+  });
+
+  it('refuses it through a named NAT64 prefix and behind a host name, without naming it there', async () => {
+    const guard = new SsrfGuard([], ['2a00:1450:64::/96']);
+    expect(reason(guard.checkAddress('2a00:1450:64::a83f:8110'))).toMatch(
+      /of 168\.63\.129\.16, which is Azure's/,
+    );
+    const { err } = await lookup(
+      guardedLookup(guard, fakeResolver({ 'wire.test': ['168.63.129.16'] })),
+      'wire.test',
+      { all: true },
+    );
+    expect(err?.message).toBe(
+      "refused: wire.test resolves to an address which is Azure's platform address, which answers from inside Azure only (its WireServer hands VM agents their configuration); allow it with COURIER_ALLOW_PRIVATE_NETWORKS",
+    );
+  });
+
+  it('refuses it in words, opens it by an allow entry, and leaves its neighbours public', () => {
+    expect(new SsrfGuard().checkUrl('http://168.63.129.16/machine?comp=goalstate')).toEqual({
+      ok: false,
+      reason:
+        "refused: 168.63.129.16 is Azure's platform address, which answers from inside Azure only (its WireServer hands VM agents their configuration); allow it with COURIER_ALLOW_PRIVATE_NETWORKS",
+    });
+    expect(new SsrfGuard(['168.63.129.16']).checkAddress('168.63.129.16')).toEqual({ ok: true });
+    expect(new SsrfGuard(['168.63.129.16']).checkAddress('::ffff:168.63.129.16')).toEqual({ ok: true });
+    expect(classifyAddress('168.63.129.15')).toEqual({ allowed: true, range: 'unicast' });
+    expect(classifyAddress('168.63.129.17')).toEqual({ allowed: true, range: 'unicast' });
   });
 });

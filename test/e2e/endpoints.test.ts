@@ -63,7 +63,9 @@ describe('endpoints', () => {
   });
 
   it('refuses private and loopback URLs unless allowed, and non-http schemes', async () => {
-    const strict = await startApi({ env: { COURIER_ALLOW_PRIVATE_NETWORKS: '' } });
+    const strict = await startApi({
+      env: { COURIER_ALLOW_PRIVATE_NETWORKS: '', COURIER_NAT64_PREFIXES: '2a00:1450:64::/96' },
+    });
     try {
       const app = await createApp(strict);
       for (const url of [
@@ -71,6 +73,8 @@ describe('endpoints', () => {
         'http://10.1.2.3/x',
         'http://169.254.169.254/latest',
         'http://[::1]/x',
+        'http://168.63.129.16/machine?comp=goalstate',
+        'http://[2a00:1450:64::a9fe:a9fe]/latest', // the metadata address through the named NAT64 prefix
       ]) {
         const res = await strict.request('POST', `/api/v1/app/${app}/endpoint`, { body: { url } });
         expect(res.status, url).toBe(422);
@@ -85,6 +89,9 @@ describe('endpoints', () => {
     // This server allows 127.0.0.0/8 only.
     expect((await api.request('POST', base(), { body: { url: 'http://127.0.0.1:9/x' } })).status).toBe(201);
     expect((await api.request('POST', base(), { body: { url: 'http://192.168.1.1/x' } })).status).toBe(422);
+    // Nor a NAT64 prefix: its addresses are IPv6 addresses to it. (A global address: saved, never sent to.)
+    const unnamed = { url: 'http://[2a00:1450:64::a9fe:a9fe]/x' };
+    expect((await api.request('POST', base(), { body: unnamed })).status).toBe(201);
     for (const url of ['ftp://example.com/x', 'not a url', 'https://user:pw@example.com/x']) {
       const res = await api.request('POST', base(), { body: { url } });
       expect(locs(res), url).toEqual(['body.url']);
