@@ -148,7 +148,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_NAT64_PREFIXES',
     default: '',
     description:
-      "Comma list of network-specific NAT64 prefixes (RFC 6052: /32, /40, /48, /56, /64 or /96; global, unique-local or within 64:ff9b::/32) whose addresses the SSRF guard judges by the IPv4 address they carry, as it always does those in 64:ff9b::/96; one with bits set that RFC 6052 keeps zero is refused. Name your DNS64's prefix if it is another (`dig AAAA ipv4only.arpa` shows it, around 192.0.0.170): unnamed, its addresses are judged as IPv6 addresses, so in a global prefix one carrying an internal IPv4 address may pass.",
+      "Comma list of network-specific NAT64 prefixes (RFC 6052: /32, /40, /48, /56, /64 or /96; not in a special-purpose range such as link-local, multicast, 6to4 or Teredo) whose addresses the SSRF guard judges by the IPv4 address they carry, as it always does those in 64:ff9b::/96; one with bits set that RFC 6052 keeps zero is refused. An IPv6 entry of COURIER_ALLOW_PRIVATE_NETWORKS opens part of one, bits 64–71 zero: 2001:db8:122:344:a::/80 opens 10.0.0.0/8 under 2001:db8:122:344::/64. Name your DNS64's prefix if it is another (`dig AAAA ipv4only.arpa` shows it, around 192.0.0.170): unnamed, its addresses are judged as IPv6 addresses, so in a global prefix one carrying an internal IPv4 address may pass.",
   },
   {
     name: 'COURIER_MAX_PAYLOAD',

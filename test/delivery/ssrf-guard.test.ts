@@ -440,6 +440,10 @@ describe('network-specific NAT64 prefixes (COURIER_NAT64_PREFIXES)', () => {
   it('opens a NAT64 form by an IPv6 allow entry within the prefix, and says so for a host name', async () => {
     const open = new SsrfGuard(['2a00:1450:64::a00:0/104'], [PREFIX]);
     expect(open.checkAddress('2a00:1450:64::a00:1')).toEqual({ ok: true });
+    // Under a /64 the IPv4 address starts at bit 72 (the configuration table's example).
+    const slash64 = new SsrfGuard(['2001:db8:122:344:a::/80'], ['2001:db8:122:344::/64']);
+    expect(slash64.checkAddress('2001:db8:122:344:a:102:300:0')).toEqual({ ok: true }); // 10.1.2.3
+    expect(slash64.checkAddress('2001:db8:122:344:c0:a801:100:0').ok).toBe(false); // 192.168.1.1
     expect(open.checkAddress('2a00:1450:64::a9fe:a9fe').ok).toBe(false);
     const fn = guardedLookup(named, fakeResolver({ 'internal.test': ['2a00:1450:64::a00:1'] }));
     const { err } = await lookup(fn, 'internal.test', { all: true });
