@@ -9,6 +9,7 @@ import ipaddr from 'ipaddr.js';
 import {
   carriedIPv4,
   GuardSettingError,
+  NAT64_ENV,
   type Nat64Prefix,
   parseNat64Prefixes,
   WELL_KNOWN_NAT64,
@@ -48,8 +49,7 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   broadcast: 'the broadcast address',
   reserved: 'in a reserved or documentation range',
   benchmarking: 'in a benchmarking range',
-  rfc6052:
-    'a NAT64 address outside the well-known prefix 64:ff9b::/96 and those named in COURIER_NAT64_PREFIXES (the local-use 64:ff9b:1::/48, say), which can carry any IPv4 address',
+  rfc6052: `a NAT64 address outside the well-known prefix 64:ff9b::/96 and those named in ${NAT64_ENV} (the local-use 64:ff9b:1::/48, say), which can carry any IPv4 address`,
   nat64Reserved:
     'in a NAT64 prefix, but with bits set that RFC 6052 keeps zero (64–71, or after the IPv4 address): the form of no IPv4 address',
   rfc6145: 'an IPv4-translated IPv6 address (RFC 6145)',
@@ -157,13 +157,14 @@ function refusal(ip: string, cls: AddressClass, hostname?: string): string {
   if (hostname !== undefined) {
     if (cls.range === 'invalid')
       return `refused: ${hostname} resolves to an address which is not a valid IP address; allow it with ${ALLOW_ENV}`;
-    // An IPv4 entry of the allow list does not open a NAT64 form: say which entry would, naming a
-    // network's own prefix no more than the address.
-    const within =
-      cls.nat64Prefix === WELL_KNOWN_NAT64.text ? cls.nat64Prefix : 'its prefix in COURIER_NAT64_PREFIXES';
-    return cls.form === 'NAT64'
-      ? `refused: ${hostname} resolves to a NAT64 address of an IPv4 address which is ${describe(cls.range)}; allow its NAT64 form (an IPv6 entry within ${within}) with ${ALLOW_ENV}`
-      : `refused: ${hostname} resolves to an address which is ${describe(cls.range)}; allow it with ${ALLOW_ENV}`;
+    if (cls.form === 'NAT64') {
+      // An IPv4 entry of the allow list does not open a NAT64 form: say which entry would, naming a
+      // network's own prefix no more than the address.
+      const within =
+        cls.nat64Prefix === WELL_KNOWN_NAT64.text ? cls.nat64Prefix : `its prefix in ${NAT64_ENV}`;
+      return `refused: ${hostname} resolves to a NAT64 address of an IPv4 address which is ${describe(cls.range)}; allow its NAT64 form (an IPv6 entry within ${within}) with ${ALLOW_ENV}`;
+    }
+    return `refused: ${hostname} resolves to an address which is ${describe(cls.range)}; allow it with ${ALLOW_ENV}`;
   }
   if (cls.range === 'invalid') return `refused: ${ip} is not a valid IP address`;
   const form = cls.nat64Prefix ? `${cls.form} form (in ${cls.nat64Prefix})` : `${cls.form} form`;
