@@ -139,6 +139,12 @@ export const OPTIONS: readonly OptionSpec[] = [
       "An operational webhook endpoint (uid operator) made or moved at each worker's start: operational events (message.attempt.exhausted, .failing, .recovered; endpoint.paused, .created, .updated, .deleted, .disabled, .enabled; background_task.finished) are sent there, signed like any webhook, as to any made through the API. Checked like an endpoint URL: a private address, literal or resolved, needs COURIER_ALLOW_PRIVATE_NETWORKS (a literal one is refused at start, a host name at delivery).",
   },
   {
+    name: 'COURIER_APP_PORTAL_URL',
+    default: '',
+    description:
+      "The page an application's access link (POST /api/v1/auth/app-portal-access/{app_id}, its url) leads to, such as your dashboard's webhooks page: {app_id} and {token} in it are replaced, e.g. https://dashboard.example.com/webhooks#token={token}. Unset: the link is the application's address in this API, without the token.",
+  },
+  {
     name: 'COURIER_ALLOW_PRIVATE_NETWORKS',
     default: '',
     description:

@@ -30,6 +30,8 @@ export interface Config {
   /** How long a message and its history are kept after its creation; null: for ever. */
   retentionMs: number | null;
   operatorWebhookUrl: string | null;
+  /** COURIER_APP_PORTAL_URL: the app portal access link's template ({app_id}, {token}); null: unset. */
+  appPortalUrl: string | null;
   allowPrivateNetworks: string[];
   /** Network-specific NAT64 prefixes the SSRF guard decodes, beside the well-known 64:ff9b::/96. */
   nat64Prefixes: string[];
@@ -158,6 +160,20 @@ function retryOverrides(r: Reader): PolicyOverrides {
     );
   }
   return overrides;
+}
+
+/** An absolute http(s) URL once its placeholders are filled in: a link the API hands out as is. */
+function appPortalUrl(r: Reader): string | null {
+  const template = r.optional('COURIER_APP_PORTAL_URL');
+  if (template === null) return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(template.replaceAll('{app_id}', 'app').replaceAll('{token}', 'token'));
+  } catch {}
+  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new ConfigError('COURIER_APP_PORTAL_URL', `must be an absolute http or https URL, not ${template}`);
+  }
+  return template;
 }
 
 /** Off, or an hour at least: a shorter run of failures is a receiver's restart, not a dead endpoint. */
@@ -321,6 +337,7 @@ export function loadConfig(env: Source = process.env): Config {
     disableFailingAfterMs: disableFailingAfter(r),
     retentionMs,
     operatorWebhookUrl,
+    appPortalUrl: appPortalUrl(r),
     allowPrivateNetworks,
     nat64Prefixes,
     maxPayloadBytes: r.int('COURIER_MAX_PAYLOAD', 1024, 64 * 1024 * 1024),

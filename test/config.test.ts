@@ -91,6 +91,8 @@ describe('configuration', () => {
     ['COURIER_OPERATOR_WEBHOOK_URL', 'http://10.0.0.5/hook'],
     ['COURIER_OPERATOR_WEBHOOK_URL', 'https://user:pw@alerts.example/hook'],
     ['COURIER_OPERATOR_WEBHOOK_URL', 'http://host:8o80/'],
+    ['COURIER_APP_PORTAL_URL', 'dashboard.example.com/webhooks#token={token}'],
+    ['COURIER_APP_PORTAL_URL', 'javascript:alert({token})'],
     ['COURIER_ADMIN_TOKEN', 'short'],
     ['COURIER_ADMIN_TOKEN', 'correct horse battery staple'],
     ['COURIER_SCHEMA', 'Robert; drop table'],
@@ -111,6 +113,12 @@ describe('configuration', () => {
   ])('a bad %s (%s) stops start-up with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
+  });
+
+  it('takes an app portal link with its placeholders, and none', () => {
+    const template = 'https://dashboard.example.com/{app_id}/webhooks#token={token}';
+    expect(loadConfig({ COURIER_APP_PORTAL_URL: template }).appPortalUrl).toBe(template);
+    expect(loadConfig({}).appPortalUrl).toBeNull();
   });
 
   it('keeps history for ever with COURIER_RETENTION=off, and a day beyond the retry window at least', () => {

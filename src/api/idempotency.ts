@@ -119,6 +119,7 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key'];
     if (request.method !== 'POST' || header === undefined || !request.principal) return;
+    if (request.routeOptions.config.credentialAnswer) return;
     if (typeof header !== 'string' || header.length === 0 || header.length > 256) {
       throw fieldError(['header', 'idempotency-key'], 'must be a single value of 1-256 characters');
     }

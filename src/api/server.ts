@@ -16,6 +16,7 @@ import { registerIdempotency } from './idempotency.ts';
 import { registerJsonBody } from './json-body.ts';
 import { retryingDeadlocks } from './retry.ts';
 import { type RouteRecord, RouteTable } from './route-table.ts';
+import { appPortalAccessRoutes } from './routes/app-portal-access.ts';
 import { applicationRoutes } from './routes/applications.ts';
 import { attemptRoutes } from './routes/attempts.ts';
 import { backgroundTaskRoutes } from './routes/background-tasks.ts';
@@ -79,6 +80,7 @@ const RESOURCE_ROUTES = [
   operationalEndpointRoutes,
   operationalEndpointSecretRoutes,
   operationalEndpointHeaderRoutes,
+  appPortalAccessRoutes,
 ];
 
 export async function buildServer(input: ServerDeps): Promise<FastifyInstance> {

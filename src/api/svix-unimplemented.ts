@@ -8,7 +8,7 @@ const ID = '[^/]+';
 const UNIMPLEMENTED: readonly { path: RegExp; what: string }[] = [
   { path: /^\/api\/v1\/stream(\/|$)/, what: 'streams' },
   { path: /^\/api\/v1\/connector(\/|$)/, what: 'connectors' },
-  { path: /^\/api\/v1\/auth(\/|$)/, what: 'the consumer application portal' },
+  { path: /^\/api\/v1\/auth\/(stream-portal-access|stream-logout|stream)(\/|$)/, what: 'streams' },
   { path: new RegExp(`^/api/v1/app/${ID}/(integration|poller)(/|$)`), what: 'integrations and pollers' },
   { path: new RegExp(`^/api/v1/app/${ID}/endpoint/${ID}/transformation$`), what: 'transformations' },
 ];

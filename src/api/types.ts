@@ -31,14 +31,31 @@ export type Api = FastifyInstance<
 >;
 
 /** Who made the request: idempotency keys are scoped to it. */
-export interface Principal {
+export type Principal = AdminPrincipal | AppPrincipal;
+
+export interface AdminPrincipal {
+  kind: 'admin';
   scope: string;
+}
+
+/** An application's token (Svix's app portal access): that application alone, as its capabilities allow. */
+export interface AppPrincipal {
+  kind: 'app';
+  scope: string;
+  tokenId: number;
+  appId: string;
+  capabilities: ReadonlySet<string>;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Served without a token. */
     public?: boolean;
+    /**
+     * Its answer holds a credential (a token): not stored for idempotency-key repeats, which would
+     * keep it readable in the database. A repeat does the work again.
+     */
+    credentialAnswer?: boolean;
   }
   interface FastifySchema {
     summary?: string;

@@ -1,15 +1,14 @@
 import { Type } from 'typebox';
-import { isValidUid, newId } from '../../ids.ts';
+import { newId } from '../../ids.ts';
 import { publish } from '../../store/publisher.ts';
 import { anyEndpointTakes } from '../../store/queries/endpoint-filter.ts';
 import { flushBarrier } from '../../store/queries/publish.ts';
 import { EXAMPLE_TAG } from '../../store/queries/publish-to-endpoint.ts';
-import { type Application, createApplication, findApplication } from '../../store/repos/applications.ts';
 import { findMessage, listMessages, type MessageFilter } from '../../store/repos/messages.ts';
+import { appOnDemand } from '../app-on-demand.ts';
 import { conflict, databaseUnavailable, fieldError, isUniqueViolation } from '../errors.ts';
 import { requireApp, requireMessage } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
-import type { ApplicationBody } from '../schemas/applications.ts';
 import { Channel, IdOrUid, iso, ListResponse, msOf, Tag } from '../schemas/common.ts';
 import {
   MessageIn,
@@ -20,7 +19,6 @@ import {
   messageOut,
 } from '../schemas/messages.ts';
 import type { Api, ApiDeps } from '../types.ts';
-import { applicationFields } from './applications.ts';
 
 const tags = ['Message'];
 export const AppParams = Type.Object({ app_id: IdOrUid('The application id (app_…) or uid.') });
@@ -85,28 +83,7 @@ export function messageFilterOf(q: {
 }
 
 export function messageRoutes(app: Api, deps: ApiDeps): void {
-  const { db, clock, config } = deps;
-
-  /**
-   * The path's application; with Svix's `application` field, one that is missing is made under the
-   * path's uid (an existing one is used as it is, the field ignored).
-   */
-  async function appForMessage(appId: string, wanted: ApplicationBody | undefined): Promise<Application> {
-    const found = await findApplication(db, appId);
-    if (found || !wanted || !isValidUid(appId)) return found ?? requireApp(db, appId);
-    if (wanted.uid != null && wanted.uid !== appId) {
-      throw fieldError(['body', 'application', 'uid'], `must be ${appId}, the uid in the path, or absent`);
-    }
-    const fields = { ...applicationFields(config, wanted, null, false, ['body', 'application']), uid: appId };
-    const now = clock.now();
-    try {
-      return await createApplication(db, newId('app', now), fields, now);
-    } catch (error) {
-      // Made meanwhile under the same uid (another such message, a POST /app): that one.
-      if (isUniqueViolation(error)) return requireApp(db, appId);
-      throw error;
-    }
-  }
+  const { db, clock } = deps;
 
   app.post(
     '/api/v1/app/:app_id/msg',
@@ -145,7 +122,10 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         throw fieldError(['body', 'tags'], `${EXAMPLE_TAG} is reserved for example messages (send-example)`);
       }
       const keepPayloadMs = payloadRetentionMs(request.body);
-      const application = await appForMessage(request.params.app_id, request.body.application);
+      const application = await appOnDemand(deps, request.params.app_id, request.body.application, [
+        'body',
+        'application',
+      ]);
       const now = clock.now();
       const intended = request.reservedId;
       /** The message an earlier try of this same request published (its answer lost), on disk. */

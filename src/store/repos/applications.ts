@@ -144,6 +144,8 @@ export async function deleteApplication(db: Queryable, id: string, now: number):
     [id, toDate(now)],
   );
   if (rowCount > 0) {
+    // Its tokens would still read the event types: they go now.
+    await db.query('delete from courier_app_tokens where app_id = $1', [id]);
     // Endpoint rows before their queue rows: the store's lock order.
     await db.query(
       'update courier_endpoints set deleted_at = $2, uid = null where app_id = $1 and deleted_at is null',

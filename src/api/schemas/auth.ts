@@ -1,0 +1,87 @@
+import { Type } from 'typebox';
+import { CAPABILITIES } from '../app-token-access.ts';
+import { ApplicationIn } from './applications.ts';
+import { Nullable, StringEnum, Text } from './common.ts';
+
+export const MIN_EXPIRY_S = 3600;
+export const MAX_EXPIRY_S = 7 * 24 * 3600;
+
+const SessionId = Text({ minLength: 1, maxLength: 256 });
+
+export const AppPortalAccessIn = Type.Object(
+  {
+    application: Type.Optional(
+      Nullable(
+        Type.Object(ApplicationIn.properties, {
+          description: 'Made under the uid in the path when no application has it; ignored when one does.',
+        }),
+      ),
+    ),
+    capabilities: Type.Optional(
+      Nullable(
+        Type.Array(StringEnum(CAPABILITIES), {
+          uniqueItems: true,
+          description:
+            'What the token may do (Svix AppPortalCapability); ViewBase is required. ViewBase: read the application, ' +
+            'its endpoints (not their secrets or headers), messages, attempts and the event types; ' +
+            'ViewEndpointSecret: read secrets; ManageEndpointSecret: read and rotate secrets; CreateAttempts: ' +
+            'resend, recover, replay and send examples; ManageEndpoint: create, change, pause and delete endpoints, ' +
+            'their headers and secrets; ManageTransformations: nothing (Courier has no transformations). ' +
+            'Absent: all of them.',
+        }),
+      ),
+    ),
+    expiry: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: MIN_EXPIRY_S,
+          maximum: MAX_EXPIRY_S,
+          description: 'Seconds the token is valid for: an hour to 7 days, 7 days by default.',
+        }),
+      ),
+    ),
+    featureFlags: Type.Optional(
+      Type.Array(Type.String({ pattern: '^[a-zA-Z0-9\\-_.]+$', maxLength: 256 }), {
+        maxItems: 100,
+        description: 'Taken and not kept: Courier shows every event type to every token.',
+      }),
+    ),
+    readOnly: Type.Optional(
+      Nullable(Type.Boolean({ description: 'Deprecated by Svix: true is capabilities [ViewBase] alone.' })),
+    ),
+    sessionId: Type.Optional(Nullable(SessionId)),
+  },
+  { title: 'AppPortalAccessIn' },
+);
+
+export const AppPortalAccessOut = Type.Object(
+  {
+    url: Type.String({
+      description: "COURIER_APP_PORTAL_URL with the token in it, else the application's address in this API.",
+    }),
+    token: Type.String({ description: "A bearer token for the application's part of the API." }),
+  },
+  { title: 'AppPortalAccessOut' },
+);
+
+export const ApplicationTokenExpireIn = Type.Object(
+  {
+    expiry: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 0,
+          maximum: MAX_EXPIRY_S,
+          description: 'Seconds until the tokens expire; 0 by default.',
+        }),
+      ),
+    ),
+    sessionIds: Type.Optional(
+      Type.Array(SessionId, {
+        maxItems: 1000,
+        description:
+          'Only the tokens of these sessions; every token of the application when absent or empty.',
+      }),
+    ),
+  },
+  { title: 'ApplicationTokenExpireIn' },
+);
