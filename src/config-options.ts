@@ -38,7 +38,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_ADMIN_TOKEN',
     default: '',
     description:
-      'API token, at least 16 printable ASCII characters, no spaces. When set, it is the only token accepted (a generated one stops working). Absent: one is generated on first start, printed once, and stored hashed.',
+      "The admin API token, at least 16 printable ASCII characters, no spaces. When set, it is the only admin token accepted (a generated one stops working; applications' tokens work beside it). Absent: one is generated on first start, printed once, and stored hashed.",
   },
   {
     name: 'COURIER_SECRETS_KEY',

@@ -27,7 +27,16 @@ const ENDPOINT = `${APP}/endpoint/:endpoint_id`;
 
 /** Route (method and Fastify pattern) → the capabilities of which the token needs one. */
 const RULES: Record<string, readonly Capability[]> = {};
+/** A route under the path's application, which the token's must be. */
 function allow(capabilities: readonly Capability[], ...routes: string[]): void {
+  for (const route of routes) {
+    // The application check reads this parameter: a route without it would be open to any token.
+    if (!route.includes(`${APP}`)) throw new Error(`${route} is not under ${APP}: list it with allowGlobal`);
+    RULES[route] = capabilities;
+  }
+}
+/** A route that names no application: the same for every token. */
+function allowGlobal(capabilities: readonly Capability[], ...routes: string[]): void {
   for (const route of routes) RULES[route] = capabilities;
 }
 
@@ -46,9 +55,8 @@ allow(
   `GET ${APP}/attempt/msg/:msg_id`,
   `GET ${APP}/msg/:msg_id/endpoint`,
   `GET ${APP}/msg/:msg_id/attempt/:attempt_id`,
-  'GET /api/v1/event-type',
-  'GET /api/v1/event-type/:event_type_name',
 );
+allowGlobal(['ViewBase'], 'GET /api/v1/event-type', 'GET /api/v1/event-type/:event_type_name');
 allow(['ViewEndpointSecret', 'ManageEndpointSecret', 'ManageEndpoint'], `GET ${ENDPOINT}/secret`);
 allow(['ManageEndpointSecret', 'ManageEndpoint'], `POST ${ENDPOINT}/secret/rotate`);
 // Headers often carry the receiver's credentials: configuration, as Svix's ManageEndpoint says.
@@ -73,7 +81,10 @@ allow(
   `POST ${ENDPOINT}/send-example`,
   `POST ${APP}/msg/:msg_id/endpoint/:endpoint_id/resend`,
 );
-allow([], 'POST /api/v1/auth/logout');
+allowGlobal([], 'POST /api/v1/auth/logout');
+
+/** Every route open to an application's token, as `METHOD pattern`. */
+export const OPEN_ROUTES: readonly string[] = Object.keys(RULES);
 
 /** The capabilities a token needs one of for this route; undefined: closed to such tokens. */
 export function capabilitiesFor(method: string, url: string): readonly Capability[] | undefined {

@@ -4,9 +4,12 @@
  */
 import { ApiException, AppPortalCapability, Svix } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { capabilitiesFor } from '../../src/api/app-token-access.ts';
+import { capabilitiesFor, OPEN_ROUTES } from '../../src/api/app-token-access.ts';
+import { ensureAdminToken } from '../../src/api/auth.ts';
 import { routesOf } from '../../src/api/server.ts';
-import { createApp, createEndpoint, startApi, type TestApi } from './support.ts';
+import { insertAppToken } from '../../src/store/repos/app-tokens.ts';
+import { hashToken } from '../../src/store/repos/tokens.ts';
+import { createApp, createEndpoint, publishMessage, startApi, type TestApi } from './support.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -70,6 +73,10 @@ describe('app portal access tokens', () => {
       (r) => !r.public && r.method !== 'HEAD' && r.url !== '/api/v1/auth/logout',
     );
     expect(routes.length).toBeGreaterThan(60);
+    // A rule naming no registered route (a typo) would close what it meant to open.
+    const registered = routes.map((r) => `${r.method} ${r.url}`);
+    for (const open of OPEN_ROUTES.filter((r) => r !== 'POST /api/v1/auth/logout'))
+      expect(registered).toContain(open);
     for (const route of routes) {
       const body = ['POST', 'PUT', 'PATCH'].includes(route.method) ? { body: {} } : {};
       const path = (app: string) =>
@@ -91,6 +98,26 @@ describe('app portal access tokens', () => {
       if (listed) expect(own.status, name).not.toBe(403);
       else expect(own.status, name).toBe(403);
     }
+  });
+
+  it("finds nothing of another application's under its own: endpoints, messages, attempts", async () => {
+    const token = await tokenFor(appA);
+    const endpointB = (await api.request('GET', `/api/v1/app/${appB}/endpoint`)).body.data[0].id;
+    const messageB = await publishMessage(api, appB);
+    for (const path of [
+      `/api/v1/app/${appA}/endpoint/${endpointB}`,
+      `/api/v1/app/${appA}/endpoint/${endpointB}/stats`,
+      `/api/v1/app/${appA}/attempt/endpoint/${endpointB}`,
+      `/api/v1/app/${appA}/msg/${messageB}`,
+      `/api/v1/app/${appA}/attempt/msg/${messageB}`,
+      `/api/v1/app/${appA}/msg/${messageB}/endpoint`,
+    ]) {
+      const res = await api.request('GET', path, { token });
+      expect(res.status, path).toBe(404);
+    }
+    // HEAD is judged as GET.
+    expect((await api.request('HEAD', `/api/v1/app/${appB}/endpoint`, { token })).status).toBe(403);
+    expect((await api.request('HEAD', `/api/v1/app/${appA}/endpoint`, { token })).status).toBe(200);
   });
 
   it('keeps to its capabilities', async () => {
@@ -187,6 +214,18 @@ describe('app portal access tokens', () => {
     const orphan = await tokenFor(gone);
     expect((await api.request('DELETE', `/api/v1/app/${gone}`)).status).toBe(204);
     expect((await api.request('GET', '/api/v1/event-type', { token: orphan })).status).toBe(401);
+    // One stored as its application was being deleted opens nothing either.
+    const late = 'courierapp_made-as-its-application-was-deleted';
+    const now = api.clock.now();
+    await insertAppToken(api.db, {
+      appId: gone,
+      hash: hashToken(late),
+      capabilities: ['ViewBase'],
+      sessionId: null,
+      now,
+      expiresAt: now + HOUR_MS,
+    });
+    expect((await api.request('GET', '/api/v1/event-type', { token: late })).status).toBe(401);
   });
 
   it('is not kept for an idempotency-key repeat: the answer holds a credential', async () => {
@@ -205,6 +244,48 @@ describe('app portal access tokens', () => {
     );
     expect(Number(stored[0]!.n)).toBe(1);
   });
+
+  // After the test that the application field cannot make it: this one makes it.
+  it("gives no token for the operator application, whose messages are every application's events", async () => {
+    const made = await api.request('POST', '/api/v1/operational-webhook/endpoint', {
+      body: { url: 'http://127.0.0.1:9/ops' },
+    });
+    expect(made.status).toBe(201);
+    const operator = (await api.request('GET', '/api/v1/app/courier-operator')).body.id;
+    for (const app of ['courier-operator', operator]) {
+      const res = await api.request('POST', `/api/v1/auth/app-portal-access/${app}`, { body: {} });
+      expect(res.status, app).toBe(422);
+      expect(res.body.detail[0].loc).toEqual(['path', 'app_id']);
+    }
+  });
+});
+
+describe('app portal access without COURIER_ADMIN_TOKEN', () => {
+  it('works beside the generated admin token', async () => {
+    const api = await startApi({ env: { COURIER_ADMIN_TOKEN: '' } });
+    try {
+      const { created: admin } = await ensureAdminToken(api.db, api.config, api.clock);
+      expect(admin).toMatch(/^courier_/);
+      const app = await createAppWith(api, admin!);
+      const res = await api.request('POST', `/api/v1/auth/app-portal-access/${app}`, {
+        token: admin,
+        body: {},
+      });
+      expect(res.status).toBe(200);
+      expect((await api.request('GET', `/api/v1/app/${app}`, { token: res.body.token })).status).toBe(200);
+      expect((await api.request('GET', '/api/v1/app', { token: res.body.token })).status).toBe(403);
+      expect((await api.request('GET', '/api/v1/app', { token: admin })).status).toBe(200);
+      expect((await api.request('GET', '/api/v1/app', { token: 'courierapp_unknown' })).status).toBe(401);
+    } finally {
+      await api.close();
+    }
+  });
+
+  async function createAppWith(api: TestApi, token: string): Promise<string> {
+    const res = await api.request('POST', '/api/v1/app', { token, body: { name: 'x' } });
+    expect(res.status).toBe(201);
+    return res.body.id;
+  }
 });
 
 describe('app portal access links', () => {

@@ -1,4 +1,5 @@
 import type { Static } from 'typebox';
+import { OPERATOR_APP_UID } from '../../dispatch/operator-webhook.ts';
 import { deleteAppToken, expireAppTokens, insertAppToken } from '../../store/repos/app-tokens.ts';
 import { hashToken } from '../../store/repos/tokens.ts';
 import { appOnDemand } from '../app-on-demand.ts';
@@ -49,6 +50,13 @@ export function appPortalAccessRoutes(app: Api, deps: ApiDeps): void {
   async function grant(appId: string, body: AccessBody, origin: string) {
     const capabilities = capabilitiesOf(body);
     const application = await appOnDemand(deps, appId, body.application, ['body', 'application']);
+    if (application.uid === OPERATOR_APP_UID) {
+      // Its messages are every application's operational events: for the operator alone.
+      throw fieldError(
+        ['path', 'app_id'],
+        "the operator application's events are for the operator: it gets no token",
+      );
+    }
     const token = generateAppToken();
     const now = clock.now();
     await insertAppToken(db, {

@@ -39,13 +39,18 @@ export async function insertAppToken(db: Queryable, token: NewAppToken): Promise
   );
 }
 
-/** Every request made with an application's token is checked here: named. */
+/**
+ * Every request made with an application's token is checked here: named. A deleted
+ * application's tokens are deleted with it, but one made as it was being deleted could outlive it.
+ */
 const FIND_APP_TOKEN = prepared(
   'courier_find_app_token',
-  'select id, app_id, capabilities, expires_at from courier_app_tokens where token_hash = $1',
+  `select t.id, t.app_id, t.capabilities, t.expires_at
+   from courier_app_tokens t join courier_applications a on a.id = t.app_id and a.deleted_at is null
+   where t.token_hash = $1`,
 );
 
-/** The token with this hash, expired or not (the caller judges by its own clock). */
+/** The token with this hash, of a live application, expired or not (the caller judges by its own clock). */
 export async function findAppToken(db: Queryable, hash: Buffer): Promise<AppToken | null> {
   const { rows } = await db.query<{ id: string; app_id: string; capabilities: string[]; expires_at: Date }>(
     FIND_APP_TOKEN,
