@@ -7,18 +7,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { Queryable } from '../store/db.ts';
 import { findApplication } from '../store/repos/applications.ts';
+import type { Capability } from './app-capabilities.ts';
 import { createError } from './errors.ts';
 import type { AppPrincipal } from './types.ts';
-
-export const CAPABILITIES = [
-  'ViewBase',
-  'ViewEndpointSecret',
-  'ManageEndpointSecret',
-  'ManageTransformations',
-  'CreateAttempts',
-  'ManageEndpoint',
-] as const;
-export type Capability = (typeof CAPABILITIES)[number];
 
 export const forbidden = createError('forbidden', 'This token may not do that', 403);
 

@@ -1,7 +1,9 @@
 /** Checks of what the operator typed, done before anything is sent (failures exit 2). */
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
+import { CAPABILITIES } from '../api/app-capabilities.ts';
 import { parsedJsonProblem } from '../api/json-checks.ts';
+import { parseDuration } from '../policy/duration.ts';
 import { usageError } from './errors.ts';
 
 /**
@@ -26,6 +28,26 @@ export function collect(value: string, previous: string[] = []): string[] {
 export const MESSAGE_STANDINGS = ['delivered', 'pending', 'failed', 'sending'] as const;
 /** bulk-replay's --status-code-class (0: no response). */
 export const STATUS_CODE_CLASSES = ['0', '100', '200', '300', '400', '500'] as const;
+
+/** commander parser for the repeatable --capability: Svix's names, commas separating them too. */
+export function collectCapability(value: string, previous: string[] = []): string[] {
+  const names = collect(value, previous);
+  const unknown = names.find((n) => !(CAPABILITIES as readonly string[]).includes(n));
+  if (unknown !== undefined) throw new InvalidArgumentError(`expected one of ${CAPABILITIES.join(', ')}.`);
+  return names;
+}
+
+/** commander parser for durations such as --expiry: 90m, 2h, 7d, as whole seconds. */
+export function durationSeconds(value: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message}.`);
+  }
+  if (ms % 1000 !== 0) throw new InvalidArgumentError('expected whole seconds, such as 90m, 2h or 7d.');
+  return ms / 1000;
+}
 
 /** commander parser for counts such as --limit. */
 export function positiveInteger(value: string): number {

@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import type { OperatorOptions } from './api-client.ts';
+import type { CreateOptions, ExpireOptions } from './commands/app-tokens.ts';
 import type { AttemptsOptions } from './commands/attempts.ts';
 import type { DlqOptions, ReplayOptions } from './commands/dlq.ts';
 import type { ImportOptions } from './commands/event-types.ts';
@@ -9,7 +10,15 @@ import type { SendOptions } from './commands/send.ts';
 import type { UsageOptions } from './commands/usage.ts';
 import { CliError } from './errors.ts';
 import { printable } from './format.ts';
-import { collect, isoTime, MESSAGE_STANDINGS, positiveInteger, STATUS_CODE_CLASSES } from './input.ts';
+import {
+  collect,
+  collectCapability,
+  durationSeconds,
+  isoTime,
+  MESSAGE_STANDINGS,
+  positiveInteger,
+  STATUS_CODE_CLASSES,
+} from './input.ts';
 
 // Commands load their modules lazily: `courier worker` never pays for the HTTP server, nor the other way round.
 const program = new Command()
@@ -26,7 +35,7 @@ const program = new Command()
     'after',
     `
 send, endpoints, attempts, status, dlq, replay-missing, bulk-replay, event-types,
-usage and operational-endpoints talk to a running Courier over its API:
+usage, operational-endpoints and app-tokens talk to a running Courier over its API:
   COURIER_URL     its base URL, or --url (default: where COURIER_HOST and COURIER_PORT put it)
   COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
 They print tables, or JSON with --json. Exit status: 0 done, 1 API or network
@@ -307,6 +316,50 @@ operator(
     .argument(...OPERATIONAL_ENDPOINT),
 ).action(async (endpoint: string, options: OperatorOptions) =>
   (await import('./commands/operational-endpoints.ts')).operationalEndpointSecret(endpoint, options),
+);
+
+const appTokens = program
+  .command('app-tokens')
+  .description("make and expire tokens that open one application's part of the API")
+  .addHelpText(
+    'after',
+    `
+A token opens its application alone (its endpoints, messages, attempts and the
+event types) as its capabilities allow: hand it to the application's owner.
+It is shown once; Courier keeps only its hash.
+
+Examples:
+  $ courier app-tokens create acme --read-only --expiry 1d
+  $ courier app-tokens create acme --capability ViewBase,CreateAttempts --session s-42
+  $ courier app-tokens expire acme --session s-42`,
+  );
+
+operator(
+  appTokens
+    .command('create')
+    .description('make a token for an application and print it with its link')
+    .argument(...APP)
+    .option(
+      '--capability <name>',
+      'ViewBase (required), ViewEndpointSecret, ManageEndpointSecret, CreateAttempts, ManageEndpoint, ManageTransformations (repeatable; default: all)',
+      collectCapability,
+    )
+    .option('--read-only', 'ViewBase alone')
+    .option('--expiry <duration>', 'how long it is valid: 1h to 7d (default 7d)', durationSeconds)
+    .option('--session <id>', 'a session id, to expire its tokens alone'),
+).action(async (app: string, options: CreateOptions) =>
+  (await import('./commands/app-tokens.ts')).createAppToken(app, options),
+);
+
+operator(
+  appTokens
+    .command('expire')
+    .description("expire an application's tokens: all, or those of the sessions named")
+    .argument(...APP)
+    .option('--session <id>', 'only the tokens of this session (repeatable)', collect)
+    .option('--in <duration>', 'let them work this much longer (default: expire now)', durationSeconds),
+).action(async (app: string, options: ExpireOptions) =>
+  (await import('./commands/app-tokens.ts')).expireAppTokens(app, options),
 );
 
 const dlq = program

@@ -436,6 +436,56 @@ describe('courier operator commands', () => {
     });
   });
 
+  it('app-tokens create makes a token that opens one application, and expire ends them', async () => {
+    const [limited, readOnly] = await Promise.all([
+      cli([
+        'app-tokens',
+        'create',
+        'acme',
+        '--capability',
+        'ViewBase,ViewEndpointSecret',
+        '--session',
+        's-42',
+      ]),
+      cli(['app-tokens', 'create', 'acme', '--read-only', '--expiry', '2h', '--json']),
+    ]);
+    expect(limited).toMatchObject({ code: 0, stderr: '' });
+    const acmeId = (await api.request('GET', '/api/v1/app/acme')).body.id;
+    const [, token, url] = /^token: (courierapp_\S+)\nurl: {3}(\S+)\n$/.exec(limited.stdout) ?? [];
+    expect(url).toBe(`${api.url}/api/v1/app/${acmeId}`);
+    expect(readOnly).toMatchObject({ code: 0, stderr: '' });
+    const viewer = JSON.parse(readOnly.stdout).token as string;
+    const secret = `/api/v1/app/acme/endpoint/main/secret`;
+    expect((await api.request('GET', secret, { token })).status).toBe(200);
+    expect((await api.request('POST', `${secret}/rotate`, { token, body: {} })).status).toBe(403);
+    expect((await api.request('GET', secret, { token: viewer })).status).toBe(403);
+    expect((await api.request('GET', '/api/v1/app/acme/endpoint', { token: viewer })).status).toBe(200);
+    expect((await api.request('GET', '/api/v1/app/dlq/endpoint', { token: viewer })).status).toBe(403);
+
+    const expired = await cli(['app-tokens', 'expire', 'acme', '--session', 's-42']);
+    expect(expired).toEqual({ code: 0, stdout: 'the tokens of session s-42 of acme expired\n', stderr: '' });
+    expect((await api.request('GET', secret, { token })).status).toBe(401);
+    expect((await api.request('GET', '/api/v1/app/acme', { token: viewer })).status).toBe(200);
+    api.clock.advance(2 * 3_600_000);
+    expect((await api.request('GET', '/api/v1/app/acme', { token: viewer })).status).toBe(401);
+
+    const [badCapability, badExpiry, tooLong] = await Promise.all([
+      cli(['app-tokens', 'create', 'acme', '--capability', 'Everything']),
+      cli(['app-tokens', 'create', 'acme', '--expiry', 'soon']),
+      cli(['app-tokens', 'create', 'acme', '--expiry', '30d']),
+    ]);
+    expect(badCapability).toMatchObject({ code: 2, stdout: '' });
+    expect(badCapability.stderr).toMatch(
+      /'--capability <name>' argument 'Everything' is invalid. expected one of ViewBase, /,
+    );
+    expect(badExpiry).toMatchObject({ code: 2, stdout: '' });
+    expect(badExpiry.stderr).toMatch(
+      /'--expiry <duration>' argument 'soon' is invalid. invalid duration "soon"/,
+    );
+    expect(tooLong).toMatchObject({ code: 1, stdout: '' });
+    expect(tooLong.stderr).toMatch(/^courier: body\.expiry: must be <= 604800 \(validation, HTTP 422\)\n$/);
+  });
+
   it('reports API and network failures on stderr with exit 1', async () => {
     const down = `http://127.0.0.1:${await closedPort()}`;
     const [unknownApp, badToken, unreachable, invalid] = await Promise.all([

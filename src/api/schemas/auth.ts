@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { CAPABILITIES } from '../app-token-access.ts';
+import { CAPABILITIES } from '../app-capabilities.ts';
 import { ApplicationIn } from './applications.ts';
 import { Nullable, StringEnum, Text } from './common.ts';
 
