@@ -245,6 +245,23 @@ describe('app portal access tokens', () => {
     expect(Number(stored[0]!.n)).toBe(1);
   });
 
+  it("reads back the task its application's replay answered with, and no other application's", async () => {
+    const token = await tokenFor(appA, { capabilities: ['ViewBase', 'CreateAttempts'] });
+    const customer = new Svix(token, { serverUrl: api.url });
+    const since = new Date(api.clock.now() - HOUR_MS);
+    const task = await customer.endpoint.recover(appA, endpointA, { since });
+    expect((await customer.backgroundTask.get(task.id)).data).toMatchObject({ appId: appA });
+    const endpointB = (await api.request('GET', `/api/v1/app/${appB}/endpoint`)).body.data[0].id;
+    const other = await api.request('POST', `/api/v1/app/${appB}/endpoint/${endpointB}/recover`, {
+      body: { since: since.toISOString() },
+    });
+    expect(other.status).toBe(202);
+    expect((await api.request('GET', `/api/v1/background-task/${other.body.id}`)).status).toBe(200);
+    const hidden = await api.request('GET', `/api/v1/background-task/${other.body.id}`, { token });
+    expect(hidden.status).toBe(404);
+    expect((await api.request('GET', '/api/v1/background-task', { token })).status).toBe(403);
+  });
+
   // After the test that the application field cannot make it: this one makes it.
   it("gives no token for the operator application, whose messages are every application's events", async () => {
     const made = await api.request('POST', '/api/v1/operational-webhook/endpoint', {

@@ -86,7 +86,10 @@ export function backgroundTaskRoutes(app: Api, deps: ApiDeps): void {
     },
     async (request) => {
       const task = await findBackgroundTask(db, request.params.task_id);
-      if (!task) throw notFound(`Background task ${request.params.task_id} not found`);
+      // An application's token reads its application's tasks alone; another's is not there for it.
+      const principal = request.principal;
+      const hidden = principal?.kind === 'app' && task?.data.appId !== principal.appId;
+      if (!task || hidden) throw notFound(`Background task ${request.params.task_id} not found`);
       return backgroundTaskOut(task);
     },
   );
