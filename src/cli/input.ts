@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { CAPABILITIES } from '../api/app-capabilities.ts';
 import { parsedJsonProblem } from '../api/json-checks.ts';
-import { parseDuration } from '../policy/duration.ts';
+import { formatDuration, parseDuration } from '../policy/duration.ts';
 import { usageError } from './errors.ts';
 
 /**
@@ -29,24 +29,36 @@ export const MESSAGE_STANDINGS = ['delivered', 'pending', 'failed', 'sending'] a
 /** bulk-replay's --status-code-class (0: no response). */
 export const STATUS_CODE_CLASSES = ['0', '100', '200', '300', '400', '500'] as const;
 
-/** commander parser for the repeatable --capability: Svix's names, commas separating them too. */
+/**
+ * commander parser for the repeatable --capability: Svix's names, commas separating them too; a
+ * name given twice counts once.
+ */
 export function collectCapability(value: string, previous: string[] = []): string[] {
-  const names = collect(value, previous);
+  const names = [...new Set(collect(value, previous))];
   const unknown = names.find((n) => !(CAPABILITIES as readonly string[]).includes(n));
-  if (unknown !== undefined) throw new InvalidArgumentError(`expected one of ${CAPABILITIES.join(', ')}.`);
+  if (unknown !== undefined) {
+    throw new InvalidArgumentError(`${unknown} is not a capability: expected ${CAPABILITIES.join(', ')}.`);
+  }
   return names;
 }
 
-/** commander parser for durations such as --expiry: 90m, 2h, 7d, as whole seconds. */
-export function durationSeconds(value: string): number {
-  let ms: number;
-  try {
-    ms = parseDuration(value);
-  } catch (error) {
-    throw new InvalidArgumentError(`${(error as Error).message}.`);
-  }
-  if (ms % 1000 !== 0) throw new InvalidArgumentError('expected whole seconds, such as 90m, 2h or 7d.');
-  return ms / 1000;
+/**
+ * commander parser for a duration (90m, 2h, 7d; 0 for none) as whole seconds within
+ * [minS, maxS], said as the API would refuse it otherwise.
+ */
+export function durationWithin(minS: number, maxS: number): (value: string) => number {
+  const bounds = `between ${formatDuration(minS * 1000)} and ${formatDuration(maxS * 1000)}`;
+  return (value) => {
+    let ms: number;
+    try {
+      ms = value.trim() === '0' ? 0 : parseDuration(value);
+    } catch (error) {
+      throw new InvalidArgumentError(`${(error as Error).message}.`);
+    }
+    if (ms % 1000 !== 0) throw new InvalidArgumentError('expected whole seconds, such as 90m, 2h or 7d.');
+    if (ms < minS * 1000 || ms > maxS * 1000) throw new InvalidArgumentError(`expected ${bounds}.`);
+    return ms / 1000;
+  };
 }
 
 /** commander parser for counts such as --limit. */

@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { MAX_EXPIRY_S, MIN_EXPIRY_S } from '../api/app-capabilities.ts';
 import type { OperatorOptions } from './api-client.ts';
 import type { CreateOptions, ExpireOptions } from './commands/app-tokens.ts';
 import type { AttemptsOptions } from './commands/attempts.ts';
@@ -13,7 +14,7 @@ import { printable } from './format.ts';
 import {
   collect,
   collectCapability,
-  durationSeconds,
+  durationWithin,
   isoTime,
   MESSAGE_STANDINGS,
   positiveInteger,
@@ -344,8 +345,12 @@ operator(
       'ViewBase (required), ViewEndpointSecret, ManageEndpointSecret, CreateAttempts, ManageEndpoint, ManageTransformations (repeatable; default: all)',
       collectCapability,
     )
-    .option('--read-only', 'ViewBase alone')
-    .option('--expiry <duration>', 'how long it is valid: 1h to 7d (default 7d)', durationSeconds)
+    .addOption(new Option('--read-only', 'ViewBase alone').conflicts('capability'))
+    .option(
+      '--expiry <duration>',
+      'how long it is valid: 1h to 7d (default 7d)',
+      durationWithin(MIN_EXPIRY_S, MAX_EXPIRY_S),
+    )
     .option('--session <id>', 'a session id, to expire its tokens alone'),
 ).action(async (app: string, options: CreateOptions) =>
   (await import('./commands/app-tokens.ts')).createAppToken(app, options),
@@ -357,7 +362,11 @@ operator(
     .description("expire an application's tokens: all, or those of the sessions named")
     .argument(...APP)
     .option('--session <id>', 'only the tokens of this session (repeatable)', collect)
-    .option('--in <duration>', 'let them work this much longer (default: expire now)', durationSeconds),
+    .option(
+      '--in <duration>',
+      'let them work this much longer, at most 7d (default: end them now)',
+      durationWithin(0, MAX_EXPIRY_S),
+    ),
 ).action(async (app: string, options: ExpireOptions) =>
   (await import('./commands/app-tokens.ts')).expireAppTokens(app, options),
 );

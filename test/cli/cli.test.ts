@@ -437,7 +437,7 @@ describe('courier operator commands', () => {
   });
 
   it('app-tokens create makes a token that opens one application, and expire ends them', async () => {
-    const [limited, readOnly] = await Promise.all([
+    const [limited, readOnly, hourly] = await Promise.all([
       cli([
         'app-tokens',
         'create',
@@ -448,7 +448,9 @@ describe('courier operator commands', () => {
         's-42',
       ]),
       cli(['app-tokens', 'create', 'acme', '--read-only', '--expiry', '2h', '--json']),
+      cli(['app-tokens', 'create', 'acme', '--expiry', '1h', '--json']),
     ]);
+    const hour = JSON.parse(hourly.stdout).token as string;
     expect(limited).toMatchObject({ code: 0, stderr: '' });
     const acmeId = (await api.request('GET', '/api/v1/app/acme')).body.id;
     const [, token, url] = /^token: (courierapp_\S+)\nurl: {3}(\S+)\n$/.exec(limited.stdout) ?? [];
@@ -463,27 +465,44 @@ describe('courier operator commands', () => {
     expect((await api.request('GET', '/api/v1/app/dlq/endpoint', { token: viewer })).status).toBe(403);
 
     const expired = await cli(['app-tokens', 'expire', 'acme', '--session', 's-42']);
-    expect(expired).toEqual({ code: 0, stdout: 'the tokens of session s-42 of acme expired\n', stderr: '' });
+    expect(expired).toEqual({ code: 0, stdout: "the tokens of acme's session s-42 ended\n", stderr: '' });
     expect((await api.request('GET', secret, { token })).status).toBe(401);
     expect((await api.request('GET', '/api/v1/app/acme', { token: viewer })).status).toBe(200);
-    api.clock.advance(2 * 3_600_000);
+    const later = await cli(['app-tokens', 'expire', 'acme', '--in', '90m', '--json']);
+    expect(later).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(later.stdout)).toEqual({ app: 'acme', sessions: [], inSeconds: 5400 });
+    api.clock.advance(3_600_000);
+    expect((await api.request('GET', '/api/v1/app/acme', { token: viewer })).status).toBe(200);
+    expect((await api.request('GET', '/api/v1/app/acme', { token: hour })).status).toBe(401);
+    api.clock.advance(1_800_000); // 90 minutes: before its own 2 hours were up
     expect((await api.request('GET', '/api/v1/app/acme', { token: viewer })).status).toBe(401);
+    const now = await cli(['app-tokens', 'expire', 'acme', '--in', '0']);
+    expect(now).toEqual({ code: 0, stdout: 'every token of acme ended\n', stderr: '' });
 
-    const [badCapability, badExpiry, tooLong] = await Promise.all([
-      cli(['app-tokens', 'create', 'acme', '--capability', 'Everything']),
+    const refusals = await Promise.all([
+      cli(['app-tokens', 'create', 'acme', '--capability', 'ViewBase,Everything']),
+      cli(['app-tokens', 'create', 'acme', '--capability', 'ManageEndpoint']),
+      cli(['app-tokens', 'create', 'acme', '--read-only', '--capability', 'ViewBase']),
       cli(['app-tokens', 'create', 'acme', '--expiry', 'soon']),
       cli(['app-tokens', 'create', 'acme', '--expiry', '30d']),
+      cli(['app-tokens', 'expire', 'acme', '--in', '8d']),
     ]);
-    expect(badCapability).toMatchObject({ code: 2, stdout: '' });
-    expect(badCapability.stderr).toMatch(
-      /'--capability <name>' argument 'Everything' is invalid. expected one of ViewBase, /,
+    for (const run of refusals) expect(run).toMatchObject({ code: 2, stdout: '' });
+    const [unknown, noBase, both, badExpiry, tooLong, tooLate] = refusals.map((r) => r.stderr);
+    expect(unknown).toMatch(
+      /argument 'ViewBase,Everything' is invalid. Everything is not a capability: expected ViewBase, /,
     );
-    expect(badExpiry).toMatchObject({ code: 2, stdout: '' });
-    expect(badExpiry.stderr).toMatch(
-      /'--expiry <duration>' argument 'soon' is invalid. invalid duration "soon"/,
-    );
-    expect(tooLong).toMatchObject({ code: 1, stdout: '' });
-    expect(tooLong.stderr).toMatch(/^courier: body\.expiry: must be <= 604800 \(validation, HTTP 422\)\n$/);
+    expect(noBase).toBe('courier: --capability must include ViewBase, which every token has\n');
+    expect(both).toMatch(/option '--read-only' cannot be used with option '--capability <name>'/);
+    expect(badExpiry).toMatch(/'--expiry <duration>' argument 'soon' is invalid. invalid duration "soon"/);
+    expect(tooLong).toMatch(/'--expiry <duration>' argument '30d' is invalid. expected between 1h and 7d\./);
+    expect(tooLate).toMatch(/'--in <duration>' argument '8d' is invalid. expected between 0s and 7d\./);
+    const missing = await cli(['app-tokens', 'create', 'no-such-app']);
+    expect(missing).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'courier: Application no-such-app not found (not_found, HTTP 404)\n',
+    });
   });
 
   it('reports API and network failures on stderr with exit 1', async () => {

@@ -214,6 +214,11 @@ describe('app portal access tokens', () => {
     const orphan = await tokenFor(gone);
     expect((await api.request('DELETE', `/api/v1/app/${gone}`)).status).toBe(204);
     expect((await api.request('GET', '/api/v1/event-type', { token: orphan })).status).toBe(401);
+    const { rows: left } = await api.db.query<{ n: string }>(
+      'select count(*) as n from courier_app_tokens where app_id = $1',
+      [gone],
+    );
+    expect(Number(left[0]!.n)).toBe(0);
     // One stored as its application was being deleted opens nothing either.
     const late = 'courierapp_made-as-its-application-was-deleted';
     const now = api.clock.now();

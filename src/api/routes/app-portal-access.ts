@@ -2,18 +2,13 @@ import type { Static } from 'typebox';
 import { OPERATOR_APP_UID } from '../../dispatch/operator-webhook.ts';
 import { deleteAppToken, expireAppTokens, insertAppToken } from '../../store/repos/app-tokens.ts';
 import { hashToken } from '../../store/repos/tokens.ts';
-import { CAPABILITIES, type Capability } from '../app-capabilities.ts';
+import { CAPABILITIES, type Capability, MAX_EXPIRY_S } from '../app-capabilities.ts';
 import { appOnDemand } from '../app-on-demand.ts';
 import { forbidden } from '../app-token-access.ts';
 import { generateAppToken } from '../auth.ts';
 import { fieldError } from '../errors.ts';
 import { requireApp } from '../lookup.ts';
-import {
-  ApplicationTokenExpireIn,
-  AppPortalAccessIn,
-  AppPortalAccessOut,
-  MAX_EXPIRY_S,
-} from '../schemas/auth.ts';
+import { ApplicationTokenExpireIn, AppPortalAccessIn, AppPortalAccessOut } from '../schemas/auth.ts';
 import { NoContent } from '../schemas/common.ts';
 import type { Api, ApiDeps } from '../types.ts';
 import { AppParams } from './messages.ts';

@@ -1,10 +1,7 @@
 import { Type } from 'typebox';
-import { CAPABILITIES } from '../app-capabilities.ts';
+import { CAPABILITIES, MAX_EXPIRY_S, MIN_EXPIRY_S } from '../app-capabilities.ts';
 import { ApplicationIn } from './applications.ts';
 import { Nullable, StringEnum, Text } from './common.ts';
-
-export const MIN_EXPIRY_S = 3600;
-export const MAX_EXPIRY_S = 7 * 24 * 3600;
 
 const SessionId = Text({ minLength: 1, maxLength: 256 });
 
