@@ -48,9 +48,9 @@ allow(
   `GET ${APP}/msg/:msg_id/attempt/:attempt_id`,
 );
 allowGlobal(['ViewBase'], 'GET /api/v1/event-type', 'GET /api/v1/event-type/:event_type_name');
-// The task a replay answered with, as the SDK reads it back: the handler shows a token its own
+// The task a replay answered with, as the SDK reads it back: the handlers show a token its own
 // application's tasks alone.
-allowGlobal(['ViewBase'], 'GET /api/v1/background-task/:task_id');
+allowGlobal(['ViewBase'], 'GET /api/v1/background-task', 'GET /api/v1/background-task/:task_id');
 allow(['ViewEndpointSecret', 'ManageEndpointSecret', 'ManageEndpoint'], `GET ${ENDPOINT}/secret`);
 allow(['ManageEndpointSecret', 'ManageEndpoint'], `POST ${ENDPOINT}/secret/rotate`);
 // Headers often carry the receiver's credentials: configuration, as Svix's ManageEndpoint says.

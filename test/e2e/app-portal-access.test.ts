@@ -264,7 +264,11 @@ describe('app portal access tokens', () => {
     expect((await api.request('GET', `/api/v1/background-task/${other.body.id}`)).status).toBe(200);
     const hidden = await api.request('GET', `/api/v1/background-task/${other.body.id}`, { token });
     expect(hidden.status).toBe(404);
-    expect((await api.request('GET', '/api/v1/background-task', { token })).status).toBe(403);
+    const listed = await api.request('GET', '/api/v1/background-task', { token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((t: { id: string }) => t.id)).toEqual([task.id]);
+    const all = await api.request('GET', '/api/v1/background-task');
+    expect(all.body.data.map((t: { id: string }) => t.id)).toEqual([other.body.id, task.id]);
   });
 
   // After the test that the application field cannot make it: this one makes it.

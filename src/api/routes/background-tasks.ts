@@ -64,10 +64,13 @@ export function backgroundTaskRoutes(app: Api, deps: ApiDeps): void {
     },
     async (request) => {
       const { status, task } = request.query;
+      // An application's token lists its application's tasks alone.
+      const principal = request.principal;
+      const appId = principal?.kind === 'app' ? principal.appId : undefined;
       return paginate(
         request.query,
         'descending',
-        (w) => listBackgroundTasks(db, { ...w, status, task }),
+        (w) => listBackgroundTasks(db, { ...w, status, task, appId }),
         (t) => t.id,
         backgroundTaskOut,
       );

@@ -64,14 +64,24 @@ export async function listBackgroundTasks(
     descending: boolean;
     status?: BackgroundTaskStatus;
     task?: BackgroundTaskKind;
+    /** Only the tasks of this application (their data's appId): unindexed, as tasks are few. */
+    appId?: string;
   },
 ): Promise<Page<BackgroundTask>> {
   const { rows } = await db.query<Row>(
     `select * from courier_background_tasks
       where ($1::text is null or id > $1) and ($2::text is null or id < $2)
         and ($3::text is null or status = $3) and ($4::text is null or task = $4)
+        and ($6::text is null or data->>'appId' = $6)
       order by id ${opts.descending ? 'desc' : 'asc'} limit $5`,
-    [opts.after ?? null, opts.before ?? null, opts.status ?? null, opts.task ?? null, opts.limit + 1],
+    [
+      opts.after ?? null,
+      opts.before ?? null,
+      opts.status ?? null,
+      opts.task ?? null,
+      opts.limit + 1,
+      opts.appId ?? null,
+    ],
   );
   return { data: rows.slice(0, opts.limit).map(fromRow), done: rows.length <= opts.limit };
 }
