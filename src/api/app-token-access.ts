@@ -1,8 +1,8 @@
 /**
  * What an application's token (Svix's app portal access) may call: its own application's
- * endpoints, messages and attempts, as its capabilities allow, and the event types' catalogue.
- * Anything not listed here is refused, so a route added later is closed to these tokens until it
- * is listed.
+ * endpoints, messages, attempts and background tasks, as its capabilities allow, and the event
+ * types' catalogue. Anything not listed here is refused, so a route added later is closed to these
+ * tokens until it is listed.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Queryable } from '../store/db.ts';
@@ -22,7 +22,7 @@ const RULES: Record<string, readonly Capability[]> = {};
 function allow(capabilities: readonly Capability[], ...routes: string[]): void {
   for (const route of routes) {
     // The application check reads this parameter: a route without it would be open to any token.
-    if (!route.includes(`${APP}`)) throw new Error(`${route} is not under ${APP}: list it with allowGlobal`);
+    if (!route.includes(APP)) throw new Error(`${route} is not under ${APP}: list it with allowGlobal`);
     RULES[route] = capabilities;
   }
 }

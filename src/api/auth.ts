@@ -1,9 +1,9 @@
 /**
  * Bearer-token authentication. With COURIER_ADMIN_TOKEN set, that token is the one admin token;
  * otherwise one is generated on first start and only its SHA-256 hash is stored. An application's
- * tokens (POST /api/v1/auth/app-portal-access/{app_id}) open that application's part of the API. Presented
- * tokens are hashed before any comparison, so comparisons take the same time whatever they hold,
- * and a token never reaches a log line (nothing here logs headers).
+ * tokens (POST /api/v1/auth/app-portal-access/{app_id}) open that application's part of the API.
+ * Presented tokens are hashed before any comparison, so comparisons take the same time whatever
+ * they hold, and a token never reaches a log line (nothing here logs headers).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';

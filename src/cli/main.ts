@@ -15,11 +15,11 @@ import {
   collect,
   collectCapability,
   durationWithin,
-  isoTime,
   MESSAGE_STANDINGS,
   positiveInteger,
   STATUS_CODE_CLASSES,
 } from './input.ts';
+import { APP, ENDPOINT, OPERATIONAL_ENDPOINT, operator, publishRange, timeRange } from './options.ts';
 
 // Commands load their modules lazily: `courier worker` never pays for the HTTP server, nor the other way round.
 const program = new Command()
@@ -69,28 +69,6 @@ program
   .description('apply pending database migrations and exit')
   .action(async () => (await import('./commands/migrate.ts')).migrate());
 
-const APP = ['<app>', 'application id (app_…) or uid'] as const;
-const ENDPOINT = ['<endpoint>', 'endpoint id (ep_…) or uid'] as const;
-const OPERATIONAL_ENDPOINT = ['<endpoint>', 'operational webhook endpoint id (ep_…) or uid'] as const;
-
-/** The connection and output options every operator command ends with. */
-function operator(command: Command): Command {
-  return command
-    .option(
-      '--url <url>',
-      'Courier base URL (default: $COURIER_URL, else http://$COURIER_HOST:$COURIER_PORT)',
-    )
-    .option('--token <token>', 'API token (default: $COURIER_TOKEN, else $COURIER_ADMIN_TOKEN)')
-    .option('--json', 'print JSON instead of a table (nothing else goes to stdout)');
-}
-
-/** --since/--until of the dead-letter commands. */
-function timeRange(command: Command): Command {
-  return command
-    .option('--since <time>', 'only dead letters since this ISO 8601 time (UTC unless zoned)', isoTime)
-    .option('--until <time>', 'only dead letters before this ISO 8601 time', isoTime);
-}
-
 operator(
   program
     .command('send')
@@ -135,17 +113,6 @@ operator(
 ).action(async (app: string, message: string, options: OperatorOptions) =>
   (await import('./commands/status.ts')).status(app, message, options),
 );
-
-/** --since (required) and --until of the replay commands, which pick messages by publish time. */
-function publishRange(command: Command): Command {
-  return command
-    .requiredOption(
-      '--since <time>',
-      'messages published since this ISO 8601 time (UTC unless zoned)',
-      isoTime,
-    )
-    .option('--until <time>', 'and before this ISO 8601 time', isoTime);
-}
 
 operator(
   publishRange(

@@ -1,0 +1,36 @@
+/** The arguments and options the operator commands share (main.ts puts them together). */
+import type { Command } from 'commander';
+import { isoTime } from './input.ts';
+
+export const APP = ['<app>', 'application id (app_…) or uid'] as const;
+export const ENDPOINT = ['<endpoint>', 'endpoint id (ep_…) or uid'] as const;
+export const OPERATIONAL_ENDPOINT = ['<endpoint>', 'operational webhook endpoint id (ep_…) or uid'] as const;
+
+/** The connection and output options every operator command ends with. */
+export function operator(command: Command): Command {
+  return command
+    .option(
+      '--url <url>',
+      'Courier base URL (default: $COURIER_URL, else http://$COURIER_HOST:$COURIER_PORT)',
+    )
+    .option('--token <token>', 'API token (default: $COURIER_TOKEN, else $COURIER_ADMIN_TOKEN)')
+    .option('--json', 'print JSON instead of a table (nothing else goes to stdout)');
+}
+
+/** --since/--until of the dead-letter commands. */
+export function timeRange(command: Command): Command {
+  return command
+    .option('--since <time>', 'only dead letters since this ISO 8601 time (UTC unless zoned)', isoTime)
+    .option('--until <time>', 'only dead letters before this ISO 8601 time', isoTime);
+}
+
+/** --since (required) and --until of the replay commands, which pick messages by publish time. */
+export function publishRange(command: Command): Command {
+  return command
+    .requiredOption(
+      '--since <time>',
+      'messages published since this ISO 8601 time (UTC unless zoned)',
+      isoTime,
+    )
+    .option('--until <time>', 'and before this ISO 8601 time', isoTime);
+}
