@@ -81,8 +81,9 @@ export function appPortalAccessRoutes(app: Api, deps: ApiDeps): void {
         tags,
         summary: "Get a token for an application's part of the API",
         description:
-          'A token that opens this application alone (its endpoints, messages, attempts and the event types), as ' +
-          'its capabilities allow, for 7 days by default; with `application`, a missing application is made ' +
+          'A token that opens this application alone (its endpoints, messages, attempts, background tasks and the ' +
+          'event types), as its capabilities allow, for 7 days by default; with `application`, a missing ' +
+          'application is made ' +
           'under the uid in the path. An idempotency-key is not honoured: the answer holds a credential, which ' +
           'Courier does not keep; a repeat makes another token.',
         params: AppParams,
