@@ -4,6 +4,7 @@
  * will actually build it. POST and PUT replace (absent → default); PATCH keeps what is absent.
  * `null` means "back to the default" in both.
  */
+import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import { type Config, ssrfGuard } from '../config.ts';
 import { mergeOverrides } from '../dispatch/policy-resolver.ts';
@@ -18,8 +19,17 @@ import type { EndpointPatch } from './schemas/endpoints.ts';
 export type EndpointBody = Static<typeof EndpointPatch> & { headers?: Record<string, string> | null };
 export type Mode = 'replace' | 'patch';
 
-export function checkUrl(config: Config, url: string): void {
-  const check = ssrfGuard(config).checkUrl(url);
+/** Who sends an endpoint's URL: the operator (the admin token, the configuration) or, with its token, an application's owner. */
+export type UrlSetter = 'operator' | 'app';
+
+export function urlSetter(request: FastifyRequest): UrlSetter {
+  return request.principal?.kind === 'app' ? 'app' : 'operator';
+}
+
+/** `publicOnly`: set by an application's owner, the URL may not use COURIER_ALLOW_PRIVATE_NETWORKS. */
+function checkUrl(config: Config, url: string, publicOnly: boolean): void {
+  const guard = ssrfGuard(config);
+  const check = (publicOnly ? guard.publicOnly() : guard).checkUrl(url);
   if (!check.ok) throw fieldError(['body', 'url'], check.reason);
 }
 
@@ -58,19 +68,27 @@ export function endpointFields(
   current: Endpoint | null,
   config: Config,
   application: Pick<Application, 'rateLimit' | 'retryPolicy'>,
+  setBy: UrlSetter,
 ): EndpointFields {
   const appPolicy = application.retryPolicy;
   // The application's rate limit is its endpoints' default; the installation's when it has none.
   const defaultRate = application.rateLimit ?? config.rateLimit;
   const url = body.url ?? current?.url;
   if (url === undefined) throw fieldError(['body', 'url'], 'Field required', 'value_error.missing');
-  if (body.url !== undefined) checkUrl(config, url);
+  // The operator vouches for a URL by sending it. An application's owner sending the URL the
+  // endpoint already has changes nothing: neither a URL the operator set nor one it set itself.
+  const urlSetByApp =
+    body.url === undefined || (setBy === 'app' && url === current?.url)
+      ? (current?.urlSetByApp ?? false)
+      : setBy === 'app';
+  if (body.url !== undefined) checkUrl(config, url, urlSetByApp);
   if (body.headers) checkHeaders(body.headers, ['body', 'headers']);
   if (body.retryPolicy) checkPolicy(config, [appPolicy, body.retryPolicy], ['body', 'retryPolicy']);
   const types = choose(alias(body.filterTypes, body.eventTypes), mode, current?.eventTypes ?? null, null);
   const channels = choose(body.channels, mode, current?.channels ?? null, null);
   return {
     url,
+    urlSetByApp,
     uid: choose(body.uid, mode, current?.uid ?? null, null),
     description: choose(body.description, mode, current?.description ?? '', ''),
     eventTypes: types && types.length > 0 ? types : null,

@@ -37,6 +37,8 @@ export interface SenderOptions {
 
 export interface SendRequest {
   readonly url: string;
+  /** Public addresses only: the guard's allow list does not apply (a URL its endpoint's owner set). */
+  readonly publicOnly?: boolean;
   readonly body: Buffer;
   readonly headers: Readonly<Record<string, string>>;
 }
@@ -71,52 +73,44 @@ interface AttemptContext {
   readonly maxResponseBytes: number;
 }
 
+/**
+ * A guard's connections and checked URLs. The operator's lane applies COURIER_ALLOW_PRIVATE_NETWORKS;
+ * the public-only one (URLs an application's owner set) does not, and has its own pool, made when
+ * first needed, since a connection's addresses are checked by the lookup of the agent opening it.
+ */
+interface Lane {
+  readonly guard: SsrfGuard;
+  readonly agent: Agent;
+  readonly targets: Map<string, Target>;
+}
+
 export class Sender {
-  readonly #agent: Agent;
-  readonly #guard: SsrfGuard;
+  readonly #opts: SenderOptions;
+  readonly #requestTimeoutMs: number;
   readonly #clock: Clock;
   readonly #userAgent: string;
   readonly #context: AttemptContext;
-  readonly #targets = new Map<string, Target>();
+  readonly #operator: Lane;
+  #publicOnly: Lane | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(opts: SenderOptions) {
-    const requestTimeoutMs = opts.requestTimeoutMs ?? 15_000;
-    this.#guard = opts.guard;
+    this.#opts = opts;
+    this.#requestTimeoutMs = opts.requestTimeoutMs ?? 15_000;
     this.#clock = opts.clock;
     this.#userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
     this.#context = {
-      deadlines: new DeadlineSweeper(requestTimeoutMs),
+      deadlines: new DeadlineSweeper(this.#requestTimeoutMs),
       maxResponseBytes: opts.maxResponseBytes ?? 4096,
     };
-    this.#agent = new Agent({
-      connections: opts.connections ?? 16,
-      pipelining: 1,
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      // undici follows a receiver's `Keep-Alive: timeout=N` up to this (600 s by default): receivers
-      // on many origins could each keep idle sockets, and the worker's descriptors, for minutes.
-      keepAliveMaxTimeout: KEEP_ALIVE_MAX_TIMEOUT_MS,
-      // Off: the sweeper's total deadline ends every attempt, and the abort closes its connection.
-      // undici's per-phase timers add a timer object per request that its timer list keeps for up
-      // to half a second, long enough to be promoted out of the young generation: over 60,000-
-      // delivery drains the median promoted 28 MB with them off against 53
-      // (docs/performance-history.md, ninth session).
-      headersTimeout: 0,
-      bodyTimeout: 0,
-      // net/tls.connect skip `lookup` for literal IPs; those are checked in #target() instead.
-      // Never longer than the attempt's own deadline: a connect still opening after it (nothing to
-      // abort yet) would hold a socket past the slot it freed, and hold up a shutdown.
-      connect: {
-        timeout: Math.min(opts.connectTimeoutMs ?? 10_000, requestTimeoutMs),
-        lookup: guardedLookup(opts.guard, opts.lookup),
-      },
-    });
+    this.#operator = this.#lane(opts.guard);
   }
 
   send(req: SendRequest): Promise<SendResult> {
     const startedAt = this.#clock.now();
     const t0 = performance.now();
-    const target = this.#target(req.url);
+    const lane = req.publicOnly ? this.#publicOnlyLane() : this.#operator;
+    const target = this.#target(lane, req.url);
     if ('refused' in target) {
       return Promise.resolve({
         outcome: { kind: 'refused', reason: target.refused },
@@ -138,28 +132,64 @@ export class Sender {
     return new Promise((resolve, reject) => {
       const attempt = new Attempt(this.#context, startedAt, t0, resolve, reject);
       this.#context.deadlines.add(attempt);
-      this.#agent.dispatch(dispatch, attempt);
+      lane.agent.dispatch(dispatch, attempt);
     });
   }
 
   /** Waits for in-flight attempts (bounded by their deadline), then closes every connection. Idempotent. */
   close(): Promise<void> {
-    this.#closing ??= this.#agent.close();
+    this.#closing ??= Promise.all([this.#operator.agent.close(), this.#publicOnly?.agent.close()]).then(
+      () => undefined,
+    );
     return this.#closing;
   }
 
-  #target(url: string): Target {
-    let target = this.#targets.get(url);
+  #publicOnlyLane(): Lane {
+    // Not made once closing: nothing would close it. The closed agent answers as for any use after close.
+    if (this.#closing && !this.#publicOnly) return this.#operator;
+    this.#publicOnly ??= this.#lane(this.#opts.guard.publicOnly());
+    return this.#publicOnly;
+  }
+
+  #lane(guard: SsrfGuard): Lane {
+    const opts = this.#opts;
+    const agent = new Agent({
+      connections: opts.connections ?? 16,
+      pipelining: 1,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      // undici follows a receiver's `Keep-Alive: timeout=N` up to this (600 s by default): receivers
+      // on many origins could each keep idle sockets, and the worker's descriptors, for minutes.
+      keepAliveMaxTimeout: KEEP_ALIVE_MAX_TIMEOUT_MS,
+      // Off: the sweeper's total deadline ends every attempt, and the abort closes its connection.
+      // undici's per-phase timers add a timer object per request that its timer list keeps for up
+      // to half a second, long enough to be promoted out of the young generation: over 60,000-
+      // delivery drains the median promoted 28 MB with them off against 53
+      // (docs/performance-history.md, ninth session).
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      // net/tls.connect skip `lookup` for literal IPs; those are checked in #target() instead.
+      // Never longer than the attempt's own deadline: a connect still opening after it (nothing to
+      // abort yet) would hold a socket past the slot it freed, and hold up a shutdown.
+      connect: {
+        timeout: Math.min(opts.connectTimeoutMs ?? 10_000, this.#requestTimeoutMs),
+        lookup: guardedLookup(guard, opts.lookup),
+      },
+    });
+    return { guard, agent, targets: new Map() };
+  }
+
+  #target({ guard, targets }: Lane, url: string): Target {
+    let target = targets.get(url);
     if (target) return target;
-    const check = this.#guard.checkUrl(url);
+    const check = guard.checkUrl(url);
     if (check.ok) {
       const parsed = new URL(url);
       target = { origin: parsed.origin, path: parsed.pathname + parsed.search };
     } else {
       target = { refused: check.reason };
     }
-    if (this.#targets.size >= TARGET_CACHE_SIZE) this.#targets.clear();
-    this.#targets.set(url, target);
+    if (targets.size >= TARGET_CACHE_SIZE) targets.clear();
+    targets.set(url, target);
     return target;
   }
 

@@ -17,6 +17,8 @@ import {
 
 export const ALLOW_ENV = 'COURIER_ALLOW_PRIVATE_NETWORKS';
 export const SSRF_REFUSED = 'ERR_SSRF_REFUSED';
+/** What a public-only guard's refusals end with. */
+export const PUBLIC_ONLY = `this endpoint's URL was set with an application's token, which reaches public addresses only (${ALLOW_ENV} does not apply)`;
 
 export interface AddressClass {
   readonly allowed: boolean;
@@ -151,27 +153,28 @@ export function classifyAddress(ip: string): AddressClass {
 /**
  * Why an address is refused. For a host name, not the address it resolved to: the reason reaches
  * the attempt log, which a portal may show the endpoint's owner, who would learn what internal
- * names resolve to.
+ * names resolve to. `publicOnly`: the allow list does not apply, so the reason does not suggest it.
  */
-function refusal(ip: string, cls: AddressClass, hostname?: string): string {
+function refusal(ip: string, cls: AddressClass, hostname: string | undefined, publicOnly: boolean): string {
+  const allowIt = (what: string) => (publicOnly ? PUBLIC_ONLY : `allow ${what} with ${ALLOW_ENV}`);
   if (hostname !== undefined) {
     if (cls.range === 'invalid')
-      return `refused: ${hostname} resolves to an address which is not a valid IP address; allow it with ${ALLOW_ENV}`;
+      return `refused: ${hostname} resolves to an address which is not a valid IP address; ${allowIt('it')}`;
     if (cls.form === 'NAT64') {
       // An IPv4 entry of the allow list does not open a NAT64 form: say which entry would, naming a
       // network's own prefix no more than the address.
       const within =
         cls.nat64Prefix === WELL_KNOWN_NAT64.text ? cls.nat64Prefix : `its prefix in ${NAT64_ENV}`;
-      return `refused: ${hostname} resolves to a NAT64 address of an IPv4 address which is ${describe(cls.range)}; allow its NAT64 form (an IPv6 entry within ${within}) with ${ALLOW_ENV}`;
+      return `refused: ${hostname} resolves to a NAT64 address of an IPv4 address which is ${describe(cls.range)}; ${allowIt(`its NAT64 form (an IPv6 entry within ${within})`)}`;
     }
-    return `refused: ${hostname} resolves to an address which is ${describe(cls.range)}; allow it with ${ALLOW_ENV}`;
+    return `refused: ${hostname} resolves to an address which is ${describe(cls.range)}; ${allowIt('it')}`;
   }
   if (cls.range === 'invalid') return `refused: ${ip} is not a valid IP address`;
   const form = cls.nat64Prefix ? `${cls.form} form (in ${cls.nat64Prefix})` : `${cls.form} form`;
   const what = cls.embedded
     ? `${ip} is the ${form} of ${cls.embedded}, which is ${describe(cls.range)}`
     : `${ip} is ${describe(cls.range)}`;
-  return `refused: ${what}; allow it with ${ALLOW_ENV}`;
+  return `refused: ${what}; ${allowIt('it')}`;
 }
 
 /** Raised through the connector when a resolved address is refused; maps to a 'refused' outcome. */
@@ -185,25 +188,42 @@ export class SsrfRefusedError extends Error {
 
 export class SsrfGuard {
   readonly #allow: ReadonlyArray<[Addr, number]>;
+  readonly #nat64Prefixes: readonly string[];
   readonly #nat64: readonly Nat64Prefix[];
+  /** No allow list: made by publicOnly(), its refusals say so. */
+  readonly #publicOnly: boolean;
 
   /**
    * @param allow CIDRs (or bare addresses) that may be reached although not public, e.g. `['127.0.0.0/8', '::1/128']`.
    * @param nat64Prefixes network-specific NAT64 prefixes, e.g. `['64:ff9b:1:fffe::/96']`.
    * @throws GuardSettingError naming the setting an entry is wrong in.
    */
-  constructor(allow: readonly string[] = [], nat64Prefixes: readonly string[] = []) {
-    this.#allow = allow.map(parseAllowEntry);
+  constructor(allow: readonly string[] = [], nat64Prefixes: readonly string[] = [], publicOnly = false) {
+    this.#allow = publicOnly ? [] : allow.map(parseAllowEntry);
+    this.#nat64Prefixes = nat64Prefixes;
     this.#nat64 = [WELL_KNOWN_NAT64, ...parseNat64Prefixes(nat64Prefixes)];
+    this.#publicOnly = publicOnly;
+  }
+
+  /**
+   * This guard without its allow list, for URLs an endpoint's owner (a customer) set: the operator's
+   * internal networks are the operator's. NAT64 prefixes still apply: they only say what an address is.
+   */
+  publicOnly(): SsrfGuard {
+    return new SsrfGuard([], this.#nat64Prefixes, true);
   }
 
   /** @param hostname the name `ip` was resolved from, for the refusal reason. */
   checkAddress(ip: string, hostname?: string): CheckResult {
     const addr = parse(ip);
-    if (!addr) return { ok: false, reason: refusal(ip, { allowed: false, range: 'invalid' }, hostname) };
+    if (!addr)
+      return {
+        ok: false,
+        reason: refusal(ip, { allowed: false, range: 'invalid' }, hostname, this.#publicOnly),
+      };
     if (this.#allowed(addr)) return { ok: true };
     const cls = classifyParsed(addr, this.#nat64);
-    return cls.allowed ? { ok: true } : { ok: false, reason: refusal(ip, cls, hostname) };
+    return cls.allowed ? { ok: true } : { ok: false, reason: refusal(ip, cls, hostname, this.#publicOnly) };
   }
 
   /**

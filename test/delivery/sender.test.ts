@@ -319,3 +319,51 @@ describe('Sender with loopback allowed', () => {
     });
   });
 });
+
+describe("Sender's public-only requests (a URL an application's owner set)", () => {
+  const PUBLIC_ONLY = /reaches public addresses only \(COURIER_ALLOW_PRIVATE_NETWORKS does not apply\)$/;
+
+  it('refuses an allow-listed literal without a connection, while the same URL goes out for the operator', async () => {
+    const r = await receiver(reply(200));
+    const s = sender();
+    const url = `${r.url}/hook`;
+    expect((await s.send({ url, body, headers: {} })).outcome).toMatchObject({ kind: 'response', status: 200 });
+    const refused = await s.send({ url, publicOnly: true, body, headers: {} });
+    expect(refused.outcome).toMatchObject({ kind: 'refused', reason: expect.stringMatching(PUBLIC_ONLY) });
+    expect(refused.requestWentOut).toBe(false);
+    expect(r.requests).toHaveLength(1);
+  });
+
+  it('checks a host name on its own connections: an open keep-alive one of the operator is not reused', async () => {
+    const r = await receiver(reply(200));
+    const resolver: Resolver = (_host, _options, callback) =>
+      queueMicrotask(() => callback(null, [{ address: '127.0.0.1', family: 4 }]));
+    const s = sender({ lookup: resolver });
+    const url = `http://hooks.test:${r.port}/hook`;
+    // Refused first: the refusal is the public-only lane's alone.
+    const first = await s.send({ url, publicOnly: true, body, headers: {} });
+    expect(first.outcome).toEqual({
+      kind: 'refused',
+      reason: expect.stringMatching(
+        /^refused: hooks\.test resolves to an address which is a loopback address; .*/,
+      ),
+    });
+    expect((first.outcome as { reason: string }).reason).toMatch(PUBLIC_ONLY);
+    expect((await s.send({ url, body, headers: {} })).outcome).toMatchObject({ kind: 'response', status: 200 });
+    expect(r.sockets).toHaveLength(1);
+    const again = await s.send({ url, publicOnly: true, body, headers: {} });
+    expect(again.outcome).toMatchObject({ kind: 'refused' });
+    expect(again.requestWentOut).toBe(false);
+    expect(r.requests).toHaveLength(1);
+    expect(r.sockets).toHaveLength(1);
+  });
+
+  it('closes, and refuses to send after closing, with the public-only lane made', async () => {
+    const s = new Sender({ guard: new SsrfGuard(LOOPBACK), clock: new ManualClock() });
+    await s.send({ url: 'http://127.0.0.1:9/hook', publicOnly: true, body, headers: {} });
+    await s.close();
+    await expect(
+      s.send({ url: 'http://hooks.test:9/', publicOnly: true, body, headers: {} }),
+    ).rejects.toThrow();
+  });
+});

@@ -491,3 +491,49 @@ describe("Azure's platform address", () => {
     expect(classifyAddress('168.63.129.17')).toEqual({ allowed: true, range: 'unicast' });
   });
 });
+
+describe('SsrfGuard.publicOnly (URLs an application owner set with its token)', () => {
+  const operator = new SsrfGuard(
+    ['127.0.0.0/8', '10.0.0.0/8', '2a00:1450:64::a00:0/104'],
+    ['2a00:1450:64::/96'],
+  );
+  const customer = operator.publicOnly();
+  const PUBLIC_ONLY =
+    "this endpoint's URL was set with an application's token, which reaches public addresses only (COURIER_ALLOW_PRIVATE_NETWORKS does not apply)";
+
+  it('opens nothing of the allow list, and says so instead of suggesting it', () => {
+    expect(operator.checkUrl('http://10.1.2.3/hook')).toEqual({ ok: true });
+    expect(customer.checkUrl('http://10.1.2.3/hook')).toEqual({
+      ok: false,
+      reason: `refused: 10.1.2.3 is in a private network range (RFC 1918); ${PUBLIC_ONLY}`,
+    });
+    expect(reason(customer.checkAddress('127.0.0.1'))).toBe(
+      `refused: 127.0.0.1 is a loopback address; ${PUBLIC_ONLY}`,
+    );
+    expect(customer.checkAddress('8.8.8.8')).toEqual({ ok: true });
+    // The operator's guard keeps its allow list; a public-only one takes none, whatever it is given.
+    expect(operator.checkAddress('127.0.0.1')).toEqual({ ok: true });
+    expect(new SsrfGuard(['127.0.0.0/8'], [], true).checkAddress('127.0.0.1').ok).toBe(false);
+  });
+
+  it('keeps the NAT64 prefixes, which say what an address is', () => {
+    expect(operator.checkAddress('2a00:1450:64::a00:1')).toEqual({ ok: true });
+    expect(reason(customer.checkAddress('2a00:1450:64::a00:1'))).toBe(
+      `refused: 2a00:1450:64::a00:1 is the NAT64 form (in 2a00:1450:64::/96) of 10.0.0.1, which is in a private network range (RFC 1918); ${PUBLIC_ONLY}`,
+    );
+    expect(customer.checkAddress('2a00:1450:64::808:808')).toEqual({ ok: true });
+  });
+
+  it('refuses what a host name resolves to, without naming the address or suggesting the allow list', async () => {
+    const resolver = fakeResolver({ 'internal.test': ['10.0.0.7'], 'nat.test': ['2a00:1450:64::a00:1'] });
+    const plain = await lookup(guardedLookup(customer, resolver), 'internal.test', { all: true });
+    expect(plain.err?.message).toBe(
+      `refused: internal.test resolves to an address which is in a private network range (RFC 1918); ${PUBLIC_ONLY}`,
+    );
+    const nat = await lookup(guardedLookup(customer, resolver), 'nat.test', { all: true });
+    expect(nat.err?.message).toBe(
+      `refused: nat.test resolves to a NAT64 address of an IPv4 address which is in a private network range (RFC 1918); ${PUBLIC_ONLY}`,
+    );
+    expect((await lookup(guardedLookup(operator, resolver), 'internal.test', {})).err).toBeNull();
+  });
+});

@@ -24,6 +24,7 @@ const delivery: ClaimedDelivery = {
   appPolicy: null,
   secrets: [],
   maxInFlight: 10,
+  urlSetByApp: false,
 };
 
 function attemptFor(result: Partial<SendResult>) {

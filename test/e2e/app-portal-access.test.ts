@@ -44,7 +44,7 @@ describe('app portal access tokens', () => {
     const customer = new Svix(access.token, { serverUrl: api.url });
     expect((await customer.endpoint.list(appA)).data.map((e) => e.id)).toEqual([endpointA]);
     expect((await customer.application.get('customer-a')).id).toBe(appA);
-    const made = await customer.endpoint.create(appA, { url: 'http://127.0.0.1:9/new' });
+    const made = await customer.endpoint.create(appA, { url: 'https://hooks.customer-a.example/new' });
     expect((await customer.endpoint.getSecret(appA, made.id)).key).toMatch(/^whsec_/);
     await customer.endpoint.delete(appA, made.id);
     expect((await customer.eventType.list()).data).toEqual(expect.any(Array));

@@ -46,7 +46,7 @@ export function operationalEndpointRoutes(app: Api, deps: ApiDeps): void {
   async function applicationFor(body: OperationalBody) {
     const found = await findApplication(db, OPERATOR_APP_UID);
     if (found) return found;
-    endpointFields(body, 'replace', null, config, { rateLimit: null, retryPolicy: null });
+    endpointFields(body, 'replace', null, config, { rateLimit: null, retryPolicy: null }, 'operator');
     if (body.secret) normalizeSecret(body.secret, ['body', 'secret']);
     return db.transaction((tx) => operatorApplication(tx, clock.now()));
   }
@@ -90,6 +90,7 @@ export function operationalEndpointRoutes(app: Api, deps: ApiDeps): void {
         await applicationFor(body),
         body,
         body.uid ?? null,
+        'operator',
         request,
       );
       return reply.code(201).send(endpointOut(endpoint));
@@ -128,7 +129,13 @@ export function operationalEndpointRoutes(app: Api, deps: ApiDeps): void {
       const body = onlyFields(request.body, OperationalWebhookEndpointUpdate);
       // Only a uid names one a PUT can create.
       if (!isValidUid(endpoint_id)) await requireOperationalEndpoint(db, endpoint_id);
-      const { endpoint, created } = await putEndpoint(deps, await applicationFor(body), endpoint_id, body);
+      const { endpoint, created } = await putEndpoint(
+        deps,
+        await applicationFor(body),
+        endpoint_id,
+        body,
+        'operator',
+      );
       return reply.code(created ? 201 : 200).send(endpointOut(endpoint));
     },
   );

@@ -71,7 +71,7 @@ const Url = Type.String({
   maxLength: 4096,
   pattern: NO_NUL, // WHATWG URL parsing percent-encodes a NUL, but PostgreSQL text cannot hold the one stored
   description:
-    'http or https; private and loopback addresses are refused unless COURIER_ALLOW_PRIVATE_NETWORKS allows them.',
+    "http or https; private and loopback addresses are refused unless COURIER_ALLOW_PRIVATE_NETWORKS allows them, which it does not for a URL set with an application's token.",
   examples: ['https://example.com/webhook/'],
 });
 const Secret = Type.Optional(

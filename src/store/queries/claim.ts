@@ -27,6 +27,8 @@ export interface ClaimedDelivery {
   secrets: string[];
   /** The endpoint's in-flight cap, across all workers. */
   maxInFlight: number;
+  /** Its URL was set with an application's token: COURIER_ALLOW_PRIVATE_NETWORKS does not apply. */
+  urlSetByApp: boolean;
 }
 
 /** A claimed delivery, or (delivery_id null) the row that carries next_due_at alone. */
@@ -205,6 +207,7 @@ async function handOver(
       appPolicy: config.appPolicy,
       secrets: config.secretsAt(input.now),
       maxInFlight: config.maxInFlight,
+      urlSetByApp: config.urlSetByApp,
     });
   }
   return result;

@@ -1,0 +1,38 @@
+-- Whether an endpoint's URL was last set with an application's token (by a customer, through Svix's
+-- app portal access) rather than by the operator. COURIER_ALLOW_PRIVATE_NETWORKS opens internal
+-- addresses to the operator's endpoints; a customer's URL must not reach them, at save time (a
+-- literal address) or at delivery (what a host name resolves to), so workers read the flag with
+-- the rest of the endpoint's configuration. A constant default adds the column without a rewrite;
+-- endpoints saved before this release count as the operator's.
+alter table courier_endpoints add column url_set_by_app boolean not null default false;
+
+-- The result gains a column, which create or replace cannot do. Workers of the previous release
+-- read the result with select * and ignore the new column.
+drop function courier_endpoint_configs(text[], timestamptz);
+
+create function courier_endpoint_configs(p_ids text[], p_now timestamptz)
+returns table (
+  endpoint_id text,
+  endpoint_version bigint,
+  app_version bigint,
+  url text,
+  headers jsonb,
+  endpoint_policy jsonb,
+  app_policy jsonb,
+  secret_keys text[],
+  secret_expiry timestamptz[],
+  max_in_flight integer,
+  url_set_by_app boolean
+)
+language sql stable as $$
+  select e.id, e.config_version, a.config_version, e.url, e.headers, e.retry_policy, a.retry_policy,
+         array(select s.key from courier_endpoint_secrets s
+               where s.endpoint_id = e.id and (s.expires_at is null or s.expires_at > p_now)
+               order by s.expires_at is null desc, s.created_at desc, s.id desc),
+         array(select s.expires_at from courier_endpoint_secrets s
+               where s.endpoint_id = e.id and (s.expires_at is null or s.expires_at > p_now)
+               order by s.expires_at is null desc, s.created_at desc, s.id desc),
+         e.max_in_flight, e.url_set_by_app
+  from courier_endpoints e join courier_applications a on a.id = e.app_id
+  where e.id = any(p_ids)
+$$;

@@ -1,0 +1,167 @@
+/**
+ * An endpoint URL set with an application's token (by a customer) reaches public addresses only:
+ * COURIER_ALLOW_PRIVATE_NETWORKS opens the operator's internal networks to the operator's
+ * endpoints alone. Checked when the URL is saved (a literal address) and when it is sent to (what
+ * a host name resolves to); the operator sending the URL vouches for it.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Sender } from '../../src/delivery/sender.ts';
+import { type Resolver, SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { createApp, createEndpoint, locs, publishMessage, startApi, type TestApi } from './support.ts';
+
+const PUBLIC_ONLY =
+  "this endpoint's URL was set with an application's token, which reaches public addresses only (COURIER_ALLOW_PRIVATE_NETWORKS does not apply)";
+
+describe("endpoint URLs set with an application's token", () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  let engine: ReturnType<typeof virtualWorker>;
+  let appId: string;
+  let token: string;
+  /** A host name for the receiver: accepted when saved, checked when it resolves. */
+  let named: string;
+
+  beforeAll(async () => {
+    api = await startApi();
+    receiver = await startReceiver((_req, res) => res.writeHead(204).end());
+    named = `http://hooks.customer.test:${receiver.port}/hook`;
+    const lookup: Resolver = (_host, _options, callback) =>
+      queueMicrotask(() => callback(null, [{ address: '127.0.0.1', family: 4 }]));
+    const sender = new Sender({ guard: new SsrfGuard(['127.0.0.0/8']), clock: api.clock, lookup });
+    engine = virtualWorker(api.db, { clock: api.clock, sender });
+  });
+  afterAll(async () => {
+    await engine.sender.close();
+    await receiver.close();
+    await api.close();
+  });
+  beforeEach(async () => {
+    appId = await createApp(api);
+    const res = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body: {} });
+    expect(res.status, res.text).toBe(200);
+    token = res.body.token;
+  });
+
+  const endpoints = async () =>
+    (await api.request('GET', `/api/v1/app/${appId}/endpoint`)).body.data as { id: string; url: string }[];
+  const attemptsOf = async (endpointId: string) =>
+    (await api.request('GET', `/api/v1/app/${appId}/attempt/endpoint/${endpointId}`)).body.data as {
+      status: number;
+      detail: string;
+    }[];
+
+  it('refuses an allow-listed literal address from the token on every write, and leaves nothing behind', async () => {
+    const literal = `${receiver.url}/hook`;
+    const made = await api.request('POST', `/api/v1/app/${appId}/endpoint`, {
+      token,
+      body: { url: literal },
+    });
+    expect(made.status).toBe(422);
+    expect(locs(made)).toEqual(['body.url']);
+    expect(made.body.detail[0].msg).toBe(`refused: 127.0.0.1 is a loopback address; ${PUBLIC_ONLY}`);
+    const put = await api.request('PUT', `/api/v1/app/${appId}/endpoint/by-uid`, {
+      token,
+      body: { url: literal },
+    });
+    expect(put.status).toBe(422);
+    expect(await endpoints()).toEqual([]);
+
+    const mine = await api.request('POST', `/api/v1/app/${appId}/endpoint`, { token, body: { url: named } });
+    expect(mine.status, mine.text).toBe(201);
+    const moved = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${mine.body.id}`, {
+      token,
+      body: { url: literal },
+    });
+    expect(moved.status).toBe(422);
+    expect((await endpoints()).map((e) => e.url)).toEqual([named]);
+    // The admin token sets the same address.
+    expect((await createEndpoint(api, appId, { url: literal })).url).toBe(literal);
+  });
+
+  it('refuses at delivery what the host name resolves to, until the operator sends the URL', async () => {
+    const made = await api.request('POST', `/api/v1/app/${appId}/endpoint`, { token, body: { url: named } });
+    expect(made.status, made.text).toBe(201);
+    const endpointId = made.body.id;
+    const msgId = await publishMessage(api, appId);
+    await engine.worker.runOnce();
+    expect(receiver.requests).toHaveLength(0);
+    const [refused] = await attemptsOf(endpointId);
+    expect(refused?.status).toBe(2);
+    expect(refused?.detail).toContain(
+      `refused: hooks.customer.test resolves to an address which is a loopback address; ${PUBLIC_ONLY}`,
+    );
+
+    // Writes that do not send the URL keep whose it is: the admin token's too.
+    for (const [method, path, body, as] of [
+      ['PATCH', '', { description: 'by the admin' }, undefined],
+      ['PATCH', '/headers', { headers: { 'x-tenant': 'a' } }, undefined],
+      ['PATCH', '', { description: 'by the customer' }, token],
+      ['PUT', '', { url: named }, token],
+    ] as const) {
+      const res = await api.request(method, `/api/v1/app/${appId}/endpoint/${endpointId}${path}`, {
+        token: as,
+        body,
+      });
+      expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
+    }
+    await publishMessage(api, appId);
+    await engine.worker.runOnce();
+    expect(receiver.requests).toHaveLength(0);
+    expect(await attemptsOf(endpointId)).toHaveLength(2);
+
+    // The operator vouches by sending the URL (the same one); a resend then goes out.
+    const vouched = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${endpointId}`, {
+      body: { url: named },
+    });
+    expect(vouched.status, vouched.text).toBe(200);
+    const resend = await api.request(
+      'POST',
+      `/api/v1/app/${appId}/msg/${msgId}/endpoint/${endpointId}/resend`,
+    );
+    expect(resend.status, resend.text).toBe(202);
+    await engine.worker.runOnce();
+    expect(receiver.requests).toHaveLength(1);
+    receiver.requests.length = 0;
+
+    // The token sending the URL the endpoint has, or leaving it out, keeps the operator's word.
+    for (const [method, body] of [
+      ['PUT', { url: named, description: 'kept' }],
+      ['PATCH', { description: 'patched' }],
+    ] as const) {
+      const res = await api.request(method, `/api/v1/app/${appId}/endpoint/${endpointId}`, { token, body });
+      expect(res.status, res.text).toBe(200);
+    }
+    await publishMessage(api, appId);
+    await engine.worker.runOnce();
+    expect(receiver.requests).toHaveLength(1);
+    receiver.requests.length = 0;
+
+    // A new URL from the token is the token's again.
+    const elsewhere = named.replace('/hook', '/moved');
+    const moved = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${endpointId}`, {
+      token,
+      body: { url: elsewhere },
+    });
+    expect(moved.status, moved.text).toBe(200);
+    await publishMessage(api, appId);
+    await engine.worker.runOnce();
+    expect(receiver.requests).toHaveLength(0);
+    expect((await attemptsOf(endpointId))[0]?.detail).toContain(PUBLIC_ONLY);
+  });
+
+  it("keeps the operator's literal address when the token sends it back unchanged", async () => {
+    const literal = `${receiver.url}/operator`;
+    const { id } = await createEndpoint(api, appId, { url: literal });
+    const res = await api.request('PUT', `/api/v1/app/${appId}/endpoint/${id}`, {
+      token,
+      body: { url: literal, description: 'from the portal' },
+    });
+    expect(res.status, res.text).toBe(200);
+    await publishMessage(api, appId);
+    await engine.worker.runOnce();
+    expect(receiver.requests.map((r) => r.url)).toEqual(['/operator']);
+    receiver.requests.length = 0;
+  });
+});
