@@ -19,18 +19,37 @@ import type { EndpointPatch } from './schemas/endpoints.ts';
 export type EndpointBody = Static<typeof EndpointPatch> & { headers?: Record<string, string> | null };
 export type Mode = 'replace' | 'patch';
 
-/** Who sends an endpoint's URL: the operator (the admin token, the configuration) or, with its token, an application's owner. */
-export type UrlSetter = 'operator' | 'app';
+/** Who writes an endpoint: the operator (the admin token, the configuration) or, with its token, an application's owner. */
+export type Writer = 'operator' | 'app';
 
-export function urlSetter(request: FastifyRequest): UrlSetter {
-  return request.principal?.kind === 'app' ? 'app' : 'operator';
+export function writerOf(request: FastifyRequest): Writer {
+  return request.principal?.kind === 'admin' ? 'operator' : 'app';
 }
 
-/** `publicOnly`: set by an application's owner, the URL may not use COURIER_ALLOW_PRIVATE_NETWORKS. */
 function checkUrl(config: Config, url: string, publicOnly: boolean): void {
   const guard = ssrfGuard(config);
   const check = (publicOnly ? guard.publicOnly() : guard).checkUrl(url);
   if (!check.ok) throw fieldError(['body', 'url'], check.reason);
+}
+
+/**
+ * Whether the endpoint reaches public addresses only (COURIER_ALLOW_PRIVATE_NETWORKS is the
+ * operator's). A new URL from an application's token makes it so, and the token cannot undo it; a
+ * new URL from the operator is the operator's, and `publicOnly` sets it either way. Otherwise,
+ * a PUT included, it stays: re-sending a form does not vouch for a URL nor disown it.
+ */
+function publicOnlyOf(body: EndpointBody, url: string, current: Endpoint | null, writer: Writer): boolean {
+  const moved = url !== current?.url;
+  if (writer === 'app') {
+    const publicOnly = moved || body.publicOnly === true || !!current?.publicOnly;
+    if (publicOnly && body.publicOnly === false)
+      throw fieldError(
+        ['body', 'publicOnly'],
+        "only the admin token opens an endpoint to COURIER_ALLOW_PRIVATE_NETWORKS; an application's token sets public addresses only",
+      );
+    return publicOnly;
+  }
+  return body.publicOnly ?? (moved ? false : !!current?.publicOnly);
 }
 
 /** The secret in Courier's stored form (whsec_ + standard base64), or a 422. */
@@ -68,27 +87,23 @@ export function endpointFields(
   current: Endpoint | null,
   config: Config,
   application: Pick<Application, 'rateLimit' | 'retryPolicy'>,
-  setBy: UrlSetter,
+  writer: Writer,
 ): EndpointFields {
   const appPolicy = application.retryPolicy;
   // The application's rate limit is its endpoints' default; the installation's when it has none.
   const defaultRate = application.rateLimit ?? config.rateLimit;
   const url = body.url ?? current?.url;
   if (url === undefined) throw fieldError(['body', 'url'], 'Field required', 'value_error.missing');
-  // The operator vouches for a URL by sending it. An application's owner sending the URL the
-  // endpoint already has changes nothing: neither a URL the operator set nor one it set itself.
-  const urlSetByApp =
-    body.url === undefined || (setBy === 'app' && url === current?.url)
-      ? (current?.urlSetByApp ?? false)
-      : setBy === 'app';
-  if (body.url !== undefined) checkUrl(config, url, urlSetByApp);
+  const publicOnly = publicOnlyOf(body, url, current, writer);
+  // A URL kept is checked again when the flag now closes private networks to it.
+  if (body.url !== undefined || (publicOnly && !current?.publicOnly)) checkUrl(config, url, publicOnly);
   if (body.headers) checkHeaders(body.headers, ['body', 'headers']);
   if (body.retryPolicy) checkPolicy(config, [appPolicy, body.retryPolicy], ['body', 'retryPolicy']);
   const types = choose(alias(body.filterTypes, body.eventTypes), mode, current?.eventTypes ?? null, null);
   const channels = choose(body.channels, mode, current?.channels ?? null, null);
   return {
     url,
-    urlSetByApp,
+    publicOnly,
     uid: choose(body.uid, mode, current?.uid ?? null, null),
     description: choose(body.description, mode, current?.description ?? '', ''),
     eventTypes: types && types.length > 0 ? types : null,

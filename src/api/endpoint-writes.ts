@@ -19,7 +19,7 @@ import {
   updateEndpoint,
 } from '../store/repos/endpoints.ts';
 import { recordEndpointEvent } from './endpoint-events.ts';
-import { type EndpointBody, endpointFields, normalizeSecret, type UrlSetter } from './endpoint-input.ts';
+import { type EndpointBody, endpointFields, normalizeSecret, type Writer } from './endpoint-input.ts';
 import { applyDisabled } from './endpoint-status.ts';
 import { conflict, isUidTaken, notFound } from './errors.ts';
 import { createOnce } from './idempotency.ts';
@@ -37,11 +37,11 @@ export async function createEndpointOf(
   application: Application,
   body: EndpointBody,
   uid: string | null,
-  setBy: UrlSetter,
+  writer: Writer,
   request?: FastifyRequest,
 ): Promise<Endpoint> {
   const { db, clock, config } = deps;
-  const fields = { ...endpointFields(body, 'replace', null, config, application, setBy), uid };
+  const fields = { ...endpointFields(body, 'replace', null, config, application, writer), uid };
   const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : generateSecret();
   const now = clock.now();
   const make = async (id: string) => {
@@ -67,7 +67,7 @@ export async function updateEndpointOf(
   found: Endpoint,
   body: EndpointBody,
   mode: 'replace' | 'patch',
-  setBy: UrlSetter,
+  writer: Writer,
 ): Promise<Endpoint> {
   const { db, clock, config } = deps;
   const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : null;
@@ -76,7 +76,7 @@ export async function updateEndpointOf(
     const current = await lockLiveEndpoint(tx, found.id);
     // Deleted since it was looked up (a concurrent DELETE): a 404, as if the lookup had missed.
     if (!current) throw notFound(`Endpoint ${found.id} not found`);
-    const fields = endpointFields(body, mode, current, config, application, setBy);
+    const fields = endpointFields(body, mode, current, config, application, writer);
     await uidFree(tx, application.id, fields.uid, current.id);
     const now = clock.now();
     await updateEndpoint(tx, current.id, fields, now);
@@ -97,7 +97,7 @@ export async function putEndpoint(
   application: Application,
   idOrUid: string,
   body: EndpointBody,
-  setBy: UrlSetter,
+  writer: Writer,
 ): Promise<{ endpoint: Endpoint; created: boolean }> {
   // Named by its uid, it keeps it: the same PUT repeated must not clear the uid and then
   // create another endpoint under it (each message would then go to both).
@@ -105,7 +105,7 @@ export async function putEndpoint(
     const keepUid = body.uid === undefined && current.uid === idOrUid;
     const next = keepUid ? { ...body, uid: idOrUid } : body;
     return {
-      endpoint: await updateEndpointOf(deps, application, current, next, 'replace', setBy),
+      endpoint: await updateEndpointOf(deps, application, current, next, 'replace', writer),
       created: false,
     };
   };
@@ -114,7 +114,7 @@ export async function putEndpoint(
   if (!isValidUid(idOrUid)) throw notFound(`Endpoint ${idOrUid} not found`);
   try {
     return {
-      endpoint: await createEndpointOf(deps, application, body, body.uid ?? idOrUid, setBy),
+      endpoint: await createEndpointOf(deps, application, body, body.uid ?? idOrUid, writer),
       created: true,
     };
   } catch (error) {

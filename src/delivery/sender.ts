@@ -6,7 +6,7 @@
  * Hot path: requests go straight to undici's dispatcher with one handler object per attempt (no
  * response stream, no AbortSignal), and a single shared timer enforces the total deadline.
  */
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher, errors } from 'undici';
 import type { Clock } from '../clock.ts';
 import type { Outcome } from '../policy/types.ts';
 import { CONNECTION_HEADERS } from './connection-headers.ts';
@@ -110,6 +110,7 @@ export class Sender {
     const startedAt = this.#clock.now();
     const t0 = performance.now();
     const lane = req.publicOnly ? this.#publicOnlyLane() : this.#operator;
+    if (!lane) return Promise.reject(new errors.ClientClosedError());
     const target = this.#target(lane, req.url);
     if ('refused' in target) {
       return Promise.resolve({
@@ -144,9 +145,9 @@ export class Sender {
     return this.#closing;
   }
 
-  #publicOnlyLane(): Lane {
-    // Not made once closing: nothing would close it. The closed agent answers as for any use after close.
-    if (this.#closing && !this.#publicOnly) return this.#operator;
+  /** Made when first needed; not once closing, as nothing would close it. */
+  #publicOnlyLane(): Lane | undefined {
+    if (this.#closing && !this.#publicOnly) return undefined;
     this.#publicOnly ??= this.#lane(this.#opts.guard.publicOnly());
     return this.#publicOnly;
   }

@@ -45,7 +45,7 @@ export function buildRequest(delivery: ClaimedDelivery, now: number): SendReques
   });
   return {
     url: delivery.url,
-    publicOnly: delivery.urlSetByApp,
+    publicOnly: delivery.publicOnly,
     body: delivery.payload,
     headers: { ...delivery.headers, 'content-type': 'application/json', ...signed },
   };

@@ -327,7 +327,10 @@ describe("Sender's public-only requests (a URL an application's owner set)", () 
     const r = await receiver(reply(200));
     const s = sender();
     const url = `${r.url}/hook`;
-    expect((await s.send({ url, body, headers: {} })).outcome).toMatchObject({ kind: 'response', status: 200 });
+    expect((await s.send({ url, body, headers: {} })).outcome).toMatchObject({
+      kind: 'response',
+      status: 200,
+    });
     const refused = await s.send({ url, publicOnly: true, body, headers: {} });
     expect(refused.outcome).toMatchObject({ kind: 'refused', reason: expect.stringMatching(PUBLIC_ONLY) });
     expect(refused.requestWentOut).toBe(false);
@@ -349,7 +352,10 @@ describe("Sender's public-only requests (a URL an application's owner set)", () 
       ),
     });
     expect((first.outcome as { reason: string }).reason).toMatch(PUBLIC_ONLY);
-    expect((await s.send({ url, body, headers: {} })).outcome).toMatchObject({ kind: 'response', status: 200 });
+    expect((await s.send({ url, body, headers: {} })).outcome).toMatchObject({
+      kind: 'response',
+      status: 200,
+    });
     expect(r.sockets).toHaveLength(1);
     const again = await s.send({ url, publicOnly: true, body, headers: {} });
     expect(again.outcome).toMatchObject({ kind: 'refused' });
@@ -358,12 +364,18 @@ describe("Sender's public-only requests (a URL an application's owner set)", () 
     expect(r.sockets).toHaveLength(1);
   });
 
-  it('closes, and refuses to send after closing, with the public-only lane made', async () => {
-    const s = new Sender({ guard: new SsrfGuard(LOOPBACK), clock: new ManualClock() });
-    await s.send({ url: 'http://127.0.0.1:9/hook', publicOnly: true, body, headers: {} });
-    await s.close();
+  it('closes, and refuses to send after closing, with the public-only lane made or not', async () => {
+    const closed = { code: expect.stringMatching(/^UND_ERR_(CLOSED|DESTROYED)$/) };
+    const made = new Sender({ guard: new SsrfGuard(LOOPBACK), clock: new ManualClock() });
+    await made.send({ url: 'http://127.0.0.1:9/hook', publicOnly: true, body, headers: {} });
+    await made.close();
     await expect(
-      s.send({ url: 'http://hooks.test:9/', publicOnly: true, body, headers: {} }),
-    ).rejects.toThrow();
+      made.send({ url: 'http://hooks.test:9/', publicOnly: true, body, headers: {} }),
+    ).rejects.toMatchObject(closed);
+    const never = new Sender({ guard: new SsrfGuard(LOOPBACK), clock: new ManualClock() });
+    await never.close();
+    await expect(
+      never.send({ url: 'http://127.0.0.1:9/', publicOnly: true, body, headers: {} }),
+    ).rejects.toMatchObject(closed);
   });
 });

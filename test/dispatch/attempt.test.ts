@@ -24,7 +24,7 @@ const delivery: ClaimedDelivery = {
   appPolicy: null,
   secrets: [],
   maxInFlight: 10,
-  urlSetByApp: false,
+  publicOnly: false,
 };
 
 function attemptFor(result: Partial<SendResult>) {

@@ -1,8 +1,8 @@
 /**
- * An endpoint URL set with an application's token (by a customer) reaches public addresses only:
- * COURIER_ALLOW_PRIVATE_NETWORKS opens the operator's internal networks to the operator's
- * endpoints alone. Checked when the URL is saved (a literal address) and when it is sent to (what
- * a host name resolves to); the operator sending the URL vouches for it.
+ * An endpoint URL set with an application's token (by a customer) reaches public addresses only
+ * (`publicOnly`): COURIER_ALLOW_PRIVATE_NETWORKS opens the operator's internal networks to the
+ * operator's endpoints alone. Checked when the URL is saved (a literal address) and when it is sent
+ * to (what a host name resolves to); the admin token opens it, or sends a URL of its own.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Sender } from '../../src/delivery/sender.ts';
@@ -80,9 +80,10 @@ describe("endpoint URLs set with an application's token", () => {
     expect((await createEndpoint(api, appId, { url: literal })).url).toBe(literal);
   });
 
-  it('refuses at delivery what the host name resolves to, until the operator sends the URL', async () => {
+  it('refuses at delivery what the host name resolves to, until the admin token opens it', async () => {
     const made = await api.request('POST', `/api/v1/app/${appId}/endpoint`, { token, body: { url: named } });
     expect(made.status, made.text).toBe(201);
+    expect(made.body.publicOnly).toBe(true);
     const endpointId = made.body.id;
     const msgId = await publishMessage(api, appId);
     await engine.worker.runOnce();
@@ -93,11 +94,13 @@ describe("endpoint URLs set with an application's token", () => {
       `refused: hooks.customer.test resolves to an address which is a loopback address; ${PUBLIC_ONLY}`,
     );
 
-    // Writes that do not send the URL keep whose it is: the admin token's too.
+    // Writes that do not open it keep it closed: the admin token's PUT of the same URL too.
     for (const [method, path, body, as] of [
       ['PATCH', '', { description: 'by the admin' }, undefined],
+      ['PUT', '', { url: named, description: 'the same URL, by the admin' }, undefined],
       ['PATCH', '/headers', { headers: { 'x-tenant': 'a' } }, undefined],
-      ['PATCH', '', { description: 'by the customer' }, token],
+      ['PATCH', '/headers', { headers: { 'x-tenant': 'b' } }, token],
+      ['PATCH', '', { description: 'by the customer', publicOnly: true }, token],
       ['PUT', '', { url: named }, token],
     ] as const) {
       const res = await api.request(method, `/api/v1/app/${appId}/endpoint/${endpointId}${path}`, {
@@ -105,17 +108,26 @@ describe("endpoint URLs set with an application's token", () => {
         body,
       });
       expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
+      const now = await api.request('GET', `/api/v1/app/${appId}/endpoint/${endpointId}`);
+      expect(now.body.publicOnly, `${method} ${path}`).toBe(true);
     }
+    const closed = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${endpointId}`, {
+      token,
+      body: { publicOnly: false },
+    });
+    expect(closed.status).toBe(422);
+    expect(locs(closed)).toEqual(['body.publicOnly']);
     await publishMessage(api, appId);
     await engine.worker.runOnce();
     expect(receiver.requests).toHaveLength(0);
     expect(await attemptsOf(endpointId)).toHaveLength(2);
 
-    // The operator vouches by sending the URL (the same one); a resend then goes out.
-    const vouched = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${endpointId}`, {
-      body: { url: named },
+    // The admin token opens it; a resend then goes out.
+    const opened = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${endpointId}`, {
+      body: { publicOnly: false },
     });
-    expect(vouched.status, vouched.text).toBe(200);
+    expect(opened.status, opened.text).toBe(200);
+    expect(opened.body.publicOnly).toBe(false);
     const resend = await api.request(
       'POST',
       `/api/v1/app/${appId}/msg/${msgId}/endpoint/${endpointId}/resend`,
@@ -125,30 +137,76 @@ describe("endpoint URLs set with an application's token", () => {
     expect(receiver.requests).toHaveLength(1);
     receiver.requests.length = 0;
 
-    // The token sending the URL the endpoint has, or leaving it out, keeps the operator's word.
+    // The token sending the URL the endpoint has, or leaving it out, keeps it open.
     for (const [method, body] of [
-      ['PUT', { url: named, description: 'kept' }],
+      ['PUT', { url: named, description: 'kept', publicOnly: false }],
       ['PATCH', { description: 'patched' }],
     ] as const) {
       const res = await api.request(method, `/api/v1/app/${appId}/endpoint/${endpointId}`, { token, body });
       expect(res.status, res.text).toBe(200);
+      expect(res.body.publicOnly).toBe(false);
     }
     await publishMessage(api, appId);
     await engine.worker.runOnce();
     expect(receiver.requests).toHaveLength(1);
     receiver.requests.length = 0;
 
-    // A new URL from the token is the token's again.
+    // A new URL from the token closes it again; the token cannot say otherwise.
     const elsewhere = named.replace('/hook', '/moved');
+    const refusedMove = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${endpointId}`, {
+      token,
+      body: { url: elsewhere, publicOnly: false },
+    });
+    expect(refusedMove.status).toBe(422);
     const moved = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${endpointId}`, {
       token,
       body: { url: elsewhere },
     });
     expect(moved.status, moved.text).toBe(200);
+    expect(moved.body.publicOnly).toBe(true);
     await publishMessage(api, appId);
     await engine.worker.runOnce();
     expect(receiver.requests).toHaveLength(0);
     expect((await attemptsOf(endpointId))[0]?.detail).toContain(PUBLIC_ONLY);
+
+    // A new URL from the admin token is the operator's.
+    const back = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${endpointId}`, {
+      body: { url: named },
+    });
+    expect(back.body.publicOnly).toBe(false);
+    await publishMessage(api, appId);
+    await engine.worker.runOnce();
+    expect(receiver.requests).toHaveLength(1);
+    receiver.requests.length = 0;
+  });
+
+  it('closes an endpoint a token makes by uid with PUT, and one the admin token says so of', async () => {
+    const byUid = await api.request('PUT', `/api/v1/app/${appId}/endpoint/portal-made`, {
+      token,
+      body: { url: named },
+    });
+    expect(byUid.status, byUid.text).toBe(201);
+    expect(byUid.body.publicOnly).toBe(true);
+    const literal = await createEndpoint(api, appId, { url: `${receiver.url}/operator` });
+    const refused = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${literal.id}`, {
+      body: { publicOnly: true },
+    });
+    expect(refused.status).toBe(422);
+    expect(locs(refused)).toEqual(['body.url']);
+    const own = await createEndpoint(api, appId, { url: named.replace('/hook', '/own'), publicOnly: true });
+    expect(own.publicOnly).toBe(true);
+    // The token may close one the operator opened.
+    const opened = await createEndpoint(api, appId, { url: named.replace('/hook', '/opened') });
+    const closing = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${opened.id}`, {
+      token,
+      body: { publicOnly: true },
+    });
+    expect(closing.body.publicOnly).toBe(true);
+    await publishMessage(api, appId);
+    await engine.worker.runOnce();
+    // The operator's literal address alone is delivered to.
+    expect(receiver.requests.map((r) => r.url)).toEqual(['/operator']);
+    receiver.requests.length = 0;
   });
 
   it("keeps the operator's literal address when the token sends it back unchanged", async () => {

@@ -36,6 +36,7 @@ describe('endpoints', () => {
       rateLimit: 5,
       throttleRate: 5,
       maxInFlight: api.config.maxInFlight,
+      publicOnly: false,
       retryAfterUntil: null,
       failingSince: null,
       retryPolicy: null,

@@ -262,6 +262,39 @@ describe('migrations', () => {
     }
   });
 
+  it("upgrading to 0036 keeps earlier endpoints the operator's, and makes an older release's new ones public-only", async () => {
+    const upgrade = `${schema}_public`;
+    await admin(`create schema ${upgrade}`);
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: upgrade, poolSize: 1 });
+    // As the previous release writes an endpoint: without the column.
+    const insert = (id: string) =>
+      db.query(
+        `insert into courier_endpoints (id, app_id, url, rate_limit, max_in_flight, created_at, updated_at)
+         values ($1, 'app_1', 'http://10.0.0.5/', 10, 10, now(), now())`,
+        [id],
+      );
+    try {
+      await migrate(db, { through: 35 });
+      await db.query(
+        `insert into courier_applications (id, name, created_at, updated_at) values ('app_1', 'a', now(), now())`,
+      );
+      await insert('ep_before');
+      expect(await migrate(db)).toContain('0036_public_only_endpoints');
+      await insert('ep_during');
+      const { rows } = await db.query<{ endpoint_id: string; public_only: boolean }>(
+        `select endpoint_id, public_only from courier_endpoint_configs(array['ep_before', 'ep_during'], now())
+         order by endpoint_id`,
+      );
+      expect(rows).toEqual([
+        { endpoint_id: 'ep_before', public_only: false },
+        { endpoint_id: 'ep_during', public_only: true },
+      ]);
+    } finally {
+      await db.close();
+      await admin(`drop schema if exists ${upgrade} cascade`);
+    }
+  });
+
   it('upgrading to 0011 leaves deliveries delivered before it to the attempt log, and shows them as delivered', async () => {
     const upgrade = `${schema}_up`;
     await admin(`create schema ${upgrade}`);

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { Transaction } from '../../store/db.ts';
 import type { Application } from '../../store/repos/applications.ts';
 import { type Endpoint, getEndpointById, lockLiveEndpoint } from '../../store/repos/endpoints.ts';
-import { urlSetter } from '../endpoint-input.ts';
+import { writerOf } from '../endpoint-input.ts';
 import { endpointPage } from '../endpoint-scope.ts';
 import { pause, resume } from '../endpoint-status.ts';
 import { createEndpointOf, deleteEndpointOf, putEndpoint, updateEndpointOf } from '../endpoint-writes.ts';
@@ -61,7 +61,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
         application,
         request.body,
         request.body.uid ?? null,
-        urlSetter(request),
+        writerOf(request),
         request,
       );
       return reply.code(201).send(endpointOut(endpoint));
@@ -97,7 +97,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
         application,
         request.params.endpoint_id,
         request.body,
-        urlSetter(request),
+        writerOf(request),
       );
       return reply.code(created ? 201 : 200).send(endpointOut(endpoint));
     },
@@ -123,7 +123,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
         request.params.endpoint_id,
       );
       return endpointOut(
-        await updateEndpointOf(deps, application, endpoint, request.body, 'patch', urlSetter(request)),
+        await updateEndpointOf(deps, application, endpoint, request.body, 'patch', writerOf(request)),
       );
     },
   );

@@ -64,6 +64,12 @@ const settings = {
     ),
   ),
   retryPolicy: Type.Optional(RetryPolicyOverrides),
+  publicOnly: Type.Optional(
+    Type.Boolean({
+      description:
+        "Courier extension: true, it reaches public addresses only (COURIER_ALLOW_PRIVATE_NETWORKS does not apply). An application's token sending a new URL sets it, and cannot clear it; the admin token sets it either way, and sending a new URL without it clears it. Absent, it is kept (a PUT too).",
+    }),
+  ),
 };
 
 const Url = Type.String({
@@ -71,7 +77,7 @@ const Url = Type.String({
   maxLength: 4096,
   pattern: NO_NUL, // WHATWG URL parsing percent-encodes a NUL, but PostgreSQL text cannot hold the one stored
   description:
-    "http or https; private and loopback addresses are refused unless COURIER_ALLOW_PRIVATE_NETWORKS allows them, which it does not for a URL set with an application's token.",
+    'http or https; private and loopback addresses are refused unless COURIER_ALLOW_PRIVATE_NETWORKS allows them, which it does not for a public-only endpoint (see publicOnly).',
   examples: ['https://example.com/webhook/'],
 });
 const Secret = Type.Optional(
@@ -117,6 +123,10 @@ export const EndpointOut = Type.Object(
     rateLimit: Type.Integer(),
     throttleRate: Type.Integer(),
     maxInFlight: Type.Integer({ description: 'Courier extension.' }),
+    publicOnly: Type.Boolean({
+      description:
+        "Courier extension: it reaches public addresses only, its URL being set with an application's token (or so set by the admin token).",
+    }),
     retryAfterUntil: Nullable(
       Type.String({
         format: 'date-time',
@@ -158,6 +168,7 @@ export function endpointOut(e: Endpoint) {
     rateLimit: e.rateLimit,
     throttleRate: e.rateLimit,
     maxInFlight: e.maxInFlight,
+    publicOnly: e.publicOnly,
     retryAfterUntil: e.retryAfterUntil === null ? null : iso(e.retryAfterUntil),
     failingSince: e.failingSince === null ? null : iso(e.failingSince),
     retryPolicy: (e.retryPolicy ?? null) as Record<string, never> | null,

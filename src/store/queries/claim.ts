@@ -28,7 +28,7 @@ export interface ClaimedDelivery {
   /** The endpoint's in-flight cap, across all workers. */
   maxInFlight: number;
   /** Its URL was set with an application's token: COURIER_ALLOW_PRIVATE_NETWORKS does not apply. */
-  urlSetByApp: boolean;
+  publicOnly: boolean;
 }
 
 /** A claimed delivery, or (delivery_id null) the row that carries next_due_at alone. */
@@ -207,7 +207,7 @@ async function handOver(
       appPolicy: config.appPolicy,
       secrets: config.secretsAt(input.now),
       maxInFlight: config.maxInFlight,
-      urlSetByApp: config.urlSetByApp,
+      publicOnly: config.publicOnly,
     });
   }
   return result;

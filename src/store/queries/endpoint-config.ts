@@ -13,7 +13,7 @@ export interface EndpointConfig {
   /** Requests the endpoint may have in flight at once, across all workers. */
   maxInFlight: number;
   /** Its URL was last set with an application's token: it reaches public addresses only. */
-  urlSetByApp: boolean;
+  publicOnly: boolean;
 }
 
 interface ConfigRow {
@@ -27,7 +27,7 @@ interface ConfigRow {
   secret_keys: string[];
   secret_expiry: (Date | null)[];
   max_in_flight: number;
-  url_set_by_app: boolean;
+  public_only: boolean;
 }
 
 const MAX_ENTRIES = 10_000;
@@ -139,6 +139,6 @@ function toConfig(row: ConfigRow): EndpointConfig {
     appPolicy: row.app_policy,
     secretsAt: (now) => secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.key),
     maxInFlight: row.max_in_flight,
-    urlSetByApp: row.url_set_by_app,
+    publicOnly: row.public_only,
   };
 }

@@ -14,7 +14,7 @@ export interface Endpoint {
   uid: string | null;
   url: string;
   /** Its URL was last set with an application's token: it reaches public addresses only. */
-  urlSetByApp: boolean;
+  publicOnly: boolean;
   description: string;
   status: EndpointStatus;
   statusReason: string | null;
@@ -39,7 +39,7 @@ export interface Endpoint {
 export interface EndpointFields {
   url: string;
   /** Absent: false on creation, kept on update. */
-  urlSetByApp?: boolean;
+  publicOnly?: boolean;
   uid?: string | null;
   description?: string;
   eventTypes?: string[] | null;
@@ -57,7 +57,7 @@ export interface EndpointRow {
   app_id: string;
   uid: string | null;
   url: string;
-  url_set_by_app: boolean;
+  public_only: boolean;
   description: string;
   status: EndpointStatus;
   status_reason: string | null;
@@ -87,7 +87,7 @@ export const fromRow = (r: EndpointRow): Endpoint => ({
   appId: r.app_id,
   uid: r.uid,
   url: r.url,
-  urlSetByApp: r.url_set_by_app,
+  publicOnly: r.public_only,
   description: r.description,
   status: r.status,
   statusReason: r.status_reason,
@@ -130,7 +130,7 @@ export async function createEndpoint(
   if (live.length === 0) throw new StoreNotFoundError(`application ${appId} not found`);
   await db.query(
     `insert into courier_endpoints (id, app_id, uid, url, description, status, event_types, channels, rate_limit,
-       max_in_flight, retry_policy, headers, metadata, version, created_at, updated_at, url_set_by_app)
+       max_in_flight, retry_policy, headers, metadata, version, created_at, updated_at, public_only)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16)`,
     [
       id,
@@ -148,7 +148,7 @@ export async function createEndpoint(
       JSON.stringify(fields.metadata ?? {}),
       fields.version ?? 1,
       toDate(now),
-      fields.urlSetByApp ?? false,
+      fields.publicOnly ?? false,
     ],
   );
   await db.query('insert into courier_endpoint_secrets (endpoint_id, key, created_at) values ($1, $2, $3)', [
@@ -219,7 +219,7 @@ export async function updateEndpoint(
   const { rows } = await db.query<{ moved: boolean }>(
     `update courier_endpoints e set uid = $2, url = $3, description = $4, event_types = $5, channels = $6,
        rate_limit = $7, max_in_flight = $8, retry_policy = $9, headers = $10, metadata = $11,
-       version = coalesce($12, e.version), updated_at = $13, url_set_by_app = coalesce($14, e.url_set_by_app)
+       version = coalesce($12, e.version), updated_at = $13, public_only = coalesce($14, e.public_only)
        from courier_endpoints before
      where e.id = $1 and before.id = e.id
      returning before.url <> e.url as moved`,
@@ -237,7 +237,7 @@ export async function updateEndpoint(
       JSON.stringify(fields.metadata ?? {}),
       fields.version ?? null,
       toDate(now),
-      fields.urlSetByApp ?? null,
+      fields.publicOnly ?? null,
     ],
   );
   await db.query(
