@@ -148,7 +148,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_ALLOW_PRIVATE_NETWORKS',
     default: '',
     description:
-      "Comma list of CIDRs deliveries may reach despite the SSRF guard, e.g. 127.0.0.0/8: for the operator's endpoints, not one whose URL was last set with an application's token (public addresses only). An IPv4 entry covers its IPv4-mapped form, not its NAT64 one: 64:ff9b::a00:0/104 opens 10.0.0.0/8 through a NAT64 gateway.",
+      "Comma list of CIDRs deliveries may reach despite the SSRF guard, e.g. 127.0.0.0/8: for the operator's endpoints, not a public-only one (publicOnly: its URL set with an application's token, until the admin token opens it). An IPv4 entry covers its IPv4-mapped form, not its NAT64 one: 64:ff9b::a00:0/104 opens 10.0.0.0/8 through a NAT64 gateway.",
   },
   {
     name: 'COURIER_NAT64_PREFIXES',

@@ -18,7 +18,7 @@ import {
 export const ALLOW_ENV = 'COURIER_ALLOW_PRIVATE_NETWORKS';
 export const SSRF_REFUSED = 'ERR_SSRF_REFUSED';
 /** What a public-only guard's refusals end with. */
-export const PUBLIC_ONLY = `this endpoint's URL was set with an application's token, which reaches public addresses only (${ALLOW_ENV} does not apply)`;
+export const PUBLIC_ONLY = `this endpoint is public-only (publicOnly: its URL set with an application's token, or so set by the admin token), so ${ALLOW_ENV} does not apply to it`;
 
 export interface AddressClass {
   readonly allowed: boolean;

@@ -321,7 +321,8 @@ describe('Sender with loopback allowed', () => {
 });
 
 describe("Sender's public-only requests (a URL an application's owner set)", () => {
-  const PUBLIC_ONLY = /reaches public addresses only \(COURIER_ALLOW_PRIVATE_NETWORKS does not apply\)$/;
+  const PUBLIC_ONLY =
+    /this endpoint is public-only \(publicOnly: .*\), so COURIER_ALLOW_PRIVATE_NETWORKS does not apply to it$/;
 
   it('refuses an allow-listed literal without a connection, while the same URL goes out for the operator', async () => {
     const r = await receiver(reply(200));

@@ -499,7 +499,7 @@ describe('SsrfGuard.publicOnly (URLs an application owner set with its token)', 
   );
   const customer = operator.publicOnly();
   const PUBLIC_ONLY =
-    "this endpoint's URL was set with an application's token, which reaches public addresses only (COURIER_ALLOW_PRIVATE_NETWORKS does not apply)";
+    "this endpoint is public-only (publicOnly: its URL set with an application's token, or so set by the admin token), so COURIER_ALLOW_PRIVATE_NETWORKS does not apply to it";
 
   it('opens nothing of the allow list, and says so instead of suggesting it', () => {
     expect(operator.checkUrl('http://10.1.2.3/hook')).toEqual({ ok: true });

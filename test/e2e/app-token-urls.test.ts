@@ -12,7 +12,7 @@ import { virtualWorker } from '../support/engine.ts';
 import { createApp, createEndpoint, locs, publishMessage, startApi, type TestApi } from './support.ts';
 
 const PUBLIC_ONLY =
-  "this endpoint's URL was set with an application's token, which reaches public addresses only (COURIER_ALLOW_PRIVATE_NETWORKS does not apply)";
+  "this endpoint is public-only (publicOnly: its URL set with an application's token, or so set by the admin token), so COURIER_ALLOW_PRIVATE_NETWORKS does not apply to it";
 
 describe("endpoint URLs set with an application's token", () => {
   let api: TestApi;

@@ -110,6 +110,7 @@ describe('operational webhook endpoints', () => {
         'status',
         'id',
         'metadata',
+        'publicOnly',
         'rateLimit',
         'throttleRate',
         'uid',
@@ -117,6 +118,19 @@ describe('operational webhook endpoints', () => {
         'url',
       ].sort(),
     );
+
+    // Public-only as the admin token says (an earlier release's worker may make one so), kept by a PUT
+    // of the same URL without it; a literal private address refused with it.
+    const put = (body: Record<string, unknown>) =>
+      api.request('PUT', `/api/v1/operational-webhook/endpoint/${made.id}`, {
+        body: { url: 'https://ops.example/in', uid: 'ops', ...body },
+      });
+    expect(raw.body.publicOnly).toBe(false);
+    expect((await put({ publicOnly: true })).body.publicOnly).toBe(true);
+    expect((await put({ description: 'on-call' })).body.publicOnly).toBe(true);
+    const literal = await put({ url: `${receiver.url}/ops`, publicOnly: true });
+    expect(literal.status).toBe(422);
+    expect((await put({ publicOnly: false })).body.publicOnly).toBe(false);
 
     const updated = await svix.operationalWebhookEndpoint.update('ops', {
       url: `${receiver.url}/ops2`,

@@ -67,7 +67,7 @@ const settings = {
   publicOnly: Type.Optional(
     Type.Boolean({
       description:
-        "Courier extension: true, it reaches public addresses only (COURIER_ALLOW_PRIVATE_NETWORKS does not apply). An application's token sending a new URL sets it, and cannot clear it; the admin token sets it either way, and sending a new URL without it clears it. Absent, it is kept (a PUT too).",
+        "Courier extension: when true, the endpoint reaches public addresses only (COURIER_ALLOW_PRIVATE_NETWORKS does not apply). An application's token sending a new URL sets it, and cannot clear it; the admin token sets it either way, and sending a new URL without it clears it. Absent and the URL unchanged, it is kept (a PUT too).",
     }),
   ),
 };
@@ -125,7 +125,7 @@ export const EndpointOut = Type.Object(
     maxInFlight: Type.Integer({ description: 'Courier extension.' }),
     publicOnly: Type.Boolean({
       description:
-        "Courier extension: it reaches public addresses only, its URL being set with an application's token (or so set by the admin token).",
+        "Courier extension: the endpoint reaches public addresses only, as an application's token set its URL or the admin token set publicOnly: true.",
     }),
     retryAfterUntil: Nullable(
       Type.String({

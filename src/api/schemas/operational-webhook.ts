@@ -17,7 +17,16 @@ const filterTypes = Type.Optional(
     }),
   ),
 );
-const SETTINGS = ['url', 'uid', 'description', 'disabled', 'rateLimit', 'throttleRate', 'metadata'] as const;
+const SETTINGS = [
+  'url',
+  'uid',
+  'description',
+  'disabled',
+  'rateLimit',
+  'throttleRate',
+  'metadata',
+  'publicOnly',
+] as const;
 
 export const OperationalWebhookEndpointIn = Type.Object(
   { ...Type.Pick(EndpointIn, [...SETTINGS, 'secret']).properties, filterTypes },
@@ -42,6 +51,7 @@ export const OperationalWebhookEndpointOut = Type.Pick(
     'rateLimit',
     'throttleRate',
     'metadata',
+    'publicOnly',
     'createdAt',
     'updatedAt',
   ],

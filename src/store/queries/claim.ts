@@ -27,7 +27,7 @@ export interface ClaimedDelivery {
   secrets: string[];
   /** The endpoint's in-flight cap, across all workers. */
   maxInFlight: number;
-  /** Its URL was set with an application's token: COURIER_ALLOW_PRIVATE_NETWORKS does not apply. */
+  /** Public addresses only: COURIER_ALLOW_PRIVATE_NETWORKS does not apply. */
   publicOnly: boolean;
 }
 

@@ -12,7 +12,7 @@ export interface EndpointConfig {
   secretsAt(now: number): string[];
   /** Requests the endpoint may have in flight at once, across all workers. */
   maxInFlight: number;
-  /** Its URL was last set with an application's token: it reaches public addresses only. */
+  /** It reaches public addresses only (its URL set with an application's token, or so set by the admin token). */
   publicOnly: boolean;
 }
 

@@ -13,7 +13,7 @@ export interface Endpoint {
   appId: string;
   uid: string | null;
   url: string;
-  /** Its URL was last set with an application's token: it reaches public addresses only. */
+  /** It reaches public addresses only (its URL set with an application's token, or so set by the admin token). */
   publicOnly: boolean;
   description: string;
   status: EndpointStatus;
