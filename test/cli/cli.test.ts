@@ -80,12 +80,19 @@ describe('courier operator commands', () => {
     ]);
     expect(table).toMatchObject({ code: 0, stderr: '' });
     const lines = table.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID +UID +URL +STATUS +MAX IN FLIGHT +RATE LIMIT$/);
+    expect(lines[0]).toMatch(/^ID +UID +URL +STATUS +MAX IN FLIGHT +RATE LIMIT +PUBLIC ONLY$/);
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatch(
-      new RegExp(`^${endpointId} +main +${receiver.url}/ok +enabled +\\d+ +(\\d+/s|-)$`),
+      new RegExp(`^${endpointId} +main +${receiver.url}/ok +enabled +\\d+ +(\\d+/s|-) +no$`),
     );
-    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ id: endpointId, uid: 'main' })]);
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({ id: endpointId, uid: 'main', publicOnly: false }),
+    ]);
+    // One COURIER_ALLOW_PRIVATE_NETWORKS does not apply to.
+    const app = await createApp(api, { uid: 'cli-public-only' });
+    await createEndpoint(api, app, { url: 'https://hooks.example/in', publicOnly: true });
+    const closed = await cli(['endpoints', 'cli-public-only']);
+    expect(closed.stdout.trimEnd().split('\n')[1]).toMatch(/ yes$/);
   });
 
   it('endpoints shows since when every attempt to an enabled endpoint has failed', async () => {
@@ -148,7 +155,7 @@ describe('courier operator commands', () => {
     ]);
     expect(table).toMatchObject({ code: 0, stderr: '' });
     const lines = table.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/ +RATE LIMIT +DELIVERED +PENDING +SENDING +FAILED$/);
+    expect(lines[0]).toMatch(/ +RATE LIMIT +PUBLIC ONLY +DELIVERED +PENDING +SENDING +FAILED$/);
     expect(lines[1]).toMatch(new RegExp(`^${endpointId} .* +2 +0 +0 +0$`));
     expect(JSON.parse(json.stdout)).toEqual([
       expect.objectContaining({

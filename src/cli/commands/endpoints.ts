@@ -10,6 +10,8 @@ interface EndpointOut {
   disabledReason?: string | null;
   rateLimit?: number | null;
   maxInFlight?: number;
+  /** Courier extension (forty-fifth session): an older server sends none. */
+  publicOnly?: boolean;
   retryAfterUntil?: string | null;
   failingSince?: string | null;
 }
@@ -80,6 +82,11 @@ export async function endpoints(app: string, options: OperatorOptions & { stats?
       { header: 'STATUS', value: (e) => statusOf(e, now), max: 60 },
       { header: 'MAX IN FLIGHT', value: (e) => String(e.maxInFlight ?? '-'), align: 'right' },
       { header: 'RATE LIMIT', value: (e) => (e.rateLimit ? `${e.rateLimit}/s` : '-'), align: 'right' },
+      // COURIER_ALLOW_PRIVATE_NETWORKS does not apply to a public-only endpoint.
+      {
+        header: 'PUBLIC ONLY',
+        value: (e) => (e.publicOnly === undefined ? '-' : e.publicOnly ? 'yes' : 'no'),
+      },
       ...(options.stats
         ? [
             { header: 'DELIVERED', value: count('success'), align: 'right' as const },
