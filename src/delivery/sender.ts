@@ -37,7 +37,7 @@ export interface SenderOptions {
 
 export interface SendRequest {
   readonly url: string;
-  /** Public addresses only: the guard's allow list does not apply (a URL its endpoint's owner set). */
+  /** Public addresses only: the guard's allow list does not apply (a public-only endpoint's URL). */
   readonly publicOnly?: boolean;
   readonly body: Buffer;
   readonly headers: Readonly<Record<string, string>>;
@@ -75,7 +75,7 @@ interface AttemptContext {
 
 /**
  * A guard's connections and checked URLs. The operator's lane applies COURIER_ALLOW_PRIVATE_NETWORKS;
- * the public-only one (URLs an application's owner set) does not, and has its own pool, made when
+ * the public-only one (public-only endpoints' URLs) does not, and has its own pool, made when
  * first needed, since a connection's addresses are checked by the lookup of the agent opening it.
  */
 interface Lane {
