@@ -2,7 +2,8 @@
  * Endpoint request bodies to EndpointFields, with the checks JSON Schema cannot express: the URL
  * against the SSRF guard, the secret's encoding, header safety, and the retry policy as Courier
  * will actually build it. POST and PUT replace (absent → default); PATCH keeps what is absent.
- * `null` means "back to the default" in both.
+ * `null` means "back to the default" in both. An application's token keeps the delivery settings
+ * it leaves out, and sets them within the operator's limits (app-endpoint-limits.ts).
  */
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
@@ -12,6 +13,7 @@ import { definePolicy, type PolicyOverrides } from '../policy/index.ts';
 import { formatSecret, parseSecret } from '../signing/index.ts';
 import type { Application } from '../store/repos/applications.ts';
 import type { Endpoint, EndpointFields } from '../store/repos/endpoints.ts';
+import { checkAppLimits } from './app-endpoint-limits.ts';
 import { fieldError } from './errors.ts';
 import { checkHeaders } from './headers.ts';
 import type { EndpointPatch } from './schemas/endpoints.ts';
@@ -99,9 +101,12 @@ export function endpointFields(
   if (body.url !== undefined || (publicOnly && !current?.publicOnly)) checkUrl(config, url, publicOnly);
   if (body.headers) checkHeaders(body.headers, ['body', 'headers']);
   if (body.retryPolicy) checkPolicy(config, [appPolicy, body.retryPolicy], ['body', 'retryPolicy']);
+  // The operator's delivery settings stay when a token leaves them out, its PUT too (the SDK's
+  // endpoint.update does not know Courier's extensions).
+  const settingsMode = writer === 'app' ? 'patch' : mode;
   const types = choose(alias(body.filterTypes, body.eventTypes), mode, current?.eventTypes ?? null, null);
   const channels = choose(body.channels, mode, current?.channels ?? null, null);
-  return {
+  const fields: EndpointFields = {
     url,
     publicOnly,
     uid: choose(body.uid, mode, current?.uid ?? null, null),
@@ -110,20 +115,26 @@ export function endpointFields(
     channels: channels && channels.length > 0 ? channels : null,
     rateLimit: choose(
       alias(body.rateLimit, body.throttleRate),
-      mode,
+      settingsMode,
       current?.rateLimit ?? defaultRate,
       defaultRate,
     ),
     maxInFlight: choose(
       body.maxInFlight,
-      mode,
+      settingsMode,
       current?.maxInFlight ?? config.maxInFlight,
       config.maxInFlight,
     ),
-    retryPolicy: choose<unknown>(body.retryPolicy, mode, current?.retryPolicy ?? null, null),
+    retryPolicy: choose<unknown>(body.retryPolicy, settingsMode, current?.retryPolicy ?? null, null),
     // Headers have their own routes; only creation takes them in the body.
     headers: current ? current.headers : (body.headers ?? {}),
     metadata: choose(body.metadata, mode, current?.metadata ?? {}, {}),
     version: choose(body.version, mode, current?.version ?? 1, 1),
   };
+  if (writer === 'app') {
+    const rateLoc =
+      body.rateLimit === undefined && body.throttleRate !== undefined ? 'throttleRate' : 'rateLimit';
+    checkAppLimits(fields, current, { maxInFlight: config.maxInFlight, rateLimit: defaultRate }, rateLoc);
+  }
+  return fields;
 }

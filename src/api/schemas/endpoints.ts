@@ -49,7 +49,9 @@ const settings = {
       }),
     ),
   ),
-  rateLimit: perSecond('Requests per second at most (default: COURIER_RATE_LIMIT). Alias: throttleRate.'),
+  rateLimit: perSecond(
+    "Requests per second at most (default: the application's rateLimit, else COURIER_RATE_LIMIT). An application's token sets it up to that default (or leaves it as it is), and keeps it when absent, a PUT too. Alias: throttleRate.",
+  ),
   throttleRate: perSecond('Svix v2 name of rateLimit.'),
   // The column is a PostgreSQL integer.
   version: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 2_147_483_647 }))),
@@ -59,7 +61,8 @@ const settings = {
       Type.Integer({
         minimum: 1,
         maximum: 10_000,
-        description: 'Courier extension: concurrent requests at most (default: COURIER_MAX_IN_FLIGHT).',
+        description:
+          "Courier extension: concurrent requests at most (default: COURIER_MAX_IN_FLIGHT). An application's token sets it up to that default (or leaves it as it is), and keeps it when absent, a PUT too.",
       }),
     ),
   ),

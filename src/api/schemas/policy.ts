@@ -61,7 +61,8 @@ export const RetryPolicyOverrides = Nullable(
       title: 'RetryPolicyOverrides',
       description:
         'Courier extension. Overrides of the retry policy, merged field by field over the installation defaults ' +
-        "(and, for an endpoint, over its application's); a backoff given here replaces the backoff wholesale.",
+        "(and, for an endpoint, over its application's); a backoff given here replaces the backoff wholesale. " +
+        "The admin token's alone: an application's token may send an endpoint's only as it is.",
     },
   ),
 );

@@ -1,0 +1,124 @@
+/**
+ * An application's token (a customer's) sets an endpoint's delivery settings within the
+ * operator's limits: maxInFlight up to COURIER_MAX_IN_FLIGHT, rateLimit up to the endpoint's
+ * default, retryPolicy only as it is; what it leaves out is kept, a PUT's too (the official SDK's
+ * endpoint.update knows nothing of Courier's extensions). The admin token sets them freely.
+ */
+import { Svix } from 'svix';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
+
+const URL = 'https://hooks.customer.example/in';
+const POLICY = { backoff: { baseMs: 30_000, capMs: 600_000 }, giveUp: { maxAttempts: 5 } };
+
+describe("an application's token and an endpoint's delivery settings", () => {
+  let api: TestApi;
+  let appId: string;
+  let token: string;
+
+  beforeAll(async () => {
+    api = await startApi({ env: { COURIER_MAX_IN_FLIGHT: '8', COURIER_RATE_LIMIT: '100' } });
+  });
+  afterAll(() => api.close());
+  beforeEach(async () => {
+    appId = await createApp(api);
+    const res = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body: {} });
+    expect(res.status, res.text).toBe(200);
+    token = res.body.token;
+  });
+
+  const asToken = (method: string, path: string, body: Record<string, unknown>) =>
+    api.request(method, `/api/v1/app/${appId}/endpoint${path}`, { token, body });
+  const settingsOf = async (id: string) => {
+    const { body } = await api.request('GET', `/api/v1/app/${appId}/endpoint/${id}`);
+    return { maxInFlight: body.maxInFlight, rateLimit: body.rateLimit, retryPolicy: body.retryPolicy };
+  };
+  const refusal = async (answer: Awaited<ReturnType<typeof asToken>>, loc: string) => {
+    expect(answer.status, answer.text).toBe(422);
+    expect(locs(answer)).toEqual([loc]);
+    return answer.body.detail[0].msg as string;
+  };
+
+  it('refuses more than the defaults, and any retry policy, when the token creates; nothing is made', async () => {
+    expect(await refusal(await asToken('POST', '', { url: URL, maxInFlight: 9 }), 'body.maxInFlight')).toBe(
+      "an application's token sets maxInFlight up to 8 (COURIER_MAX_IN_FLIGHT); more takes the admin token",
+    );
+    expect(await refusal(await asToken('POST', '', { url: URL, rateLimit: 101 }), 'body.rateLimit')).toBe(
+      "an application's token sets rateLimit up to 100, the endpoint's default (its application's rateLimit, else COURIER_RATE_LIMIT); more takes the admin token",
+    );
+    await refusal(await asToken('POST', '', { url: URL, throttleRate: 101 }), 'body.throttleRate');
+    expect(
+      await refusal(await asToken('PUT', '/by-uid', { url: URL, retryPolicy: POLICY }), 'body.retryPolicy'),
+    ).toBe("only the admin token sets retryPolicy; an application's token may send it unchanged");
+    expect((await api.request('GET', `/api/v1/app/${appId}/endpoint`)).body.data).toEqual([]);
+
+    const made = await asToken('POST', '', { url: URL, maxInFlight: 8, rateLimit: 100, retryPolicy: null });
+    expect(made.status, made.text).toBe(201);
+    expect(await settingsOf(made.body.id)).toEqual({ maxInFlight: 8, rateLimit: 100, retryPolicy: null });
+    const lower = await asToken('POST', '', { url: URL, maxInFlight: 2, throttleRate: 5 });
+    expect(lower.status, lower.text).toBe(201);
+    expect(await settingsOf(lower.body.id)).toEqual({ maxInFlight: 2, rateLimit: 5, retryPolicy: null });
+  });
+
+  it("bounds the rate limit by the application's own default", async () => {
+    const slow = await createApp(api, { rateLimit: 20 });
+    const res = await api.request('POST', `/api/v1/auth/app-portal-access/${slow}`, { body: {} });
+    const post = (body: Record<string, unknown>) =>
+      api.request('POST', `/api/v1/app/${slow}/endpoint`, {
+        token: res.body.token,
+        body: { url: URL, ...body },
+      });
+    expect(await refusal(await post({ rateLimit: 21 }), 'body.rateLimit')).toContain('up to 20,');
+    expect((await post({ rateLimit: 20 })).status).toBe(201);
+  });
+
+  it("keeps the operator's settings through the token's writes, the SDK's update included, and lets it lower them", async () => {
+    const { id } = await createEndpoint(api, appId, {
+      url: URL,
+      maxInFlight: 50,
+      rateLimit: 5000,
+      retryPolicy: POLICY,
+    });
+    const operators = { maxInFlight: 50, rateLimit: 5000, retryPolicy: POLICY };
+
+    const customer = new Svix(token, { serverUrl: api.url });
+    await customer.endpoint.update(appId, id, { url: `${URL}/v2`, description: 'moved' });
+    expect(await settingsOf(id)).toEqual(operators);
+    expect((await asToken('PATCH', `/${id}`, { description: 'again' })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual(operators);
+
+    // The endpoint read back and sent whole (its policy's keys in another order) is accepted.
+    const { body: read } = await api.request('GET', `/api/v1/app/${appId}/endpoint/${id}`, { token });
+    const reordered = { giveUp: POLICY.giveUp, backoff: { capMs: 600_000, baseMs: 30_000 } };
+    const whole = await asToken('PUT', `/${id}`, {
+      url: read.url,
+      description: 'whole',
+      maxInFlight: read.maxInFlight,
+      throttleRate: read.throttleRate,
+      retryPolicy: reordered,
+    });
+    expect(whole.status, whole.text).toBe(200);
+    // Whichever order the store keeps, one of the two orders differs from it.
+    expect((await asToken('PATCH', `/${id}`, { retryPolicy: POLICY })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual(operators);
+
+    await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 51 }), 'body.maxInFlight');
+    await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 5001 }), 'body.rateLimit');
+    await refusal(await asToken('PATCH', `/${id}`, { retryPolicy: null }), 'body.retryPolicy');
+    const harder = { ...POLICY, giveUp: { maxAttempts: 1_000_000 } };
+    await refusal(await asToken('PUT', `/${id}`, { url: URL, retryPolicy: harder }), 'body.retryPolicy');
+    expect(await settingsOf(id)).toEqual(operators);
+
+    // Lowered by the token, a setting cannot be raised again past the default.
+    expect((await asToken('PATCH', `/${id}`, { maxInFlight: 3, rateLimit: 10 })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual({ ...operators, maxInFlight: 3, rateLimit: 10 });
+    await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 50 }), 'body.maxInFlight');
+    expect((await asToken('PATCH', `/${id}`, { maxInFlight: null, rateLimit: null })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual({ ...operators, maxInFlight: 8, rateLimit: 100 });
+
+    // The admin token's PUT still replaces: what it leaves out goes back to the defaults.
+    const admin = await api.request('PUT', `/api/v1/app/${appId}/endpoint/${id}`, { body: { url: URL } });
+    expect(admin.status, admin.text).toBe(200);
+    expect(await settingsOf(id)).toEqual({ maxInFlight: 8, rateLimit: 100, retryPolicy: null });
+  });
+});
