@@ -2,9 +2,9 @@
  * What an application's token (a customer) may set of an endpoint's delivery settings. These are
  * the operator's: the worker's capacity shared by every endpoint, and how hard a receiver is
  * pressed. A customer may ask for less, not more: `maxInFlight` up to COURIER_MAX_IN_FLIGHT,
- * `rateLimit` up to the endpoint's default, `retryPolicy` only as it is (a zero-backoff, endless
- * policy would be a hot loop). A value the endpoint already has passes, so a form read back and
- * sent whole is accepted.
+ * `rateLimit` up to the endpoint's default, or up to the endpoint's own higher value while its URL
+ * stays (the operator raised it for that receiver); `retryPolicy` only as it is (a zero-backoff,
+ * endless policy would be a hot loop).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Endpoint, EndpointFields } from '../store/repos/endpoints.ts';
@@ -16,26 +16,40 @@ export interface AppLimits {
   rateLimit: number;
 }
 
-/** Throws a 422 on the first setting the token may not write; `rateLoc` is the field the caller used. */
-export function checkAppLimits(
+const DEFAULT_OF = {
+  maxInFlight: 'COURIER_MAX_IN_FLIGHT',
+  rateLimit: "the endpoint's default: its application's rateLimit, else COURIER_RATE_LIMIT",
+};
+
+/**
+ * The fields as a token may write them, or a 422 on the first it may not; `rateLoc` is the rate
+ * field the caller used. A raised value the endpoint has stays with its URL: when the token moves
+ * the endpoint, it comes down to the default, even sent back as it was read.
+ */
+export function withinAppLimits(
   fields: EndpointFields,
   current: Endpoint | null,
   limits: AppLimits,
   rateLoc: 'rateLimit' | 'throttleRate',
-): void {
-  if (fields.maxInFlight > limits.maxInFlight && fields.maxInFlight !== current?.maxInFlight)
+): EndpointFields {
+  const moved = fields.url !== current?.url;
+  const bound = (field: keyof AppLimits, loc: string): number => {
+    const value = fields[field];
+    const own = moved ? limits[field] : Math.max(limits[field], current![field]);
+    if (value <= own) return value;
+    if (moved && value === current?.[field]) return limits[field];
+    const why = own > limits[field] ? "the endpoint's own, kept while its URL stays" : DEFAULT_OF[field];
     throw fieldError(
-      ['body', 'maxInFlight'],
-      `an application's token sets maxInFlight up to ${limits.maxInFlight} (COURIER_MAX_IN_FLIGHT); more takes the admin token`,
+      ['body', loc],
+      `an application's token sets ${loc} up to ${own} (${why}); more takes the admin token`,
     );
-  if (fields.rateLimit > limits.rateLimit && fields.rateLimit !== current?.rateLimit)
-    throw fieldError(
-      ['body', rateLoc],
-      `an application's token sets ${rateLoc} up to ${limits.rateLimit}, the endpoint's default (its application's rateLimit, else COURIER_RATE_LIMIT); more takes the admin token`,
-    );
+  };
+  const maxInFlight = bound('maxInFlight', 'maxInFlight');
+  const rateLimit = bound('rateLimit', rateLoc);
   if (!isDeepStrictEqual(fields.retryPolicy ?? null, current?.retryPolicy ?? null))
     throw fieldError(
       ['body', 'retryPolicy'],
       "only the admin token sets retryPolicy; an application's token may send it unchanged",
     );
+  return { ...fields, maxInFlight, rateLimit };
 }

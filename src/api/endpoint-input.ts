@@ -13,7 +13,7 @@ import { definePolicy, type PolicyOverrides } from '../policy/index.ts';
 import { formatSecret, parseSecret } from '../signing/index.ts';
 import type { Application } from '../store/repos/applications.ts';
 import type { Endpoint, EndpointFields } from '../store/repos/endpoints.ts';
-import { checkAppLimits } from './app-endpoint-limits.ts';
+import { withinAppLimits } from './app-endpoint-limits.ts';
 import { fieldError } from './errors.ts';
 import { checkHeaders } from './headers.ts';
 import type { EndpointPatch } from './schemas/endpoints.ts';
@@ -100,13 +100,12 @@ export function endpointFields(
   // A URL kept is checked again when the flag now closes private networks to it.
   if (body.url !== undefined || (publicOnly && !current?.publicOnly)) checkUrl(config, url, publicOnly);
   if (body.headers) checkHeaders(body.headers, ['body', 'headers']);
-  if (body.retryPolicy) checkPolicy(config, [appPolicy, body.retryPolicy], ['body', 'retryPolicy']);
   // The operator's delivery settings stay when a token leaves them out, its PUT too (the SDK's
   // endpoint.update does not know Courier's extensions).
   const settingsMode = writer === 'app' ? 'patch' : mode;
   const types = choose(alias(body.filterTypes, body.eventTypes), mode, current?.eventTypes ?? null, null);
   const channels = choose(body.channels, mode, current?.channels ?? null, null);
-  const fields: EndpointFields = {
+  let fields: EndpointFields = {
     url,
     publicOnly,
     uid: choose(body.uid, mode, current?.uid ?? null, null),
@@ -134,7 +133,9 @@ export function endpointFields(
   if (writer === 'app') {
     const rateLoc =
       body.rateLimit === undefined && body.throttleRate !== undefined ? 'throttleRate' : 'rateLimit';
-    checkAppLimits(fields, current, { maxInFlight: config.maxInFlight, rateLimit: defaultRate }, rateLoc);
+    const limits = { maxInFlight: config.maxInFlight, rateLimit: defaultRate };
+    fields = withinAppLimits(fields, current, limits, rateLoc);
   }
+  if (body.retryPolicy) checkPolicy(config, [appPolicy, body.retryPolicy], ['body', 'retryPolicy']);
   return fields;
 }

@@ -1,8 +1,9 @@
 /**
  * An application's token (a customer's) sets an endpoint's delivery settings within the
  * operator's limits: maxInFlight up to COURIER_MAX_IN_FLIGHT, rateLimit up to the endpoint's
- * default, retryPolicy only as it is; what it leaves out is kept, a PUT's too (the official SDK's
- * endpoint.update knows nothing of Courier's extensions). The admin token sets them freely.
+ * default, or up to the endpoint's own higher values while its URL stays; retryPolicy only as it
+ * is; what it leaves out is kept, a PUT's too (the official SDK's endpoint.update knows nothing of
+ * Courier's extensions). The admin token sets them freely.
  */
 import { Svix } from 'svix';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -44,12 +45,19 @@ describe("an application's token and an endpoint's delivery settings", () => {
       "an application's token sets maxInFlight up to 8 (COURIER_MAX_IN_FLIGHT); more takes the admin token",
     );
     expect(await refusal(await asToken('POST', '', { url: URL, rateLimit: 101 }), 'body.rateLimit')).toBe(
-      "an application's token sets rateLimit up to 100, the endpoint's default (its application's rateLimit, else COURIER_RATE_LIMIT); more takes the admin token",
+      "an application's token sets rateLimit up to 100 (the endpoint's default: its application's rateLimit, else COURIER_RATE_LIMIT); more takes the admin token",
     );
     await refusal(await asToken('POST', '', { url: URL, throttleRate: 101 }), 'body.throttleRate');
+    await refusal(await asToken('PUT', '/by-uid', { url: URL, maxInFlight: 9 }), 'body.maxInFlight');
+    await refusal(await asToken('PUT', '/by-uid', { url: URL, rateLimit: 101 }), 'body.rateLimit');
     expect(
       await refusal(await asToken('PUT', '/by-uid', { url: URL, retryPolicy: POLICY }), 'body.retryPolicy'),
     ).toBe("only the admin token sets retryPolicy; an application's token may send it unchanged");
+    // A policy that would not even build gets the same answer: it is not the token's to set.
+    const hot = { backoff: { baseMs: 0 } };
+    expect(await refusal(await asToken('POST', '', { url: URL, retryPolicy: hot }), 'body.retryPolicy')).toBe(
+      "only the admin token sets retryPolicy; an application's token may send it unchanged",
+    );
     expect((await api.request('GET', `/api/v1/app/${appId}/endpoint`)).body.data).toEqual([]);
 
     const made = await asToken('POST', '', { url: URL, maxInFlight: 8, rateLimit: 100, retryPolicy: null });
@@ -60,16 +68,23 @@ describe("an application's token and an endpoint's delivery settings", () => {
     expect(await settingsOf(lower.body.id)).toEqual({ maxInFlight: 2, rateLimit: 5, retryPolicy: null });
   });
 
-  it("bounds the rate limit by the application's own default", async () => {
-    const slow = await createApp(api, { rateLimit: 20 });
-    const res = await api.request('POST', `/api/v1/auth/app-portal-access/${slow}`, { body: {} });
-    const post = (body: Record<string, unknown>) =>
-      api.request('POST', `/api/v1/app/${slow}/endpoint`, {
-        token: res.body.token,
-        body: { url: URL, ...body },
-      });
-    expect(await refusal(await post({ rateLimit: 21 }), 'body.rateLimit')).toContain('up to 20,');
-    expect((await post({ rateLimit: 20 })).status).toBe(201);
+  it("bounds the rate limit by the application's own default, below or above COURIER_RATE_LIMIT", async () => {
+    for (const [rate, over] of [
+      [20, "up to 20 (the endpoint's default"],
+      [500, "up to 500 (the endpoint's default"],
+    ] as const) {
+      const other = await createApp(api, { rateLimit: rate });
+      const res = await api.request('POST', `/api/v1/auth/app-portal-access/${other}`, { body: {} });
+      const post = (body: Record<string, unknown>) =>
+        api.request('POST', `/api/v1/app/${other}/endpoint`, {
+          token: res.body.token,
+          body: { url: URL, ...body },
+        });
+      expect(await refusal(await post({ rateLimit: rate + 1 }), 'body.rateLimit')).toContain(over);
+      const made = await post({ rateLimit: rate });
+      expect(made.status, made.text).toBe(201);
+      expect(made.body.rateLimit).toBe(rate);
+    }
   });
 
   it("keeps the operator's settings through the token's writes, the SDK's update included, and lets it lower them", async () => {
@@ -82,12 +97,13 @@ describe("an application's token and an endpoint's delivery settings", () => {
     const operators = { maxInFlight: 50, rateLimit: 5000, retryPolicy: POLICY };
 
     const customer = new Svix(token, { serverUrl: api.url });
-    await customer.endpoint.update(appId, id, { url: `${URL}/v2`, description: 'moved' });
+    await customer.endpoint.update(appId, id, { url: URL, description: 'by the SDK' });
     expect(await settingsOf(id)).toEqual(operators);
     expect((await asToken('PATCH', `/${id}`, { description: 'again' })).status).toBe(200);
     expect(await settingsOf(id)).toEqual(operators);
 
-    // The endpoint read back and sent whole (its policy's keys in another order) is accepted.
+    // The endpoint read back and sent whole is accepted, its policy's keys in either order
+    // (whichever order the store keeps, one of the two differs from it).
     const { body: read } = await api.request('GET', `/api/v1/app/${appId}/endpoint/${id}`, { token });
     const reordered = { giveUp: POLICY.giveUp, backoff: { capMs: 600_000, baseMs: 30_000 } };
     const whole = await asToken('PUT', `/${id}`, {
@@ -98,27 +114,75 @@ describe("an application's token and an endpoint's delivery settings", () => {
       retryPolicy: reordered,
     });
     expect(whole.status, whole.text).toBe(200);
-    // Whichever order the store keeps, one of the two orders differs from it.
     expect((await asToken('PATCH', `/${id}`, { retryPolicy: POLICY })).status).toBe(200);
     expect(await settingsOf(id)).toEqual(operators);
 
-    await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 51 }), 'body.maxInFlight');
+    expect(await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 51 }), 'body.maxInFlight')).toBe(
+      "an application's token sets maxInFlight up to 50 (the endpoint's own, kept while its URL stays); more takes the admin token",
+    );
     await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 5001 }), 'body.rateLimit');
     await refusal(await asToken('PATCH', `/${id}`, { retryPolicy: null }), 'body.retryPolicy');
     const harder = { ...POLICY, giveUp: { maxAttempts: 1_000_000 } };
-    await refusal(await asToken('PUT', `/${id}`, { url: URL, retryPolicy: harder }), 'body.retryPolicy');
+    const refused = await asToken('PUT', `/${id}`, {
+      url: `${URL}/elsewhere`,
+      description: 'refused',
+      retryPolicy: harder,
+    });
+    await refusal(refused, 'body.retryPolicy');
+    const after = (await api.request('GET', `/api/v1/app/${appId}/endpoint/${id}`)).body;
+    expect([after.url, after.description]).toEqual([URL, 'whole']);
     expect(await settingsOf(id)).toEqual(operators);
 
-    // Lowered by the token, a setting cannot be raised again past the default.
+    // Lowered by the token, above the defaults or below them; never raised again past the larger
+    // of the default and what the endpoint has.
+    expect((await asToken('PATCH', `/${id}`, { maxInFlight: 20, rateLimit: 2000 })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual({ ...operators, maxInFlight: 20, rateLimit: 2000 });
+    await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 50 }), 'body.maxInFlight');
     expect((await asToken('PATCH', `/${id}`, { maxInFlight: 3, rateLimit: 10 })).status).toBe(200);
     expect(await settingsOf(id)).toEqual({ ...operators, maxInFlight: 3, rateLimit: 10 });
-    await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 50 }), 'body.maxInFlight');
+    await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 20 }), 'body.maxInFlight');
     expect((await asToken('PATCH', `/${id}`, { maxInFlight: null, rateLimit: null })).status).toBe(200);
     expect(await settingsOf(id)).toEqual({ ...operators, maxInFlight: 8, rateLimit: 100 });
 
-    // The admin token's PUT still replaces: what it leaves out goes back to the defaults.
+    // The admin token sets more with a PATCH, and its PUT still replaces: what it leaves out goes
+    // back to the defaults.
+    const raised = await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${id}`, {
+      body: { maxInFlight: 500, rateLimit: 50_000 },
+    });
+    expect(raised.status, raised.text).toBe(200);
+    expect(await settingsOf(id)).toEqual({ ...operators, maxInFlight: 500, rateLimit: 50_000 });
     const admin = await api.request('PUT', `/api/v1/app/${appId}/endpoint/${id}`, { body: { url: URL } });
     expect(admin.status, admin.text).toBe(200);
     expect(await settingsOf(id)).toEqual({ maxInFlight: 8, rateLimit: 100, retryPolicy: null });
+  });
+
+  it('brings raised settings down to the defaults when the token moves the endpoint, and keeps the policy', async () => {
+    const raised = { maxInFlight: 50, rateLimit: 5000, retryPolicy: POLICY };
+    const moveBy = async (write: (id: string) => Promise<unknown>) => {
+      const { id } = await createEndpoint(api, appId, { url: URL, ...raised });
+      await write(id);
+      const after = (await api.request('GET', `/api/v1/app/${appId}/endpoint/${id}`)).body;
+      expect(after.url).toBe(`${URL}/moved`);
+      expect(await settingsOf(id)).toEqual({ maxInFlight: 8, rateLimit: 100, retryPolicy: POLICY });
+    };
+    const customer = new Svix(token, { serverUrl: api.url });
+    await moveBy((id) => customer.endpoint.update(appId, id, { url: `${URL}/moved` }));
+    await moveBy((id) => asToken('PATCH', `/${id}`, { url: `${URL}/moved` }));
+    // Sent back as read, with the new URL: the portal's form.
+    await moveBy((id) => asToken('PUT', `/${id}`, { url: `${URL}/moved`, ...raised }));
+    // Lower values than the defaults travel as they are.
+    const { id } = await createEndpoint(api, appId, { url: URL, maxInFlight: 2, rateLimit: 5 });
+    expect((await asToken('PATCH', `/${id}`, { url: `${URL}/moved` })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual({ maxInFlight: 2, rateLimit: 5, retryPolicy: null });
+    // More than the defaults, other than what the endpoint has, is refused with a new URL too.
+    const { id: other } = await createEndpoint(api, appId, { url: URL, ...raised });
+    expect(
+      await refusal(
+        await asToken('PATCH', `/${other}`, { url: `${URL}/moved`, maxInFlight: 40 }),
+        'body.maxInFlight',
+      ),
+    ).toBe(
+      "an application's token sets maxInFlight up to 8 (COURIER_MAX_IN_FLIGHT); more takes the admin token",
+    );
   });
 });
