@@ -77,6 +77,10 @@ allow(
 );
 allowGlobal([], 'POST /api/v1/auth/logout');
 
+/** The event types' feature flags the request's token sees; undefined for the admin token, who sees them all. */
+export const flagsOf = (request: FastifyRequest): readonly string[] | undefined =>
+  request.principal?.kind === 'app' ? request.principal.featureFlags : undefined;
+
 /** Every route open to an application's token, as `METHOD pattern`. */
 export const OPEN_ROUTES: readonly string[] = Object.keys(RULES);
 

@@ -73,6 +73,7 @@ export function authenticator(db: Database, config: Config, clock: Clock): Authe
         tokenId: found.id,
         appId: found.appId,
         capabilities: new Set(found.capabilities),
+        featureFlags: found.featureFlags,
       };
     }
     if (configured) return null;

@@ -37,6 +37,22 @@ const ESCAPED_NUL = /(?<!\\)(?:\\\\)*\\u0000/;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
 
+const FLAG = /^[a-zA-Z0-9\-_.]{1,256}$/;
+
+/** x-svix-feature-flags, else [x-svix-feature-flag]; null: none. A flag no token could hold is an error. */
+function featureFlagsOf(name: string, list: unknown, single: string | null): string[] | null {
+  if (list != null && !Array.isArray(list))
+    throw invalidSpec(`Webhook ${name}'s x-svix-feature-flags is not a list`);
+  const listed: unknown[] = Array.isArray(list) ? list : [];
+  const flags = [...new Set(listed.length > 0 ? listed : single ? [single] : [])];
+  const bad = flags.find((f) => typeof f !== 'string' || !FLAG.test(f));
+  if (bad !== undefined)
+    throw invalidSpec(
+      `Webhook ${name}'s feature flag ${JSON.stringify(bad)} is not a feature flag name (^[a-zA-Z0-9-_.]{1,256}$)`,
+    );
+  return flags.length > 0 ? (flags as string[]) : null;
+}
+
 /** `specRaw`: YAML, or JSON (which YAML reads too); aliases are bounded, as the yaml package does. */
 export function parseSpecRaw(raw: string): unknown {
   try {
@@ -86,14 +102,15 @@ export function eventTypesFromOpenApi(spec: unknown): EventTypeFromOpenApi[] {
     if ((description?.length ?? 0) > MAX_DESCRIPTION) {
       throw invalidSpec(`Webhook ${name}'s description is longer than ${MAX_DESCRIPTION} characters`);
     }
-    const flags = operation['x-svix-feature-flags'];
+    const flag = text(operation['x-svix-feature-flag']);
+    const flags = featureFlagsOf(name, operation['x-svix-feature-flags'], flag);
     return {
       name,
       description: description ?? '',
       deprecated: operation.deprecated === true,
       schemas: schema === null ? null : { '1': schema },
-      featureFlag: text(operation['x-svix-feature-flag']),
-      featureFlags: Array.isArray(flags) && flags.every((f) => typeof f === 'string') ? flags : null,
+      featureFlag: flag,
+      featureFlags: flags,
       groupName: text(operation['x-svix-group-name']),
     };
   });

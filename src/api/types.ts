@@ -45,6 +45,8 @@ export interface AppPrincipal {
   tokenId: number;
   appId: string;
   capabilities: ReadonlySet<string>;
+  /** The event types' feature flags it sees: one with flags is shown only when it holds one. */
+  featureFlags: readonly string[];
 }
 
 declare module 'fastify' {

@@ -299,6 +299,7 @@ It is shown once; Courier keeps only its hash.
 Examples:
   $ courier app-tokens create acme --read-only --expiry 1d
   $ courier app-tokens create acme --capability ViewBase,CreateAttempts --session s-42
+  $ courier app-tokens create acme --feature-flag beta
   $ courier app-tokens expire acme --session s-42`,
   );
 
@@ -318,7 +319,12 @@ operator(
       'how long it is valid: 1h to 7d (default 7d)',
       durationWithin(MIN_EXPIRY_S, MAX_EXPIRY_S),
     )
-    .option('--session <id>', 'a session id, to expire its tokens alone'),
+    .option('--session <id>', 'a session id, to expire its tokens alone')
+    .option(
+      '--feature-flag <flag>',
+      'the event types with this feature flag it sees (repeatable; those without flags, every token sees)',
+      collect,
+    ),
 ).action(async (app: string, options: CreateOptions) =>
   (await import('./commands/app-tokens.ts')).createAppToken(app, options),
 );

@@ -60,6 +60,23 @@ describe('event types from an OpenAPI document', () => {
     ]);
   });
 
+  it('keeps x-svix-feature-flags, else x-svix-feature-flag, once each, and refuses a flag no token could hold', () => {
+    const flagsOf = (operation: Record<string, unknown>) =>
+      eventTypesFromOpenApi({ webhooks: { 'a.b': webhook(operation) } })[0]!.featureFlags;
+    expect(flagsOf({ 'x-svix-feature-flag': ' beta ' })).toEqual(['beta']);
+    expect(flagsOf({ 'x-svix-feature-flag': 'beta', 'x-svix-feature-flags': [] })).toEqual(['beta']);
+    expect(flagsOf({ 'x-svix-feature-flags': ['early', 'beta', 'early'] })).toEqual(['early', 'beta']);
+    expect(flagsOf({ 'x-svix-feature-flags': null })).toBeNull();
+    expect(flagsOf({})).toBeNull();
+    expect(() => flagsOf({ 'x-svix-feature-flags': ['ok', 'not ok'] })).toThrow(
+      `Webhook a.b's feature flag "not ok" is not a feature flag name (^[a-zA-Z0-9-_.]{1,256}$)`,
+    );
+    expect(() => flagsOf({ 'x-svix-feature-flags': [7] })).toThrow(ApiError);
+    expect(() => flagsOf({ 'x-svix-feature-flags': 'beta' })).toThrow(
+      "Webhook a.b's x-svix-feature-flags is not a list",
+    );
+  });
+
   it('reads x-webhooks (OpenAPI 3.0) and media types ending in +json', () => {
     const [type] = eventTypesFromOpenApi({
       'x-webhooks': {

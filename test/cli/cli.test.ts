@@ -471,6 +471,28 @@ describe('courier operator commands', () => {
     expect((await api.request('GET', '/api/v1/app/acme/endpoint', { token: viewer })).status).toBe(200);
     expect((await api.request('GET', '/api/v1/app/dlq/endpoint', { token: viewer })).status).toBe(403);
 
+    // A token with feature flags sees the event types flagged with one of them.
+    await api.request('POST', '/api/v1/event-type', {
+      body: { name: 'beta.only', description: 'd', featureFlags: ['beta'] },
+    });
+    const flagged = await cli([
+      'app-tokens',
+      'create',
+      'acme',
+      '--feature-flag',
+      'early',
+      '--feature-flag',
+      'beta',
+    ]);
+    const beta = /^token: (courierapp_\S+)/.exec(flagged.stdout)?.[1];
+    expect((await api.request('GET', '/api/v1/event-type/beta.only', { token: beta })).status).toBe(200);
+    expect((await api.request('GET', '/api/v1/event-type/beta.only', { token })).status).toBe(404);
+    const badFlag = await cli(['app-tokens', 'create', 'acme', '--feature-flag', 'no spaces']);
+    expect(badFlag).toMatchObject({ code: 1, stdout: '' });
+    expect(badFlag.stderr).toBe(
+      'courier: body.featureFlags.0: must match ^[a-zA-Z0-9\\-_.]+$ (validation, HTTP 422)\n',
+    );
+
     const expired = await cli(['app-tokens', 'expire', 'acme', '--session', 's-42']);
     expect(expired).toEqual({ code: 0, stdout: "the tokens of acme's session s-42 ended\n", stderr: '' });
     expect((await api.request('GET', secret, { token })).status).toBe(401);

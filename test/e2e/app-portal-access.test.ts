@@ -226,6 +226,7 @@ describe('app portal access tokens', () => {
       appId: gone,
       hash: hashToken(late),
       capabilities: ['ViewBase'],
+      featureFlags: [],
       sessionId: null,
       now,
       expiresAt: now + HOUR_MS,

@@ -21,6 +21,8 @@ describe('event types', () => {
       archived: false,
       deprecated: false,
       schemas,
+      featureFlags: null,
+      featureFlag: null,
       createdAt: '2026-01-01T12:00:00.000Z',
       updatedAt: '2026-01-01T12:00:00.000Z',
     });

@@ -9,6 +9,8 @@ import { openDatabase, openMigratedDatabase } from '../../src/runtime.ts';
 import { prepared } from '../../src/store/db.ts';
 import { loadMigrations, migrate } from '../../src/store/migrate.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
+import { findAppToken } from '../../src/store/repos/app-tokens.ts';
+import { findEventType } from '../../src/store/repos/event-types.ts';
 import { TEST_DATABASE_URL } from '../support/databases.ts';
 
 describe('migrations', () => {
@@ -289,6 +291,35 @@ describe('migrations', () => {
         { endpoint_id: 'ep_before', public_only: false },
         { endpoint_id: 'ep_during', public_only: true },
       ]);
+    } finally {
+      await db.close();
+      await admin(`drop schema if exists ${upgrade} cascade`);
+    }
+  });
+
+  it('upgrading to 0037 shows earlier event types to every token, and gives tokens of any release no flags', async () => {
+    const upgrade = `${schema}_flags`;
+    await admin(`create schema ${upgrade}`);
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: upgrade, poolSize: 1 });
+    // As the previous release writes a token: without the column.
+    const insertToken = (hash: Buffer) =>
+      db.query(
+        `insert into courier_app_tokens (app_id, token_hash, capabilities, created_at, expires_at)
+         values ('app_1', $1, array['ViewBase'], now(), now() + interval '1 hour')`,
+        [hash],
+      );
+    try {
+      await migrate(db, { through: 36 });
+      await db.query(
+        `insert into courier_applications (id, name, created_at, updated_at) values ('app_1', 'a', now(), now());
+         insert into courier_event_types (name, created_at, updated_at) values ('e.before', now(), now())`,
+      );
+      await insertToken(Buffer.alloc(32, 1));
+      expect(await migrate(db)).toContain('0037_event_type_feature_flags');
+      await insertToken(Buffer.alloc(32, 2));
+      for (const fill of [1, 2])
+        expect((await findAppToken(db, Buffer.alloc(32, fill)))?.featureFlags).toEqual([]);
+      expect((await findEventType(db, 'e.before'))?.featureFlags).toBeNull();
     } finally {
       await db.close();
       await admin(`drop schema if exists ${upgrade} cascade`);

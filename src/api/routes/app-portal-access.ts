@@ -59,6 +59,7 @@ export function appPortalAccessRoutes(app: Api, deps: ApiDeps): void {
       appId: application.id,
       hash: hashToken(token),
       capabilities,
+      featureFlags: body.featureFlags ?? [],
       sessionId: body.sessionId ?? null,
       now,
       expiresAt: now + (body.expiry ?? MAX_EXPIRY_S) * 1000,

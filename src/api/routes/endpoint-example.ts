@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { publishToEndpoint } from '../../store/queries/publish-to-endpoint.ts';
-import { findEventType } from '../../store/repos/event-types.ts';
+import { findEventType, shownTo } from '../../store/repos/event-types.ts';
 import { findMessage } from '../../store/repos/messages.ts';
+import { flagsOf } from '../app-token-access.ts';
 import { createError, fieldError, notFound } from '../errors.ts';
 import { exampleFromSchema } from '../example-from-schema.ts';
 import { createOnce } from '../idempotency.ts';
@@ -112,7 +113,8 @@ export function endpointExampleRoutes(app: Api, deps: ApiDeps): void {
       let payload: Record<string, unknown> = PING_PAYLOAD;
       if (eventType !== PING) {
         const type = await findEventType(db, eventType);
-        if (!type) throw notFound(`Event type ${eventType} not found`);
+        // An event type the token may not see is not there for it: its example would show the schema.
+        if (!type || !shownTo(type, flagsOf(request))) throw notFound(`Event type ${eventType} not found`);
         payload = exampleOf(
           eventType,
           type.schemas,

@@ -36,9 +36,11 @@ const EventTypeFromOpenApiOut = Type.Object(
     description: Type.String(),
     deprecated: Type.Boolean(),
     schemas: Nullable(AnyObject()),
-    featureFlag: Nullable(Type.String({ description: 'Read from x-svix-feature-flag; not kept.' })),
+    featureFlag: Nullable(Type.String({ description: 'Read from x-svix-feature-flag.' })),
     featureFlags: Nullable(
-      Type.Array(Type.String(), { description: 'Read from x-svix-feature-flags; not kept.' }),
+      Type.Array(Type.String(), {
+        description: 'Read from x-svix-feature-flags, else [x-svix-feature-flag]: what is kept.',
+      }),
     ),
     groupName: Nullable(Type.String({ description: 'Read from x-svix-group-name; not kept.' })),
   },
@@ -70,6 +72,7 @@ const fieldsOf = (t: EventTypeFromOpenApi): EventTypeFields => ({
   archived: false,
   deprecated: t.deprecated,
   schemas: t.schemas,
+  featureFlags: t.featureFlags,
 });
 
 /** Svix's event type import from an OpenAPI document's webhooks (src/api/event-type-import.ts). */

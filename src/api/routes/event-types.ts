@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Queryable } from '../../store/db.ts';
 import {
@@ -6,8 +7,10 @@ import {
   type EventType,
   findEventType,
   listEventTypes,
+  shownTo,
   updateEventType,
 } from '../../store/repos/event-types.ts';
+import { flagsOf } from '../app-token-access.ts';
 import { conflict, fieldError, notFound } from '../errors.ts';
 import { listQuery, paginate } from '../pagination.ts';
 import { EventTypeName, ListResponse, NEW_EVENT_TYPE_NAME, NoContent } from '../schemas/common.ts';
@@ -29,10 +32,10 @@ const BASE = '/api/v1/event-type';
 export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock } = deps;
 
-  /** Within `tx`, locked until it ends. */
-  async function requireEventType(name: string, tx?: Queryable): Promise<EventType> {
+  /** Within `tx`, locked until it ends; one the request's token may not see is not found. */
+  async function requireEventType(name: string, request: FastifyRequest, tx?: Queryable): Promise<EventType> {
     const found = await findEventType(tx ?? db, name, tx !== undefined);
-    if (!found) throw notFound(`Event type ${name} not found`);
+    if (!found || !shownTo(found, flagsOf(request))) throw notFound(`Event type ${name} not found`);
     return found;
   }
 
@@ -57,7 +60,8 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
       return paginate(
         request.query,
         'ascending',
-        (w) => listEventTypes(db, { ...w, includeArchived: include_archived === true }),
+        (w) =>
+          listEventTypes(db, { ...w, includeArchived: include_archived === true, flags: flagsOf(request) }),
         (e) => e.name,
         (e) => eventTypeOut(e, with_content === true),
       );
@@ -93,7 +97,7 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
   app.get(
     `${BASE}/:event_type_name`,
     { schema: { tags, summary: 'Get an event type', params: Params, response: { 200: EventTypeOut } } },
-    async (request) => eventTypeOut(await requireEventType(request.params.event_type_name)),
+    async (request) => eventTypeOut(await requireEventType(request.params.event_type_name, request)),
   );
 
   app.put(
@@ -137,7 +141,7 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
     // Computed from the row as locked: a concurrent PATCH or archive is kept, not written over.
     async (request) =>
       db.transaction(async (tx) => {
-        const current = await requireEventType(request.params.event_type_name, tx);
+        const current = await requireEventType(request.params.event_type_name, request, tx);
         const updated = await updateEventType(
           tx,
           current.name,
@@ -169,7 +173,7 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
         }
       } else {
         await db.transaction(async (tx) => {
-          const current = await requireEventType(request.params.event_type_name, tx);
+          const current = await requireEventType(request.params.event_type_name, request, tx);
           await updateEventType(tx, current.name, { ...current, archived: true }, clock.now());
         });
       }

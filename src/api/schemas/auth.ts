@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { CAPABILITIES, MAX_EXPIRY_S, MIN_EXPIRY_S } from '../app-capabilities.ts';
 import { ApplicationIn } from './applications.ts';
-import { Nullable, StringEnum, Text } from './common.ts';
+import { FeatureFlags, Nullable, StringEnum, Text } from './common.ts';
 
 const SessionId = Text({ minLength: 1, maxLength: 256 });
 
@@ -38,10 +38,9 @@ export const AppPortalAccessIn = Type.Object(
       ),
     ),
     featureFlags: Type.Optional(
-      Type.Array(Type.String({ pattern: '^[a-zA-Z0-9\\-_.]+$', maxLength: 256 }), {
-        maxItems: 100,
-        description: 'Taken and not kept: Courier shows every event type to every token.',
-      }),
+      FeatureFlags(
+        'The event types with feature flags this token sees: those with one of these (those without any, every token sees).',
+      ),
     ),
     readOnly: Type.Optional(
       Nullable(Type.Boolean({ description: 'Deprecated by Svix: true is capabilities [ViewBase] alone.' })),

@@ -88,6 +88,11 @@ export const Channel = Type.String({
   maxLength: 128,
   examples: ['project_1337'],
 });
+/** Svix's FeatureFlag: names an event type's flag, and one a token holds. */
+export const FeatureFlag = Type.String({ pattern: '^[a-zA-Z0-9\\-_.]+$', maxLength: 256 });
+export const FeatureFlags = (description: string) =>
+  Type.Array(FeatureFlag, { maxItems: 100, uniqueItems: true, description });
+
 export const Tag = Type.String({ pattern: '^[a-zA-Z0-9\\-_./\\\\#]{1,128}$', maxLength: 128 });
 
 export const Timestamp = Type.String({ format: 'date-time' });

@@ -1,21 +1,40 @@
 import { type Static, Type } from 'typebox';
 import type { EventType, EventTypeFields } from '../../store/repos/event-types.ts';
-import { AnyObject, iso, NewEventTypeName, Nullable, Text, Timestamp } from './common.ts';
+import { fieldError } from '../errors.ts';
+import {
+  AnyObject,
+  FeatureFlag,
+  FeatureFlags,
+  iso,
+  NewEventTypeName,
+  Nullable,
+  Text,
+  Timestamp,
+} from './common.ts';
 
 const Schemas = Nullable(
   AnyObject('JSON Schemas of the payload, by version (e.g. {"1": {…}}). Documentation only: not enforced.'),
 );
 const Description = Text({ maxLength: 4096 });
 
+const Flags = Nullable(
+  FeatureFlags(
+    "Shown to an application's token only when the token holds one of these (null: to every token); the admin token sees every event type.",
+  ),
+);
+const Flag = Nullable({ ...FeatureFlag, description: 'Deprecated by Svix: featureFlags [this].' });
+
 const fields = {
   archived: Type.Optional(Nullable(Type.Boolean())),
   deprecated: Type.Optional(Nullable(Type.Boolean())),
   schemas: Type.Optional(Schemas),
+  featureFlags: Type.Optional(Flags),
+  featureFlag: Type.Optional(Flag),
 };
 
 export const EventTypeIn = Type.Object(
   { name: NewEventTypeName, description: Description, ...fields },
-  { title: 'EventTypeIn', description: 'featureFlag and groupName are accepted and ignored.' },
+  { title: 'EventTypeIn', description: 'groupName is accepted and ignored.' },
 );
 export const EventTypeUpdate = Type.Object(
   { description: Description, ...fields },
@@ -34,6 +53,8 @@ export const EventTypeOut = Type.Object(
     archived: Type.Boolean(),
     deprecated: Type.Boolean(),
     schemas: Schemas,
+    featureFlags: Flags,
+    featureFlag: Nullable({ ...FeatureFlag, description: 'Deprecated by Svix: the first of featureFlags.' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -47,6 +68,8 @@ export function eventTypeOut(e: EventType, withContent = true) {
     archived: e.archived,
     deprecated: e.deprecated,
     schemas: withContent ? e.schemas : null,
+    featureFlags: e.featureFlags,
+    featureFlag: e.featureFlags?.[0] ?? null,
     createdAt: iso(e.createdAt),
     updatedAt: iso(e.updatedAt),
   };
@@ -61,5 +84,22 @@ export function eventTypeFields(body: EventTypeBody, current: EventType | null):
     archived: pick(body.archived, current?.archived ?? false, false),
     deprecated: pick(body.deprecated, current?.deprecated ?? false, false),
     schemas: pick(body.schemas, current?.schemas ?? null, null),
+    featureFlags: pick(flagsOf(body), current?.featureFlags ?? null, null),
   };
+}
+
+/**
+ * featureFlags, or Svix's older single featureFlag; an empty list is none. Both may come together,
+ * as an event type read back (or exported) shows them, when they agree.
+ */
+function flagsOf(body: EventTypeBody): string[] | null | undefined {
+  const { featureFlags: flags, featureFlag: flag } = body;
+  if (flags != null && flag != null && !flags.includes(flag))
+    throw fieldError(
+      ['body', 'featureFlag'],
+      'featureFlag (deprecated) must be one of featureFlags when both are sent',
+    );
+  if (flags) return flags.length > 0 ? flags : null;
+  if (flag) return [flag];
+  return flags === null || flag === null ? null : undefined;
 }

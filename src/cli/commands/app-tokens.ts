@@ -13,6 +13,7 @@ export interface CreateOptions extends OperatorOptions {
   /** Seconds. */
   expiry?: number;
   session?: string;
+  featureFlag?: string[];
 }
 
 export interface ExpireOptions extends OperatorOptions {
@@ -35,6 +36,7 @@ export async function createAppToken(app: string, options: CreateOptions) {
         readOnly: options.readOnly,
         expiry: options.expiry,
         sessionId: options.session,
+        featureFlags: options.featureFlag,
       },
     },
   );

@@ -6,6 +6,8 @@ export interface AppToken {
   id: number;
   appId: string;
   capabilities: string[];
+  /** The event types' feature flags it sees (Svix's featureFlags). */
+  featureFlags: string[];
   expiresAt: number;
 }
 
@@ -13,6 +15,7 @@ export interface NewAppToken {
   appId: string;
   hash: Buffer;
   capabilities: readonly string[];
+  featureFlags: readonly string[];
   sessionId: string | null;
   now: number;
   expiresAt: number;
@@ -21,12 +24,13 @@ export interface NewAppToken {
 /** Stores a token's hash, and deletes up to 1,000 expired tokens of any application. */
 export async function insertAppToken(db: Queryable, token: NewAppToken): Promise<void> {
   await db.query(
-    `insert into courier_app_tokens (app_id, token_hash, capabilities, session_id, created_at, expires_at)
-     values ($1, $2, $3, $4, $5, $6)`,
+    `insert into courier_app_tokens (app_id, token_hash, capabilities, feature_flags, session_id, created_at, expires_at)
+     values ($1, $2, $3, $4, $5, $6, $7)`,
     [
       token.appId,
       token.hash,
       token.capabilities,
+      token.featureFlags,
       token.sessionId,
       toDate(token.now),
       toDate(token.expiresAt),
@@ -45,23 +49,27 @@ export async function insertAppToken(db: Queryable, token: NewAppToken): Promise
  */
 const FIND_APP_TOKEN = prepared(
   'courier_find_app_token',
-  `select t.id, t.app_id, t.capabilities, t.expires_at
+  `select t.id, t.app_id, t.capabilities, t.feature_flags, t.expires_at
    from courier_app_tokens t join courier_applications a on a.id = t.app_id and a.deleted_at is null
    where t.token_hash = $1`,
 );
 
 /** The token with this hash, of a live application, expired or not (the caller judges by its own clock). */
 export async function findAppToken(db: Queryable, hash: Buffer): Promise<AppToken | null> {
-  const { rows } = await db.query<{ id: string; app_id: string; capabilities: string[]; expires_at: Date }>(
-    FIND_APP_TOKEN,
-    [hash],
-  );
+  const { rows } = await db.query<{
+    id: string;
+    app_id: string;
+    capabilities: string[];
+    feature_flags: string[];
+    expires_at: Date;
+  }>(FIND_APP_TOKEN, [hash]);
   const row = rows[0];
   return row
     ? {
         id: Number(row.id),
         appId: row.app_id,
         capabilities: row.capabilities,
+        featureFlags: row.feature_flags,
         expiresAt: row.expires_at.getTime(),
       }
     : null;

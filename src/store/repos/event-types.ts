@@ -9,6 +9,8 @@ export interface EventType {
   archived: boolean;
   deprecated: boolean;
   schemas: Record<string, unknown> | null;
+  /** Shown to an application's token only when it holds one of them; null: to every token. */
+  featureFlags: string[] | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -18,6 +20,7 @@ export interface EventTypeFields {
   archived: boolean;
   deprecated: boolean;
   schemas: Record<string, unknown> | null;
+  featureFlags: string[] | null;
 }
 
 interface Row {
@@ -26,6 +29,7 @@ interface Row {
   archived: boolean;
   deprecated: boolean;
   schemas: Record<string, unknown> | null;
+  feature_flags: string[] | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -36,11 +40,17 @@ const fromRow = (r: Row): EventType => ({
   archived: r.archived,
   deprecated: r.deprecated,
   schemas: r.schemas,
+  featureFlags: r.feature_flags,
   createdAt: toMs(r.created_at)!,
   updatedAt: toMs(r.updated_at)!,
 });
 
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+
+/** Whether a token holding `flags` sees the event type; undefined flags: the admin token, who sees all. */
+export function shownTo(type: EventType, flags: readonly string[] | undefined): boolean {
+  return !flags || !type.featureFlags || type.featureFlags.some((f) => flags.includes(f));
+}
 
 /** `lock`: held until the transaction ends, so that a change computed from it loses no concurrent one. */
 export async function findEventType(db: Queryable, name: string, lock = false): Promise<EventType | null> {
@@ -51,6 +61,14 @@ export async function findEventType(db: Queryable, name: string, lock = false): 
   return rows[0] ? fromRow(rows[0]) : null;
 }
 
+const values = (f: EventTypeFields) => [
+  f.description,
+  f.archived,
+  f.deprecated,
+  json(f.schemas),
+  f.featureFlags,
+];
+
 /** Creates the event type; null when one of that name already exists. */
 export async function createEventType(
   db: Queryable,
@@ -59,9 +77,9 @@ export async function createEventType(
   now: number,
 ): Promise<EventType | null> {
   const { rows } = await db.query<Row>(
-    `insert into courier_event_types (name, description, archived, deprecated, schemas, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $6) on conflict (name) do nothing returning *`,
-    [name, fields.description, fields.archived, fields.deprecated, json(fields.schemas), toDate(now)],
+    `insert into courier_event_types (name, description, archived, deprecated, schemas, feature_flags, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $7) on conflict (name) do nothing returning *`,
+    [name, ...values(fields), toDate(now)],
   );
   return rows[0] ? fromRow(rows[0]) : null;
 }
@@ -73,9 +91,10 @@ export async function updateEventType(
   now: number,
 ): Promise<EventType | null> {
   const { rows } = await db.query<Row>(
-    `update courier_event_types set description = $2, archived = $3, deprecated = $4, schemas = $5, updated_at = $6
+    `update courier_event_types
+        set description = $2, archived = $3, deprecated = $4, schemas = $5, feature_flags = $6, updated_at = $7
       where name = $1 returning *`,
-    [name, fields.description, fields.archived, fields.deprecated, json(fields.schemas), toDate(now)],
+    [name, ...values(fields), toDate(now)],
   );
   return rows[0] ? fromRow(rows[0]) : null;
 }
@@ -86,16 +105,24 @@ export async function deleteEventType(db: Queryable, name: string): Promise<bool
   return rowCount > 0;
 }
 
-/** By name; `after`/`before` are names (the list's iterator). */
+/** By name; `after`/`before` are names (the list's iterator); `flags`: those a token sees (see shownTo). */
 export async function listEventTypes(
   db: Queryable,
-  opts: { limit: number; after?: string; before?: string; descending?: boolean; includeArchived: boolean },
+  opts: {
+    limit: number;
+    after?: string;
+    before?: string;
+    descending?: boolean;
+    includeArchived: boolean;
+    flags?: readonly string[];
+  },
 ): Promise<Page<EventType>> {
   const { rows } = await db.query<Row>(
     `select * from courier_event_types
       where ($1::text is null or name > $1) and ($2::text is null or name < $2) and ($3 or not archived)
+        and ($5::text[] is null or feature_flags is null or feature_flags && $5)
       order by name ${opts.descending ? 'desc' : 'asc'} limit $4`,
-    [opts.after ?? null, opts.before ?? null, opts.includeArchived, opts.limit + 1],
+    [opts.after ?? null, opts.before ?? null, opts.includeArchived, opts.limit + 1, opts.flags ?? null],
   );
   return { data: rows.slice(0, opts.limit).map(fromRow), done: rows.length <= opts.limit };
 }
@@ -127,7 +154,8 @@ const unchanged = (current: EventType, fields: EventTypeFields) =>
   current.description === fields.description &&
   current.archived === fields.archived &&
   current.deprecated === fields.deprecated &&
-  isDeepStrictEqual(current.schemas, fields.schemas);
+  isDeepStrictEqual(current.schemas, fields.schemas) &&
+  isDeepStrictEqual(current.featureFlags, fields.featureFlags);
 
 /**
  * Creates or updates each event type as given (an import); call inside a transaction. Returns the

@@ -1,0 +1,186 @@
+/**
+ * Svix's event type feature flags: an event type with flags is shown to an application's token
+ * (listed, read, sent as an example) only when the token was made with one of them; the admin
+ * token sees every one. Checked with the official SDK as well as raw requests.
+ */
+import { Svix } from 'svix';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Answer, createApp, createEndpoint, locs, startApi, type TestApi, TOKEN } from './support.ts';
+
+describe('event type feature flags', () => {
+  let api: TestApi;
+  let appId: string;
+  let endpointId: string;
+
+  const create = async (body: Record<string, unknown>) => {
+    const schemas = { '1': { type: 'object', examples: [{ n: 1 }] } };
+    const res = await api.request('POST', '/api/v1/event-type', {
+      body: { description: 'd', schemas, ...body },
+    });
+    expect(res.status, res.text).toBe(201);
+    return res.body;
+  };
+  const tokenWith = async (featureFlags?: string[]) => {
+    const body = featureFlags ? { featureFlags } : {};
+    const res = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body });
+    expect(res.status, res.text).toBe(200);
+    return res.body.token as string;
+  };
+  /** Every name the token lists, one per page, so that each page's filter and `done` are used. */
+  const listed = async (token: string) => {
+    const names: string[] = [];
+    let iterator: string | null = null;
+    for (;;) {
+      const page: Answer = await api.request(
+        'GET',
+        `/api/v1/event-type?limit=1${iterator ? `&iterator=${iterator}` : ''}`,
+        { token },
+      );
+      expect(page.status, page.text).toBe(200);
+      names.push(...page.body.data.map((e: { name: string }) => e.name));
+      if (page.body.done) return names;
+      iterator = page.body.iterator;
+    }
+  };
+
+  beforeAll(async () => {
+    api = await startApi();
+    appId = await createApp(api);
+    endpointId = (await createEndpoint(api, appId, { url: 'https://hooks.customer.example/in' })).id;
+    await create({ name: 'a.plain' });
+    await create({ name: 'b.beta', featureFlags: ['beta'] });
+    await create({ name: 'c.legacy', featureFlag: 'legacy' });
+    await create({ name: 'd.either', featureFlags: ['beta', 'enterprise'] });
+    await create({ name: 'e.plain', featureFlags: [] });
+    await create({ name: 'f.enterprise', featureFlag: 'enterprise', featureFlags: ['enterprise'] });
+  });
+  afterAll(() => api.close());
+
+  it('stores the flags, from featureFlags or the older featureFlag, and shows both fields', async () => {
+    const get = async (name: string) => (await api.request('GET', `/api/v1/event-type/${name}`)).body;
+    expect(await get('b.beta')).toMatchObject({ featureFlags: ['beta'], featureFlag: 'beta' });
+    expect(await get('c.legacy')).toMatchObject({ featureFlags: ['legacy'], featureFlag: 'legacy' });
+    expect(await get('d.either')).toMatchObject({
+      featureFlags: ['beta', 'enterprise'],
+      featureFlag: 'beta',
+    });
+    expect(await get('e.plain')).toMatchObject({ featureFlags: null, featureFlag: null });
+    expect(await get('f.enterprise')).toMatchObject({ featureFlags: ['enterprise'] });
+
+    const both = await api.request('POST', '/api/v1/event-type', {
+      body: { name: 'g.both', description: 'd', featureFlag: 'x', featureFlags: ['y'] },
+    });
+    expect(both.status).toBe(422);
+    expect(locs(both)).toEqual(['body.featureFlag']);
+    expect(both.body.detail[0].msg).toBe(
+      'featureFlag (deprecated) must be one of featureFlags when both are sent',
+    );
+    const bad = await api.request('POST', '/api/v1/event-type', {
+      body: { name: 'g.bad', description: 'd', featureFlags: ['no spaces'] },
+    });
+    expect(bad.status).toBe(422);
+    expect((await api.request('GET', '/api/v1/event-type/g.both')).status).toBe(404);
+  });
+
+  it('lists and reads for a token only the event types without flags or with one of its own', async () => {
+    const all = ['a.plain', 'b.beta', 'c.legacy', 'd.either', 'e.plain', 'f.enterprise'];
+    expect(await listed(TOKEN)).toEqual(all);
+    expect(await listed(await tokenWith())).toEqual(['a.plain', 'e.plain']);
+    const beta = await tokenWith(['beta']);
+    expect(await listed(beta)).toEqual(['a.plain', 'b.beta', 'd.either', 'e.plain']);
+    expect(await listed(await tokenWith(['legacy', 'enterprise']))).toEqual([
+      'a.plain',
+      'c.legacy',
+      'd.either',
+      'e.plain',
+      'f.enterprise',
+    ]);
+    expect((await api.request('GET', '/api/v1/event-type/b.beta', { token: beta })).status).toBe(200);
+    const hidden = await api.request('GET', '/api/v1/event-type/c.legacy', { token: beta });
+    expect(hidden.status).toBe(404);
+    expect(hidden.body).toEqual({ code: 'not_found', detail: 'Event type c.legacy not found' });
+
+    // The official SDK, as an app portal would use it.
+    const admin = new Svix(TOKEN, { serverUrl: api.url });
+    const access = await admin.authentication.appPortalAccess(appId, { featureFlags: ['enterprise'] });
+    const customer = new Svix(access.token, { serverUrl: api.url });
+    const seen = await customer.eventType.list({ limit: 50 });
+    expect(seen.data.map((e) => e.name)).toEqual(['a.plain', 'd.either', 'e.plain', 'f.enterprise']);
+    expect(seen.data.find((e) => e.name === 'f.enterprise')?.featureFlags).toEqual(['enterprise']);
+  });
+
+  it('sends no example of an event type the token may not see: the example would show its schema', async () => {
+    const send = (token: string, eventType: string) =>
+      api.request('POST', `/api/v1/app/${appId}/endpoint/${endpointId}/send-example`, {
+        token,
+        body: { eventType },
+      });
+    const plain = await tokenWith();
+    const hidden = await send(plain, 'b.beta');
+    expect(hidden.status).toBe(404);
+    expect(hidden.body.detail).toBe('Event type b.beta not found');
+    expect((await send(plain, 'a.plain')).status).toBe(200);
+    expect((await send(await tokenWith(['beta']), 'b.beta')).status).toBe(200);
+    expect((await send(TOKEN, 'c.legacy')).status).toBe(200);
+  });
+
+  it('keeps the flags through a PATCH without them, and clears them with null, a PUT, or an empty list', async () => {
+    await create({ name: 'h.flagged', featureFlags: ['beta'] });
+    const flagsOf = async () =>
+      (await api.request('GET', '/api/v1/event-type/h.flagged')).body.featureFlags as string[] | null;
+    const write = async (method: string, body: Record<string, unknown>) => {
+      const res = await api.request(method, '/api/v1/event-type/h.flagged', { body });
+      expect(res.status, res.text).toBe(200);
+    };
+    await write('PATCH', { description: 'kept' });
+    expect(await flagsOf()).toEqual(['beta']);
+    await write('PATCH', { featureFlags: null });
+    expect(await flagsOf()).toBeNull();
+    await write('PATCH', { featureFlag: 'legacy' });
+    expect(await flagsOf()).toEqual(['legacy']);
+    await write('PUT', { description: 'replaced' });
+    expect(await flagsOf()).toBeNull();
+    await write('PUT', { description: 'd', featureFlags: ['a', 'b'] });
+    await write('PATCH', { featureFlags: [] });
+    expect(await flagsOf()).toBeNull();
+  });
+
+  it('keeps the flags an OpenAPI document gives its webhooks', async () => {
+    const spec = {
+      openapi: '3.1.0',
+      webhooks: {
+        'i.imported': { post: { summary: 'flagged', 'x-svix-feature-flags': ['beta', 'early'] } },
+        'j.imported': { post: { summary: 'older form', 'x-svix-feature-flag': 'early' } },
+      },
+    };
+    const res = await api.request('POST', '/api/v1/event-type/import/openapi', { body: { spec } });
+    expect(res.status, res.text).toBe(200);
+    const flagsOf = async (name: string) =>
+      (await api.request('GET', `/api/v1/event-type/${name}`)).body.featureFlags;
+    expect(await flagsOf('i.imported')).toEqual(['beta', 'early']);
+    expect(await flagsOf('j.imported')).toEqual(['early']);
+    // The same document again changes nothing; other flags are a change.
+    const again = await api.request('POST', '/api/v1/event-type/import/openapi', {
+      body: { spec, dryRun: true },
+    });
+    expect(again.body.data.to_modify).toEqual([]);
+    spec.webhooks['j.imported'].post['x-svix-feature-flag'] = 'beta';
+    const changed = await api.request('POST', '/api/v1/event-type/import/openapi', {
+      body: { spec, dryRun: true },
+    });
+    expect(changed.body.data.to_modify.map((t: { name: string }) => t.name)).toEqual(['j.imported']);
+  });
+
+  it('exports and imports the flags with the environment', async () => {
+    const exported = (await api.request('POST', '/api/v1/environment/export', { body: {} })).body;
+    const other = await startApi();
+    try {
+      const res = await other.request('POST', '/api/v1/environment/import', { body: exported });
+      expect(res.status, res.text).toBe(204);
+      const copied = (await other.request('GET', '/api/v1/event-type/d.either')).body;
+      expect(copied.featureFlags).toEqual(['beta', 'enterprise']);
+    } finally {
+      await other.close();
+    }
+  });
+});
