@@ -99,7 +99,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_MAX_IN_FLIGHT',
     default: '10',
     description:
-      "Cap of concurrent requests per endpoint, across all workers, given to an endpoint created without one (read by the API, not the workers; existing endpoints keep theirs), and the most an application's token sets.",
+      "Cap of concurrent requests per endpoint, across all workers, given to an endpoint created without one (read by the API, not the workers; existing endpoints keep theirs). An application's token sets no more, or the endpoint's own higher value while its URL stays.",
   },
   {
     name: 'COURIER_MAX_IN_FLIGHT_PER_HOST',
@@ -111,7 +111,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_RATE_LIMIT',
     default: '1000',
     description:
-      "Requests per second per endpoint, across all workers, given to an endpoint created without one when its application sets none (read by the API; existing endpoints keep theirs); that default is the most an application's token sets.",
+      "Requests per second per endpoint, across all workers, given to an endpoint created without one when its application sets none (read by the API; existing endpoints keep theirs). An application's token sets no more than that default, or the endpoint's own higher value while its URL stays.",
   },
   {
     name: 'COURIER_PAUSE_AFTER',

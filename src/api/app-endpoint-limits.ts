@@ -37,8 +37,14 @@ export function withinAppLimits(
     const value = fields[field];
     const own = moved ? limits[field] : Math.max(limits[field], current![field]);
     if (value <= own) return value;
+    // Sent as the endpoint has it (kept, or a form read back), not asked for: brought down.
     if (moved && value === current?.[field]) return limits[field];
-    const why = own > limits[field] ? "the endpoint's own, kept while its URL stays" : DEFAULT_OF[field];
+    const why =
+      own > limits[field]
+        ? "the endpoint's own, kept while its URL stays"
+        : current && current[field] > own
+          ? `${DEFAULT_OF[field]}, as a new URL brings the endpoint's ${current[field]} down to it`
+          : DEFAULT_OF[field];
     throw fieldError(
       ['body', loc],
       `an application's token sets ${loc} up to ${own} (${why}); more takes the admin token`,

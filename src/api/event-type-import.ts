@@ -38,6 +38,8 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
 
 const FLAG = /^[a-zA-Z0-9\-_.]{1,256}$/;
+/** As many as an event type takes through the API (an export must import again). */
+const MAX_FLAGS = 100;
 
 /** x-svix-feature-flags, else [x-svix-feature-flag]; null: none. A flag no token could hold is an error. */
 function featureFlagsOf(name: string, list: unknown, single: string | null): string[] | null {
@@ -45,6 +47,7 @@ function featureFlagsOf(name: string, list: unknown, single: string | null): str
     throw invalidSpec(`Webhook ${name}'s x-svix-feature-flags is not a list`);
   const listed: unknown[] = Array.isArray(list) ? list : [];
   const flags = [...new Set(listed.length > 0 ? listed : single ? [single] : [])];
+  if (flags.length > MAX_FLAGS) throw invalidSpec(`Webhook ${name} has more than ${MAX_FLAGS} feature flags`);
   const bad = flags.find((f) => typeof f !== 'string' || !FLAG.test(f));
   if (bad !== undefined)
     throw invalidSpec(
@@ -109,7 +112,7 @@ export function eventTypesFromOpenApi(spec: unknown): EventTypeFromOpenApi[] {
       description: description ?? '',
       deprecated: operation.deprecated === true,
       schemas: schema === null ? null : { '1': schema },
-      featureFlag: flag,
+      featureFlag: flags?.[0] ?? null,
       featureFlags: flags,
       groupName: text(operation['x-svix-group-name']),
     };

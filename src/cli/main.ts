@@ -193,7 +193,8 @@ operator(
 Each webhook of the document (webhooks, or x-webhooks) becomes an event type
 named by its key, described by its operation, with its JSON request body's
 schema as version "1" and the body's examples as the schema's examples (which
-send-example sends). All of it, or nothing.
+send-example sends), and its x-svix-feature-flags (a webhook without them has
+none). All of it, or nothing.
 
 Example:
   $ courier event-types import openapi.yaml --dry-run`,

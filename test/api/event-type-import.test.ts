@@ -72,6 +72,16 @@ describe('event types from an OpenAPI document', () => {
       `Webhook a.b's feature flag "not ok" is not a feature flag name (^[a-zA-Z0-9-_.]{1,256}$)`,
     );
     expect(() => flagsOf({ 'x-svix-feature-flags': [7] })).toThrow(ApiError);
+    const many = Array.from({ length: 101 }, (_, i) => `f${i}`);
+    expect(flagsOf({ 'x-svix-feature-flags': many.slice(0, 100) })).toHaveLength(100);
+    expect(() => flagsOf({ 'x-svix-feature-flags': many })).toThrow(
+      'Webhook a.b has more than 100 feature flags',
+    );
+    // The answer's featureFlag is the first of those kept, as an event type shows it.
+    const [both] = eventTypesFromOpenApi({
+      webhooks: { 'a.b': webhook({ 'x-svix-feature-flag': 'older', 'x-svix-feature-flags': ['beta'] }) },
+    });
+    expect([both!.featureFlag, both!.featureFlags]).toEqual(['beta', ['beta']]);
     expect(() => flagsOf({ 'x-svix-feature-flags': 'beta' })).toThrow(
       "Webhook a.b's x-svix-feature-flags is not a list",
     );

@@ -484,7 +484,9 @@ describe('courier operator commands', () => {
       '--feature-flag',
       'beta',
     ]);
+    expect(flagged).toMatchObject({ code: 0, stderr: '' });
     const beta = /^token: (courierapp_\S+)/.exec(flagged.stdout)?.[1];
+    expect(beta).toBeDefined();
     expect((await api.request('GET', '/api/v1/event-type/beta.only', { token: beta })).status).toBe(200);
     expect((await api.request('GET', '/api/v1/event-type/beta.only', { token })).status).toBe(404);
     const badFlag = await cli(['app-tokens', 'create', 'acme', '--feature-flag', 'no spaces']);

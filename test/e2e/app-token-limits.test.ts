@@ -182,7 +182,22 @@ describe("an application's token and an endpoint's delivery settings", () => {
         'body.maxInFlight',
       ),
     ).toBe(
-      "an application's token sets maxInFlight up to 8 (COURIER_MAX_IN_FLIGHT); more takes the admin token",
+      "an application's token sets maxInFlight up to 8 (COURIER_MAX_IN_FLIGHT, as a new URL brings the endpoint's 50 down to it); more takes the admin token",
     );
+    // Sent by its other name, the rate comes down as well; to the application's own default, above
+    // COURIER_RATE_LIMIT, where it has one.
+    expect((await asToken('PATCH', `/${other}`, { url: `${URL}/moved`, throttleRate: 5000 })).status).toBe(
+      200,
+    );
+    expect(await settingsOf(other)).toEqual({ maxInFlight: 8, rateLimit: 100, retryPolicy: POLICY });
+    const generous = await createApp(api, { rateLimit: 500 });
+    const access = await api.request('POST', `/api/v1/auth/app-portal-access/${generous}`, { body: {} });
+    const { id: third } = await createEndpoint(api, generous, { url: URL, rateLimit: 5000 });
+    const moved = await api.request('PATCH', `/api/v1/app/${generous}/endpoint/${third}`, {
+      token: access.body.token,
+      body: { url: `${URL}/moved` },
+    });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body.rateLimit).toBe(500);
   });
 });

@@ -67,19 +67,19 @@ describe('event type feature flags', () => {
     expect(await get('e.plain')).toMatchObject({ featureFlags: null, featureFlag: null });
     expect(await get('f.enterprise')).toMatchObject({ featureFlags: ['enterprise'] });
 
-    const both = await api.request('POST', '/api/v1/event-type', {
-      body: { name: 'g.both', description: 'd', featureFlag: 'x', featureFlags: ['y'] },
-    });
-    expect(both.status).toBe(422);
-    expect(locs(both)).toEqual(['body.featureFlag']);
-    expect(both.body.detail[0].msg).toBe(
-      'featureFlag (deprecated) must be one of featureFlags when both are sent',
-    );
+    // featureFlags, when sent, is what counts; featureFlag only without it.
+    expect((await create({ name: 'g.both', featureFlag: 'x', featureFlags: ['y'] })).featureFlags).toEqual([
+      'y',
+    ]);
+    expect((await create({ name: 'g.null', featureFlag: 'x', featureFlags: null })).featureFlags).toBeNull();
     const bad = await api.request('POST', '/api/v1/event-type', {
       body: { name: 'g.bad', description: 'd', featureFlags: ['no spaces'] },
     });
     expect(bad.status).toBe(422);
-    expect((await api.request('GET', '/api/v1/event-type/g.both')).status).toBe(404);
+    expect(locs(bad)).toEqual(['body.featureFlags.0']);
+    expect((await api.request('GET', '/api/v1/event-type/g.bad')).status).toBe(404);
+    for (const name of ['g.both', 'g.null'])
+      expect((await api.request('DELETE', `/api/v1/event-type/${name}?expunge=true`)).status).toBe(204);
   });
 
   it('lists and reads for a token only the event types without flags or with one of its own', async () => {
@@ -96,6 +96,11 @@ describe('event type feature flags', () => {
       'f.enterprise',
     ]);
     expect((await api.request('GET', '/api/v1/event-type/b.beta', { token: beta })).status).toBe(200);
+    // A token is shown the flags it holds alone: another's may name a plan or a customer.
+    expect((await api.request('GET', '/api/v1/event-type/d.either', { token: beta })).body).toMatchObject({
+      featureFlags: ['beta'],
+      featureFlag: 'beta',
+    });
     const hidden = await api.request('GET', '/api/v1/event-type/c.legacy', { token: beta });
     expect(hidden.status).toBe(404);
     expect(hidden.body).toEqual({ code: 'not_found', detail: 'Event type c.legacy not found' });
@@ -106,7 +111,23 @@ describe('event type feature flags', () => {
     const customer = new Svix(access.token, { serverUrl: api.url });
     const seen = await customer.eventType.list({ limit: 50 });
     expect(seen.data.map((e) => e.name)).toEqual(['a.plain', 'd.either', 'e.plain', 'f.enterprise']);
-    expect(seen.data.find((e) => e.name === 'f.enterprise')?.featureFlags).toEqual(['enterprise']);
+    expect(seen.data.find((e) => e.name === 'd.either')?.featureFlags).toEqual(['enterprise']);
+    await expect(customer.eventType.get('b.beta')).rejects.toMatchObject({ code: 404 });
+    expect((await admin.eventType.get('d.either')).featureFlags).toEqual(['beta', 'enterprise']);
+  });
+
+  it('keeps a hidden event type hidden among the archived ones', async () => {
+    await create({ name: 'k.archived', featureFlags: ['beta'] });
+    expect((await api.request('DELETE', '/api/v1/event-type/k.archived')).status).toBe(204);
+    const archived = async (token: string) =>
+      (
+        await api.request('GET', '/api/v1/event-type?include_archived=true&with_content=true', { token })
+      ).body.data
+        .map((e: { name: string }) => e.name)
+        .filter((name: string) => name === 'k.archived');
+    expect(await archived(await tokenWith())).toEqual([]);
+    expect(await archived(await tokenWith(['beta']))).toEqual(['k.archived']);
+    expect((await api.request('DELETE', '/api/v1/event-type/k.archived?expunge=true')).status).toBe(204);
   });
 
   it('sends no example of an event type the token may not see: the example would show its schema', async () => {
@@ -159,16 +180,20 @@ describe('event type feature flags', () => {
       (await api.request('GET', `/api/v1/event-type/${name}`)).body.featureFlags;
     expect(await flagsOf('i.imported')).toEqual(['beta', 'early']);
     expect(await flagsOf('j.imported')).toEqual(['early']);
-    // The same document again changes nothing; other flags are a change.
-    const again = await api.request('POST', '/api/v1/event-type/import/openapi', {
-      body: { spec, dryRun: true },
-    });
-    expect(again.body.data.to_modify).toEqual([]);
+    // The same document again, its flags in another order, changes nothing; other flags are a change,
+    // and so is a document without them: an import replaces, as a PUT does.
+    const dryRun = async () =>
+      (
+        await api.request('POST', '/api/v1/event-type/import/openapi', { body: { spec, dryRun: true } })
+      ).body.data.to_modify.map((t: { name: string }) => t.name);
+    spec.webhooks['i.imported'].post['x-svix-feature-flags'] = ['early', 'beta'];
+    expect(await dryRun()).toEqual([]);
     spec.webhooks['j.imported'].post['x-svix-feature-flag'] = 'beta';
-    const changed = await api.request('POST', '/api/v1/event-type/import/openapi', {
-      body: { spec, dryRun: true },
-    });
-    expect(changed.body.data.to_modify.map((t: { name: string }) => t.name)).toEqual(['j.imported']);
+    expect(await dryRun()).toEqual(['j.imported']);
+    delete (spec.webhooks['i.imported'].post as Record<string, unknown>)['x-svix-feature-flags'];
+    const cleared = await api.request('POST', '/api/v1/event-type/import/openapi', { body: { spec } });
+    expect(cleared.status, cleared.text).toBe(200);
+    expect(await flagsOf('i.imported')).toBeNull();
   });
 
   it('exports and imports the flags with the environment', async () => {

@@ -97,7 +97,7 @@ export function endpointExampleRoutes(app: Api, deps: ApiDeps): void {
           'given, else a value of its type within its bounds, every property included (a string its ' +
           'pattern matches where the pattern keeps to literals, classes, groups, alternation and quantifiers; not and if ' +
           'are not honoured). 400 invalid_scheme when the event type has no schema, its example is not a JSON object, or ' +
-          'none can be made.',
+          "none can be made. 404 for an event type missing, or one an application's token does not see (feature flags).",
         params: EndpointParams,
         body: EventExampleIn,
         response: { 200: MessageOut },

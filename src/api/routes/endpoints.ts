@@ -85,7 +85,8 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
         summary: 'Update an endpoint (or create it with that uid)',
         description:
           "Replaces the settings; absent fields return to their defaults, except that an application's token keeps " +
-          "maxInFlight, rateLimit and retryPolicy (the operator's). Headers and secret are kept.",
+          "maxInFlight, rateLimit and retryPolicy (the operator's; a new URL brings raised values down to the defaults). " +
+          'Headers and secret are kept.',
         params: EndpointParams,
         body: EndpointUpdate,
         response: { 200: EndpointOut, 201: EndpointOut },

@@ -89,7 +89,7 @@ export function eventTypeImportRoutes(app: Api, deps: ApiDeps): void {
           "Creates or updates an event type for each webhook of the document (3.1's webhooks, or x-webhooks): named " +
           "by its key, described by its operation's description or summary (else its path item's), deprecated as it is, with its JSON request " +
           "body's schema as version \"1\" (local references inlined) and the body's examples as that schema's " +
-          `examples. An archived one is restored. At most ${MAX_WEBHOOKS} webhooks; one transaction: all of it, or nothing.`,
+          `examples, and its x-svix-feature-flags (else x-svix-feature-flag) as its featureFlags (none without them). An archived one is restored. At most ${MAX_WEBHOOKS} webhooks; one transaction: all of it, or nothing.`,
         body: EventTypeImportOpenApiIn,
         response: { 200: EventTypeImportOpenApiOut },
       },

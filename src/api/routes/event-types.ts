@@ -63,7 +63,7 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
         (w) =>
           listEventTypes(db, { ...w, includeArchived: include_archived === true, flags: flagsOf(request) }),
         (e) => e.name,
-        (e) => eventTypeOut(e, with_content === true),
+        (e) => eventTypeOut(e, with_content === true, flagsOf(request)),
       );
     },
   );
@@ -97,7 +97,8 @@ export function eventTypeRoutes(app: Api, deps: ApiDeps): void {
   app.get(
     `${BASE}/:event_type_name`,
     { schema: { tags, summary: 'Get an event type', params: Params, response: { 200: EventTypeOut } } },
-    async (request) => eventTypeOut(await requireEventType(request.params.event_type_name, request)),
+    async (request) =>
+      eventTypeOut(await requireEventType(request.params.event_type_name, request), true, flagsOf(request)),
   );
 
   app.put(

@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox';
 import type { EventType, EventTypeFields } from '../../store/repos/event-types.ts';
-import { fieldError } from '../errors.ts';
 import {
   AnyObject,
   FeatureFlag,
@@ -19,10 +18,13 @@ const Description = Text({ maxLength: 4096 });
 
 const Flags = Nullable(
   FeatureFlags(
-    "Shown to an application's token only when the token holds one of these (null: to every token); the admin token sees every event type.",
+    "Shown to an application's token only when the token holds one of these (null or an empty list: none, shown to every token), and with those it holds alone; the admin token sees every event type and flag. Sent, it replaces featureFlag.",
   ),
 );
-const Flag = Nullable({ ...FeatureFlag, description: 'Deprecated by Svix: featureFlags [this].' });
+const Flag = Nullable({
+  ...FeatureFlag,
+  description: 'Deprecated by Svix: featureFlags [this], read when featureFlags is not sent.',
+});
 
 const fields = {
   archived: Type.Optional(Nullable(Type.Boolean())),
@@ -61,15 +63,18 @@ export const EventTypeOut = Type.Object(
   { title: 'EventTypeOut' },
 );
 
-export function eventTypeOut(e: EventType, withContent = true) {
+/** `flags`: an application's token's, which is shown only the flags it holds (a flag's name may name a plan or a customer). */
+export function eventTypeOut(e: EventType, withContent = true, flags?: readonly string[]) {
+  const featureFlags =
+    flags && e.featureFlags ? e.featureFlags.filter((f) => flags.includes(f)) : e.featureFlags;
   return {
     name: e.name,
     description: e.description,
     archived: e.archived,
     deprecated: e.deprecated,
     schemas: withContent ? e.schemas : null,
-    featureFlags: e.featureFlags,
-    featureFlag: e.featureFlags?.[0] ?? null,
+    featureFlags,
+    featureFlag: featureFlags?.[0] ?? null,
     createdAt: iso(e.createdAt),
     updatedAt: iso(e.updatedAt),
   };
@@ -88,18 +93,9 @@ export function eventTypeFields(body: EventTypeBody, current: EventType | null):
   };
 }
 
-/**
- * featureFlags, or Svix's older single featureFlag; an empty list is none. Both may come together,
- * as an event type read back (or exported) shows them, when they agree.
- */
+/** featureFlags when sent (an empty list: none), else Svix's older single featureFlag. */
 function flagsOf(body: EventTypeBody): string[] | null | undefined {
   const { featureFlags: flags, featureFlag: flag } = body;
-  if (flags != null && flag != null && !flags.includes(flag))
-    throw fieldError(
-      ['body', 'featureFlag'],
-      'featureFlag (deprecated) must be one of featureFlags when both are sent',
-    );
-  if (flags) return flags.length > 0 ? flags : null;
-  if (flag) return [flag];
-  return flags === null || flag === null ? null : undefined;
+  if (flags !== undefined) return flags && flags.length > 0 ? flags : null;
+  return flag == null ? flag : [flag];
 }

@@ -4,6 +4,7 @@
 --
 -- null: no flags, shown to every token. A token an earlier release makes during a rolling upgrade
 -- holds no flags (the default); an event type it writes keeps its flags (its update names the
--- columns it sets). Both steps change the catalog alone.
+-- columns it sets). Until the rollout ends, an earlier release's API still shows every event type
+-- to every token. Both steps change the catalog alone.
 alter table courier_event_types add column feature_flags text[];
 alter table courier_app_tokens add column feature_flags text[] not null default '{}';

@@ -150,12 +150,14 @@ export async function archiveEventTypesExcept(
   return rows.map((r) => r.name).sort();
 }
 
+const sorted = (flags: string[] | null) => (flags ? [...flags].sort() : null);
+
 const unchanged = (current: EventType, fields: EventTypeFields) =>
   current.description === fields.description &&
   current.archived === fields.archived &&
   current.deprecated === fields.deprecated &&
   isDeepStrictEqual(current.schemas, fields.schemas) &&
-  isDeepStrictEqual(current.featureFlags, fields.featureFlags);
+  isDeepStrictEqual(sorted(current.featureFlags), sorted(fields.featureFlags));
 
 /**
  * Creates or updates each event type as given (an import); call inside a transaction. Returns the
