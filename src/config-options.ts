@@ -111,7 +111,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_RATE_LIMIT',
     default: '1000',
     description:
-      "Requests per second per endpoint, across all workers, given to an endpoint created without one when its application sets none (read by the API; existing endpoints keep theirs). An application's token sets no more than that default, or the endpoint's own higher value while its URL stays.",
+      "Requests per second per endpoint, across all workers, given to an endpoint created without one when its application sets none (read by the API; existing endpoints keep theirs). An application's token sets no more than the endpoint's default (its application's rateLimit, else this), or the endpoint's own higher value while its URL stays.",
   },
   {
     name: 'COURIER_PAUSE_AFTER',

@@ -193,8 +193,8 @@ operator(
 Each webhook of the document (webhooks, or x-webhooks) becomes an event type
 named by its key, described by its operation, with its JSON request body's
 schema as version "1" and the body's examples as the schema's examples (which
-send-example sends), and its x-svix-feature-flags (a webhook without them has
-none). All of it, or nothing.
+send-example sends), and its x-svix-feature-flags, else x-svix-feature-flag,
+as its feature flags (a webhook without them has none). All of it, or nothing.
 
 Example:
   $ courier event-types import openapi.yaml --dry-run`,
@@ -294,7 +294,8 @@ const appTokens = program
     'after',
     `
 A token opens its application alone (its endpoints, messages, attempts and the
-event types) as its capabilities allow: hand it to the application's owner.
+event types, those with feature flags only through --feature-flag) as its
+capabilities allow: hand it to the application's owner.
 It is shown once; Courier keeps only its hash.
 
 Examples:

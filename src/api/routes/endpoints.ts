@@ -112,7 +112,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
         tags,
         summary: 'Partially update an endpoint',
         description:
-          'Absent fields are kept; null returns a field to its default. disabled: false resumes a paused endpoint.',
+          "Absent fields are kept; null returns a field to its default (an application's token may not change retryPolicy, null included). disabled: false resumes a paused endpoint.",
         params: EndpointParams,
         body: EndpointPatch,
         response: { 200: EndpointOut },

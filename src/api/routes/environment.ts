@@ -45,7 +45,8 @@ export function environmentRoutes(app: Api, deps: ApiDeps): void {
       schema: {
         tags,
         summary: 'Export the environment',
-        description: 'Every event type, archived ones too, with its schemas; for environment/import.',
+        description:
+          'Every event type, archived ones too, with its schemas and feature flags; for environment/import.',
         response: { 200: EnvironmentOut },
       },
     },

@@ -36,7 +36,9 @@ const EventTypeFromOpenApiOut = Type.Object(
     description: Type.String(),
     deprecated: Type.Boolean(),
     schemas: Nullable(AnyObject()),
-    featureFlag: Nullable(Type.String({ description: 'Read from x-svix-feature-flag.' })),
+    featureFlag: Nullable(
+      Type.String({ description: "The first of featureFlags (Svix's older single flag)." }),
+    ),
     featureFlags: Nullable(
       Type.Array(Type.String(), {
         description: 'Read from x-svix-feature-flags, else [x-svix-feature-flag]: what is kept.',

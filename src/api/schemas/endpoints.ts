@@ -50,7 +50,7 @@ const settings = {
     ),
   ),
   rateLimit: perSecond(
-    "Requests per second at most (default: the application's rateLimit, else COURIER_RATE_LIMIT). An application's token sets it up to that default (or leaves it as it is), and keeps it when absent, a PUT too. Alias: throttleRate.",
+    "Requests per second at most (default: the application's rateLimit, else COURIER_RATE_LIMIT). An application's token sets it up to that default, or up to the endpoint's own higher value while its URL stays (a new URL brings it down to the default), and keeps it when absent, a PUT too. Alias: throttleRate.",
   ),
   throttleRate: perSecond('Svix v2 name of rateLimit.'),
   // The column is a PostgreSQL integer.
@@ -62,7 +62,7 @@ const settings = {
         minimum: 1,
         maximum: 10_000,
         description:
-          "Courier extension: concurrent requests at most (default: COURIER_MAX_IN_FLIGHT). An application's token sets it up to that default (or leaves it as it is), and keeps it when absent, a PUT too.",
+          "Courier extension: concurrent requests at most (default: COURIER_MAX_IN_FLIGHT). An application's token sets it up to that default, or up to the endpoint's own higher value while its URL stays (a new URL brings it down to the default), and keeps it when absent, a PUT too.",
       }),
     ),
   ),
