@@ -89,12 +89,12 @@ export function eventTypeFields(body: EventTypeBody, current: EventType | null):
     archived: pick(body.archived, current?.archived ?? false, false),
     deprecated: pick(body.deprecated, current?.deprecated ?? false, false),
     schemas: pick(body.schemas, current?.schemas ?? null, null),
-    featureFlags: pick(flagsOf(body), current?.featureFlags ?? null, null),
+    featureFlags: pick(featureFlagsIn(body), current?.featureFlags ?? null, null),
   };
 }
 
 /** featureFlags when sent (an empty list: none), else Svix's older single featureFlag. */
-function flagsOf(body: EventTypeBody): string[] | null | undefined {
+function featureFlagsIn(body: EventTypeBody): string[] | null | undefined {
   const { featureFlags: flags, featureFlag: flag } = body;
   if (flags !== undefined) return flags && flags.length > 0 ? flags : null;
   return flag == null ? flag : [flag];
