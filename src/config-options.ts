@@ -142,7 +142,13 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_APP_PORTAL_URL',
     default: '',
     description:
-      "The page an application's access link (POST /api/v1/auth/app-portal-access/{app_id}, its url) leads to, such as your dashboard's webhooks page: {app_id} and {token} in it are replaced, e.g. https://dashboard.example.com/webhooks#token={token}. Unset: the link is the application's address in this API, without the token.",
+      "The page an application's access link (POST /api/v1/auth/app-portal-access/{app_id}, its url) leads to, such as your dashboard's webhooks page: {app_id} and {token} in it are replaced, e.g. https://dashboard.example.com/webhooks#token={token}. Unset: the link opens this server's own app portal page, /portal, with the token after its #.",
+  },
+  {
+    name: 'COURIER_APP_PORTAL_FRAME_ANCESTORS',
+    default: '',
+    description:
+      "Origins that may show /portal in a frame, such as your dashboard's, space-separated: https://dashboard.example.com (or 'self'; a leading *. for subdomains). Unset: no page may frame it.",
   },
   {
     name: 'COURIER_ALLOW_PRIVATE_NETWORKS',

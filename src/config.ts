@@ -32,6 +32,8 @@ export interface Config {
   operatorWebhookUrl: string | null;
   /** COURIER_APP_PORTAL_URL: the app portal access link's template ({app_id}, {token}); null: unset. */
   appPortalUrl: string | null;
+  /** COURIER_APP_PORTAL_FRAME_ANCESTORS: the origins that may frame /portal (a CSP source list); null: none. */
+  appPortalFrameAncestors: string | null;
   allowPrivateNetworks: string[];
   /** Network-specific NAT64 prefixes the SSRF guard decodes, beside the well-known 64:ff9b::/96. */
   nat64Prefixes: string[];
@@ -174,6 +176,22 @@ function appPortalUrl(r: Reader): string | null {
     throw new ConfigError('COURIER_APP_PORTAL_URL', `must be an absolute http or https URL, not ${template}`);
   }
   return template;
+}
+
+/** Origins (or 'self'), space-separated: each becomes a CSP frame-ancestors source as written. */
+function appPortalFrameAncestors(r: Reader): string | null {
+  const list = r.optional('COURIER_APP_PORTAL_FRAME_ANCESTORS');
+  if (list === null) return null;
+  const sources = list.split(/\s+/).filter(Boolean);
+  const origin = /^(?:'self'|https?:\/\/(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::(?:[0-9]{1,5}|\*))?)$/i;
+  const bad = sources.find((s) => !origin.test(s));
+  if (bad !== undefined || sources.length === 0) {
+    throw new ConfigError(
+      'COURIER_APP_PORTAL_FRAME_ANCESTORS',
+      `must be origins such as https://dashboard.example.com (or 'self'), space-separated, not ${bad ?? list}`,
+    );
+  }
+  return sources.join(' ');
 }
 
 /** Off, or an hour at least: a shorter run of failures is a receiver's restart, not a dead endpoint. */
@@ -338,6 +356,7 @@ export function loadConfig(env: Source = process.env): Config {
     retentionMs,
     operatorWebhookUrl,
     appPortalUrl: appPortalUrl(r),
+    appPortalFrameAncestors: appPortalFrameAncestors(r),
     allowPrivateNetworks,
     nat64Prefixes,
     maxPayloadBytes: r.int('COURIER_MAX_PAYLOAD', 1024, 64 * 1024 * 1024),

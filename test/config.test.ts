@@ -93,6 +93,10 @@ describe('configuration', () => {
     ['COURIER_OPERATOR_WEBHOOK_URL', 'http://host:8o80/'],
     ['COURIER_APP_PORTAL_URL', 'dashboard.example.com/webhooks#token={token}'],
     ['COURIER_APP_PORTAL_URL', 'javascript:alert({token})'],
+    ['COURIER_APP_PORTAL_FRAME_ANCESTORS', 'https://a.example; script-src *'],
+    ['COURIER_APP_PORTAL_FRAME_ANCESTORS', 'https://a.example,https://b.example'],
+    ['COURIER_APP_PORTAL_FRAME_ANCESTORS', "'unsafe-inline'"],
+    ['COURIER_APP_PORTAL_FRAME_ANCESTORS', '*'],
     ['COURIER_ADMIN_TOKEN', 'short'],
     ['COURIER_ADMIN_TOKEN', 'correct horse battery staple'],
     ['COURIER_SCHEMA', 'Robert; drop table'],
@@ -119,6 +123,14 @@ describe('configuration', () => {
     const template = 'https://dashboard.example.com/{app_id}/webhooks#token={token}';
     expect(loadConfig({ COURIER_APP_PORTAL_URL: template }).appPortalUrl).toBe(template);
     expect(loadConfig({}).appPortalUrl).toBeNull();
+  });
+
+  it('takes the origins that may frame the portal page, as a CSP source list', () => {
+    const list = "https://dashboard.example.com https://*.example.org:8443 'self' http://localhost:3000";
+    expect(loadConfig({ COURIER_APP_PORTAL_FRAME_ANCESTORS: ` ${list} ` }).appPortalFrameAncestors).toBe(
+      list,
+    );
+    expect(loadConfig({}).appPortalFrameAncestors).toBeNull();
   });
 
   it('keeps history for ever with COURIER_RETENTION=off, and a day beyond the retry window at least', () => {

@@ -37,6 +37,7 @@ import { messageRoutes } from './routes/messages.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { operationalEventRoutes } from './routes/operational-events.ts';
 import { operationalEndpointRoutes } from './routes/operational-webhook-endpoints.ts';
+import { portalRoutes } from './routes/portal.ts';
 import { usageStatsRoutes } from './routes/usage-stats.ts';
 import { lazySerializers } from './serializers.ts';
 import type { Api, ApiDeps } from './types.ts';
@@ -81,6 +82,7 @@ const RESOURCE_ROUTES = [
   operationalEndpointSecretRoutes,
   operationalEndpointHeaderRoutes,
   appPortalAccessRoutes,
+  portalRoutes,
 ];
 
 export async function buildServer(input: ServerDeps): Promise<FastifyInstance> {

@@ -39,7 +39,7 @@ describe('app portal access tokens', () => {
     const admin = new Svix('test-token-0123456789', { serverUrl: api.url });
     const access = await admin.authentication.appPortalAccess(appA, {});
     expect(access.token).toMatch(/^courierapp_[A-Za-z0-9_-]{43}$/);
-    expect(access.url).toBe(`${api.url}/api/v1/app/${appA}`);
+    expect(access.url).toBe(`${api.url}/portal#app=${appA}&key=${encodeURIComponent(access.token)}`);
 
     const customer = new Svix(access.token, { serverUrl: api.url });
     expect((await customer.endpoint.list(appA)).data.map((e) => e.id)).toEqual([endpointA]);
@@ -328,6 +328,32 @@ describe('app portal access links', () => {
       expect((await api.request('GET', `/api/v1/app/${app}`, { token: res.body.token })).status).toBe(200);
     } finally {
       await api.close();
+    }
+  });
+
+  it('serve the portal page with no token, framed by no one unless COURIER_APP_PORTAL_FRAME_ANCESTORS says', async () => {
+    for (const [env, ancestors] of [
+      [{}, "'none'"],
+      [
+        { COURIER_APP_PORTAL_FRAME_ANCESTORS: "https://dashboard.example.com  'self'" },
+        "https://dashboard.example.com 'self'",
+      ],
+    ] as const) {
+      const api = await startApi({ env });
+      try {
+        const res = await api.request('GET', '/portal', { token: null });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+        const csp = res.headers.get('content-security-policy') ?? '';
+        expect(csp.split('; ')).toContain(`frame-ancestors ${ancestors}`);
+        expect(csp.split('; ')).toContain("connect-src 'self'");
+        expect(csp).not.toContain('unsafe-inline');
+        expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+        expect(res.headers.get('cache-control')).toBe('no-store');
+        expect(res.text).toContain('<main id="main">');
+      } finally {
+        await api.close();
+      }
     }
   });
 });

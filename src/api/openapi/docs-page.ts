@@ -3,16 +3,9 @@
  * without internet) that fetches /openapi.json and renders every operation, its parameters,
  * request body and responses, with schemas expanded from the components.
  */
-import { createHash } from 'node:crypto';
+import { DOM_HELPER, pageCsp } from '../pages/page-kit.ts';
 
-const SCRIPT = `
-const $ = (tag, attrs = {}, ...kids) => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) k === 'class' ? (el.className = v) : el.setAttribute(k, v);
-  for (const kid of kids) if (kid != null) el.append(kid instanceof Node ? kid : String(kid));
-  return el;
-};
-// Descriptions are CommonMark; code spans are the only markup they use, so those become <code>.
+const SCRIPT = `${DOM_HELPER}// Descriptions are CommonMark; code spans are the only markup they use, so those become <code>.
 const TICK = String.fromCharCode(96);
 function rich(text) {
   const parts = String(text || '').split(TICK);
@@ -119,10 +112,4 @@ export const DOCS_HTML = `<!doctype html>
 <main><p id="intro">Loading…</p><div id="ops"></div></main>
 <script>${SCRIPT}</script></body></html>`;
 
-/** Only this page's own inline script and style may run; it may fetch only from this origin. */
-export const DOCS_CSP = [
-  "default-src 'none'",
-  `script-src 'sha256-${createHash('sha256').update(SCRIPT).digest('base64')}'`,
-  `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
-  "connect-src 'self'",
-].join('; ');
+export const DOCS_CSP = pageCsp(SCRIPT, STYLE);

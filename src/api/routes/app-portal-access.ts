@@ -37,8 +37,8 @@ function capabilitiesOf(body: AccessBody): readonly Capability[] {
 
 /**
  * Svix's app portal access: a token for one application's part of the API (app-token-access.ts),
- * to hand to the application's owner. Courier serves no portal page of its own: the link is
- * COURIER_APP_PORTAL_URL's, or the application's address in this API.
+ * to hand to the application's owner. The link is COURIER_APP_PORTAL_URL's, or Courier's own
+ * portal page (routes/portal.ts) with the token after the #.
  */
 export function appPortalAccessRoutes(app: Api, deps: ApiDeps): void {
   const { db, clock, config } = deps;
@@ -68,7 +68,7 @@ export function appPortalAccessRoutes(app: Api, deps: ApiDeps): void {
       ? config.appPortalUrl
           .replaceAll('{app_id}', encodeURIComponent(application.id))
           .replaceAll('{token}', encodeURIComponent(token))
-      : `${origin}/api/v1/app/${application.id}`;
+      : `${origin}/portal#app=${encodeURIComponent(application.id)}&key=${encodeURIComponent(token)}`;
     return { url, token };
   }
 

@@ -53,7 +53,8 @@ export const AppPortalAccessIn = Type.Object(
 export const AppPortalAccessOut = Type.Object(
   {
     url: Type.String({
-      description: "COURIER_APP_PORTAL_URL with the token in it, else the application's address in this API.",
+      description:
+        "COURIER_APP_PORTAL_URL with the token in it, else this server's app portal page, /portal, with the application and the token after its #.",
     }),
     token: Type.String({ description: "A bearer token for the application's part of the API." }),
   },

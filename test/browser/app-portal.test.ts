@@ -1,0 +1,295 @@
+/**
+ * The app portal at /portal in a real browser (Debian's Chromium driven by playwright-core), opened
+ * with the link POST /auth/app-portal-access answers: a customer adds, edits, pauses, resumes and
+ * deletes endpoints, reads the secret, sees attempts and dead letters, resends and replays, all
+ * through the API with the application's token, whose refusals the page shows. It logs no console
+ * error (a CSP violation is one) and requests nothing from any host but the server it came from.
+ */
+import { existsSync } from 'node:fs';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { createApp, createEndpoint, publishMessage, startApi, type TestApi } from '../e2e/support.ts';
+import { virtualWorker } from '../support/engine.ts';
+
+const CHROMIUM = process.env.COURIER_TEST_CHROMIUM ?? '/usr/bin/chromium';
+/** The browser's globals the tests read (the project's TypeScript has no DOM types). */
+interface Tab {
+  document: { getElementById(id: string): { getAttribute(name: string): string | null } | null };
+  sessionStorage: { getItem(key: string): string | null };
+}
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+];
+
+describe('app portal in Chromium', () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let engine: ReturnType<typeof virtualWorker>;
+  let appId: string;
+  const requested: string[] = [];
+  const consoleErrors: string[] = [];
+  /** Statuses a test provokes: Chromium logs each refused fetch as a console error. */
+  const refusals = new Set<number>();
+
+  // A failed set-up fails every test with its message (a failing beforeAll only skips them).
+  let setupError: unknown;
+
+  beforeAll(async () => {
+    try {
+      if (!existsSync(CHROMIUM)) {
+        throw new Error(`Chromium is not installed at ${CHROMIUM} (apt-get install -y chromium)`);
+      }
+      api = await startApi();
+      receiver = await startReceiver((req, res) => {
+        const status = req.url === '/fail' ? 500 : req.url === '/gone' ? 410 : 200;
+        res.writeHead(status).end(status === 200 ? 'thanks' : 'no');
+      });
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    } catch (error) {
+      setupError = error;
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+    await api?.close();
+  });
+
+  beforeEach(async () => {
+    if (setupError) throw setupError;
+    engine = virtualWorker(api.db, { clock: api.clock });
+    appId = await createApp(api, { name: 'Acme <b>Corp</b>' });
+    for (const name of ['invoice.paid', 'user.created']) {
+      await api.request('POST', '/api/v1/event-type', {
+        body: { name, description: name, schemas: { 1: { type: 'object', examples: [{ example: name }] } } },
+      });
+    }
+    context = await browser.newContext();
+    page = await context.newPage();
+    page.on('request', (request) => requested.push(request.url()));
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => consoleErrors.push(`uncaught: ${error.message}`));
+  });
+
+  afterEach(async () => {
+    engine.sender.close();
+    await context?.close();
+    // Every test ends clean: no console error, nothing asked of another host.
+    const provoked = (m: string) => [...refusals].some((n) => m.includes(`responded with a status of ${n} `));
+    expect(consoleErrors.splice(0).filter((m) => !provoked(m))).toEqual([]);
+    refusals.clear();
+    expect(requested.splice(0).filter((url) => !url.startsWith(`${api.url}/`))).toEqual([]);
+  });
+
+  /** Opens the portal with a fresh access link, as a customer handed it would. */
+  async function openPortal(body: Record<string, unknown> = {}): Promise<string> {
+    const access = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body });
+    expect(access.status, access.text).toBe(200);
+    const response = await page.goto(access.body.url);
+    // null: the tab was on /portal already, and a new link is a change of its # alone.
+    if (response !== null) expect(response.status()).toBe(200);
+    // Drawn with this token: it is the tab's, and the page is no longer busy.
+    await page.waitForFunction((token: string) => {
+      const tab = globalThis as unknown as Tab;
+      const drawn = tab.document.getElementById('main')?.getAttribute('aria-busy') === 'false';
+      return drawn && (tab.sessionStorage.getItem('courier.portal') ?? '').includes(token);
+    }, access.body.token);
+    expect(await page.locator('#app-name').textContent()).toBe('Acme <b>Corp</b>');
+    return access.body.token;
+  }
+  const notice = () => page.locator('#notice').textContent();
+  const openEndpoint = async (id: string) => {
+    await page.locator(`tr[data-endpoint="${id}"] a`).click();
+    await page.locator('h2.endpoint-url').waitFor();
+  };
+  const endpoint = async (id: string) =>
+    (await api.request('GET', `/api/v1/app/${appId}/endpoint/${id}`)).body;
+
+  it('opens from the access link, keeps the token out of the address bar and lists the endpoints', async () => {
+    const admin = await createEndpoint(api, appId, { url: `${receiver.url}/ok`, description: 'orders' });
+    const access = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body: {} });
+    expect(access.body.url).toBe(
+      `${api.url}/portal#app=${appId}&key=${encodeURIComponent(access.body.token)}`,
+    );
+    await page.goto(access.body.url);
+    await page.locator(`tr[data-endpoint="${admin.id}"]`).waitFor();
+    expect(page.url()).toBe(`${api.url}/portal`);
+    expect(await page.title()).toBe('Acme <b>Corp</b> webhooks');
+    const row = page.locator(`tr[data-endpoint="${admin.id}"] td`);
+    expect(await row.allTextContents()).toEqual([`${receiver.url}/ok`, 'orders', 'enabled', 'all']);
+    // A reload in the same tab keeps the session; the endpoint view has its own address.
+    await openEndpoint(admin.id);
+    expect(page.url()).toBe(`${api.url}/portal#endpoint=${admin.id}`);
+    await page.reload();
+    expect(await page.locator('h2.endpoint-url').textContent()).toBe(`${receiver.url}/ok`);
+    expect(await page.locator('p.description').textContent()).toBe('orders');
+    await page.goBack();
+    await page.locator(`tr[data-endpoint="${admin.id}"]`).waitFor();
+  });
+
+  it('adds an endpoint through the form, with the event types ticked, and edits it', async () => {
+    await openPortal();
+    await page.fill('input[name=url]', 'https://hooks.example.com/in');
+    await page.fill('input[name=description]', 'billing');
+    await page.check('input[name=eventType][value="invoice.paid"]');
+    await page.click('form button[type=submit]');
+    await page.locator('h2.endpoint-url').waitFor();
+    expect(await notice()).toBe('Endpoint added.');
+    const list = (await api.request('GET', `/api/v1/app/${appId}/endpoint`)).body.data;
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({
+      url: 'https://hooks.example.com/in',
+      description: 'billing',
+      filterTypes: ['invoice.paid'],
+      publicOnly: true, // made with the application's token
+    });
+
+    await page.click('details summary');
+    await page.fill('details input[name=description]', 'billing and users');
+    await page.uncheck('details input[name=eventType][value="invoice.paid"]');
+    await page.check('details input[name=eventType][value="user.created"]');
+    await page.click('details button[type=submit]');
+    await expect.poll(notice).toBe('Endpoint saved.');
+    expect(await endpoint(list[0].id)).toMatchObject({
+      description: 'billing and users',
+      filterTypes: ['user.created'],
+    });
+    // No type ticked: every event.
+    await page.click('details summary');
+    await page.uncheck('details input[name=eventType][value="user.created"]');
+    await page.click('details button[type=submit]');
+    await expect.poll(notice).toBe('Endpoint saved.');
+    expect((await endpoint(list[0].id)).filterTypes).toBeNull();
+  });
+
+  it('shows attempts and resends a failed message with the same id', async () => {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
+    const msgId = await publishMessage(api, appId, { eventType: 'invoice.paid' });
+    expect(await engine.worker.runOnce()).toBe(1);
+    await openPortal();
+    await openEndpoint(ep.id);
+    // No description: no line for it.
+    expect(await page.locator('main').textContent()).not.toContain('null');
+    expect(await page.locator('p.description').count()).toBe(0);
+    const rows = page.locator('tr[data-attempt]');
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().locator('td').nth(1).textContent()).toBe('invoice.paid');
+    expect(await rows.first().locator('td.result').textContent()).toBe('fail (500)');
+
+    const before = receiver.requests.length;
+    await rows.first().locator('button', { hasText: 'Resend' }).click();
+    await expect.poll(notice).toBe('Resend scheduled.');
+    expect(await engine.worker.runOnce()).toBe(1);
+    expect(receiver.requests.length).toBe(before + 1);
+    expect(receiver.requests.at(-1)?.headers['webhook-id']).toBe(
+      receiver.requests.at(-2)?.headers['webhook-id'],
+    );
+    expect(receiver.requests.at(-1)?.headers['webhook-id']).toBe(msgId);
+    await page.click('button:has-text("Refresh")');
+    await expect.poll(() => rows.count()).toBe(2);
+  });
+
+  it('lists dead letters and replays one', async () => {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/gone` });
+    const msgId = await publishMessage(api, appId);
+    expect(await engine.worker.runOnce()).toBe(1);
+    await openPortal();
+    await openEndpoint(ep.id);
+    const dead = page.locator('tr[data-dead-letter]');
+    expect(await dead.count()).toBe(1);
+    expect(await dead.first().locator('td').first().textContent()).toBe(msgId);
+    await dead.first().locator('button', { hasText: 'Replay' }).click();
+    await expect.poll(notice).toBe('Replay scheduled.');
+    await expect.poll(() => dead.count()).toBe(0);
+    expect(await page.locator('text=No dead letters').count()).toBe(1);
+    const before = receiver.requests.length;
+    expect(await engine.worker.runOnce()).toBe(1);
+    expect(receiver.requests.length).toBe(before + 1);
+  });
+
+  it('pauses, resumes, shows the signing secret, sends an example and deletes', async () => {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    await openPortal();
+    await openEndpoint(ep.id);
+    await page.click('button:has-text("Pause")');
+    await expect.poll(notice).toBe('Endpoint paused.');
+    expect((await endpoint(ep.id)).status).toBe('paused');
+    expect(await page.locator('p.status').textContent()).toMatch(/^paused/);
+    await page.click('button:has-text("Resume")');
+    await expect.poll(notice).toBe('Endpoint resumed.');
+    expect((await endpoint(ep.id)).status).toBe('enabled');
+
+    await page.click('button:has-text("Show signing secret")');
+    const secret = (await api.request('GET', `/api/v1/app/${appId}/endpoint/${ep.id}/secret`)).body.key;
+    await expect.poll(() => page.locator('code.secret').textContent()).toBe(secret);
+
+    await page.selectOption('select[name=example]', 'user.created');
+    await page.click('button:text-is("Send")');
+    await expect.poll(notice).toBe('Example sent.');
+    expect(await engine.worker.runOnce()).toBe(1);
+    expect(JSON.parse(receiver.requests.at(-1)?.body.toString() ?? '')).toEqual({ example: 'user.created' });
+
+    page.once('dialog', (dialog) => dialog.dismiss());
+    await page.click('button:has-text("Delete")');
+    expect((await endpoint(ep.id)).id).toBe(ep.id); // dismissed: kept
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.click('button:has-text("Delete")');
+    await expect.poll(notice).toBe('Endpoint deleted.');
+    await page.locator('text=No endpoints yet').waitFor();
+    expect((await api.request('GET', `/api/v1/app/${appId}/endpoint/${ep.id}`)).status).toBe(404);
+  });
+
+  it("shows the API's refusals and changes nothing", async () => {
+    for (const status of [401, 403, 422]) refusals.add(status);
+    await openPortal({ readOnly: true });
+    await page.fill('input[name=url]', 'https://hooks.example.com/in');
+    await page.click('form button[type=submit]');
+    await expect.poll(notice).toBe('This token lacks the capability this route needs: ManageEndpoint');
+    expect(await page.locator('#notice').getAttribute('role')).toBe('alert');
+    expect((await api.request('GET', `/api/v1/app/${appId}/endpoint`)).body.data).toEqual([]);
+
+    // A newer link in the same tab (its # alone changes) brings its own token: a full one, whose
+    // address the API refuses shows the field and the reason.
+    await openPortal();
+    await page.fill('input[name=url]', 'ftp://hooks.example.com/in');
+    await page.click('form button[type=submit]');
+    await expect.poll(notice).toMatch(/^url: /);
+    expect((await api.request('GET', `/api/v1/app/${appId}/endpoint`)).body.data).toEqual([]);
+
+    // An ended token: the page says so.
+    await api.request('POST', `/api/v1/auth/app/${appId}/expire-all`, { body: {} });
+    await page.reload();
+    await expect.poll(notice).toBe('This link has expired or was revoked: ask for a new one.');
+  });
+
+  it('shows what endpoints and attempts hold as text, never as markup', async () => {
+    const ep = await createEndpoint(api, appId, {
+      url: `${receiver.url}/ok`,
+      description: '<img src=x onerror="window.pwned=1">',
+    });
+    await openPortal();
+    const cell = page.locator(`tr[data-endpoint="${ep.id}"] td`).nth(1);
+    expect(await cell.textContent()).toBe('<img src=x onerror="window.pwned=1">');
+    expect(await page.locator('main img').count()).toBe(0);
+    expect(await page.evaluate('typeof window.pwned')).toBe('undefined');
+  });
+
+  it('without a link, says where it comes from and calls nothing', async () => {
+    await page.goto(`${api.url}/portal`);
+    await expect
+      .poll(() => page.locator('main').textContent())
+      .toBe('This page opens with the link your provider gives you; it holds your access.');
+    expect(requested.filter((url) => url.includes('/api/'))).toEqual([]);
+  });
+});
