@@ -183,7 +183,9 @@ function appPortalFrameAncestors(r: Reader): string | null {
   const list = r.optional('COURIER_APP_PORTAL_FRAME_ANCESTORS');
   if (list === null) return null;
   const sources = list.split(/\s+/).filter(Boolean);
-  const origin = /^(?:'self'|https?:\/\/(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::(?:[0-9]{1,5}|\*))?)$/i;
+  // A wildcard covers the subdomains of a name of two labels at least: *.com would be every site.
+  const origin =
+    /^(?:'self'|https?:\/\/(?:\*\.[a-z0-9-]+\.[a-z0-9-]+(?:\.[a-z0-9-]+)*|[a-z0-9-]+(?:\.[a-z0-9-]+)*)(?::(?:[0-9]{1,5}|\*))?)$/i;
   const bad = sources.find((s) => !origin.test(s));
   if (bad !== undefined || sources.length === 0) {
     throw new ConfigError(

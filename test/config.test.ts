@@ -97,6 +97,7 @@ describe('configuration', () => {
     ['COURIER_APP_PORTAL_FRAME_ANCESTORS', 'https://a.example,https://b.example'],
     ['COURIER_APP_PORTAL_FRAME_ANCESTORS', "'unsafe-inline'"],
     ['COURIER_APP_PORTAL_FRAME_ANCESTORS', '*'],
+    ['COURIER_APP_PORTAL_FRAME_ANCESTORS', 'https://*.com'],
     ['COURIER_ADMIN_TOKEN', 'short'],
     ['COURIER_ADMIN_TOKEN', 'correct horse battery staple'],
     ['COURIER_SCHEMA', 'Robert; drop table'],

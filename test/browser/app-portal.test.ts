@@ -34,7 +34,7 @@ describe('app portal in Chromium', () => {
   let page: Page;
   let engine: ReturnType<typeof virtualWorker>;
   let appId: string;
-  const requested: string[] = [];
+  const requested: { method: string; url: string }[] = [];
   const consoleErrors: string[] = [];
   /** Statuses a test provokes: Chromium logs each refused fetch as a console error. */
   const refusals = new Set<number>();
@@ -75,7 +75,7 @@ describe('app portal in Chromium', () => {
     }
     context = await browser.newContext();
     page = await context.newPage();
-    page.on('request', (request) => requested.push(request.url()));
+    page.on('request', (request) => requested.push({ method: request.method(), url: request.url() }));
     page.on('console', (message) => {
       if (message.type() === 'error') consoleErrors.push(message.text());
     });
@@ -83,18 +83,20 @@ describe('app portal in Chromium', () => {
   });
 
   afterEach(async () => {
-    engine.sender.close();
+    engine?.sender.close();
     await context?.close();
     // Every test ends clean: no console error, nothing asked of another host.
     const provoked = (m: string) => [...refusals].some((n) => m.includes(`responded with a status of ${n} `));
-    expect(consoleErrors.splice(0).filter((m) => !provoked(m))).toEqual([]);
+    const errors = consoleErrors.splice(0).filter((m) => !provoked(m));
+    const elsewhere = requested.splice(0).filter((r) => !r.url.startsWith(`${api.url}/`));
     refusals.clear();
-    expect(requested.splice(0).filter((url) => !url.startsWith(`${api.url}/`))).toEqual([]);
+    expect(errors).toEqual([]);
+    expect(elsewhere).toEqual([]);
   });
 
   /** Opens the portal with a fresh access link, as a customer handed it would. */
-  async function openPortal(body: Record<string, unknown> = {}): Promise<string> {
-    const access = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body });
+  async function openPortal(body: Record<string, unknown> = {}, app = appId, name = 'Acme <b>Corp</b>') {
+    const access = await api.request('POST', `/api/v1/auth/app-portal-access/${app}`, { body });
     expect(access.status, access.text).toBe(200);
     const response = await page.goto(access.body.url);
     // null: the tab was on /portal already, and a new link is a change of its # alone.
@@ -105,8 +107,8 @@ describe('app portal in Chromium', () => {
       const drawn = tab.document.getElementById('main')?.getAttribute('aria-busy') === 'false';
       return drawn && (tab.sessionStorage.getItem('courier.portal') ?? '').includes(token);
     }, access.body.token);
-    expect(await page.locator('#app-name').textContent()).toBe('Acme <b>Corp</b>');
-    return access.body.token;
+    expect(await page.locator('#app-name').textContent()).toBe(name);
+    return access.body.token as string;
   }
   const notice = () => page.locator('#notice').textContent();
   const openEndpoint = async (id: string) => {
@@ -200,25 +202,70 @@ describe('app portal in Chromium', () => {
     await expect.poll(() => rows.count()).toBe(2);
   });
 
-  it('lists dead letters and replays one', async () => {
+  it('lists dead letters, replays one, then all; a deleted payload is shown, not offered', async () => {
     const ep = await createEndpoint(api, appId, { url: `${receiver.url}/gone` });
-    const msgId = await publishMessage(api, appId);
-    expect(await engine.worker.runOnce()).toBe(1);
+    const msgIds = [];
+    for (let i = 0; i < 4; i++) msgIds.push(await publishMessage(api, appId));
+    expect(await engine.worker.runOnce()).toBe(4);
+    const expunged = await api.request('DELETE', `/api/v1/app/${appId}/msg/${msgIds[3]}/content`);
+    expect(expunged.status, expunged.text).toBe(204);
     await openPortal();
     await openEndpoint(ep.id);
     const dead = page.locator('tr[data-dead-letter]');
-    expect(await dead.count()).toBe(1);
-    expect(await dead.first().locator('td').first().textContent()).toBe(msgId);
+    expect(await dead.locator('td:first-child').allTextContents()).toEqual(msgIds);
+    expect(await dead.nth(3).locator('td').last().textContent()).toBe(
+      'payload deleted: cannot be sent again',
+    );
+    expect(await dead.nth(3).locator('button').count()).toBe(0);
+
     await dead.first().locator('button', { hasText: 'Replay' }).click();
-    await expect.poll(notice).toBe('Replay scheduled.');
-    await expect.poll(() => dead.count()).toBe(0);
-    expect(await page.locator('text=No dead letters').count()).toBe(1);
+    await expect.poll(notice).toBe('1 scheduled again.');
+    await expect.poll(() => dead.count()).toBe(3);
     const before = receiver.requests.length;
     expect(await engine.worker.runOnce()).toBe(1);
     expect(receiver.requests.length).toBe(before + 1);
+    expect(receiver.requests.at(-1)?.headers['webhook-id']).toBe(msgIds[0]);
+
+    // Gone again (410): four dead letters, the one without a payload left out of "Replay all".
+    await page.click('button:has-text("Refresh")');
+    await expect.poll(() => dead.count()).toBe(4);
+    await page.click('button:has-text("Replay all")');
+    await expect.poll(notice).toBe('3 scheduled again.');
+    await expect.poll(() => dead.count()).toBe(1);
+    await page.click('button:has-text("Replay all")');
+    await expect.poll(notice).toBe('Nothing to replay: no dead letter with a payload left.');
+    expect(await engine.worker.runOnce()).toBe(3);
   });
 
-  it('pauses, resumes, shows the signing secret, sends an example and deletes', async () => {
+  it('loads more than a page of endpoints and attempts', async () => {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok`, uid: 'first' });
+    // Never sent to (their type is not published here): no request leaves the loopback.
+    for (let i = 0; i < 50; i++) {
+      await createEndpoint(api, appId, { url: `https://h${i}.example.com/`, filterTypes: ['invoice.paid'] });
+    }
+    for (let i = 0; i < 51; i++) await publishMessage(api, appId, { eventType: 'user.created' });
+    await openPortal();
+    const endpoints = page.locator('tr[data-endpoint]');
+    expect(await endpoints.count()).toBe(50);
+    await page.click('button.more');
+    await expect.poll(() => endpoints.count()).toBe(51);
+    expect(await page.locator('button.more').isHidden()).toBe(true);
+    expect(
+      new Set(await endpoints.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-endpoint')))).size,
+    ).toBe(51);
+
+    // The receiver's 51 attempts, past the first page.
+    let sent = 0;
+    for (let n = await engine.worker.runOnce(); n > 0; n = await engine.worker.runOnce()) sent += n;
+    expect(sent).toBe(51);
+    await openEndpoint(ep.id);
+    const attempts = page.locator('tr[data-attempt]');
+    expect(await attempts.count()).toBe(50);
+    await page.click('.paged button.more >> visible=true');
+    await expect.poll(() => attempts.count()).toBe(51);
+  });
+
+  it('pauses, resumes, shows the signing secret, sends examples and deletes', async () => {
     const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
     await openPortal();
     await openEndpoint(ep.id);
@@ -229,25 +276,72 @@ describe('app portal in Chromium', () => {
     await page.click('button:has-text("Resume")');
     await expect.poll(notice).toBe('Endpoint resumed.');
     expect((await endpoint(ep.id)).status).toBe('enabled');
+    // Disabled by the operator: the page offers to resume it, as Svix's portal does.
+    await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${ep.id}`, { body: { disabled: true } });
+    await page.reload();
+    await expect.poll(() => page.locator('p.status').textContent()).toMatch(/^disabled/);
+    await page.click('button:has-text("Resume")');
+    await expect.poll(notice).toBe('Endpoint resumed.');
+    expect((await endpoint(ep.id)).status).toBe('enabled');
 
     await page.click('button:has-text("Show signing secret")');
     const secret = (await api.request('GET', `/api/v1/app/${appId}/endpoint/${ep.id}/secret`)).body.key;
     await expect.poll(() => page.locator('code.secret').textContent()).toBe(secret);
 
+    expect(await page.locator('select[name=example] option').allTextContents()).toEqual([
+      'svix.ping',
+      'invoice.paid',
+      'user.created',
+    ]);
     await page.selectOption('select[name=example]', 'user.created');
     await page.click('button:text-is("Send")');
     await expect.poll(notice).toBe('Example sent.');
-    expect(await engine.worker.runOnce()).toBe(1);
-    expect(JSON.parse(receiver.requests.at(-1)?.body.toString() ?? '')).toEqual({ example: 'user.created' });
+    await page.selectOption('select[name=example]', 'svix.ping');
+    await page.click('button:text-is("Send")');
+    await expect.poll(notice).toBe('Example sent.');
+    expect(await engine.worker.runOnce()).toBe(2);
+    expect(receiver.requests.slice(-2).map((r) => JSON.parse(r.body.toString()))).toEqual(
+      expect.arrayContaining([{ example: 'user.created' }, { success: true }]),
+    );
 
     page.once('dialog', (dialog) => dialog.dismiss());
     await page.click('button:has-text("Delete")');
-    expect((await endpoint(ep.id)).id).toBe(ep.id); // dismissed: kept
+    // A round trip after the dismissal: a DELETE it had sent would have gone out before it.
+    await page.click('button:has-text("Show signing secret")');
+    await expect.poll(notice).toBe('');
+    expect(requested.filter((r) => r.method === 'DELETE')).toEqual([]);
+    expect((await endpoint(ep.id)).id).toBe(ep.id);
     page.once('dialog', (dialog) => dialog.accept());
     await page.click('button:has-text("Delete")');
     await expect.poll(notice).toBe('Endpoint deleted.');
     await page.locator('text=No endpoints yet').waitFor();
     expect((await api.request('GET', `/api/v1/app/${appId}/endpoint/${ep.id}`)).status).toBe(404);
+
+    // Back to the deleted endpoint's address: its 404, and nothing of it drawn.
+    refusals.add(404);
+    await page.goBack();
+    await expect.poll(notice).toBe(`Endpoint ${ep.id} not found`);
+    expect(await page.locator('main').textContent()).toBe('← All endpoints');
+  });
+
+  it('keeps, on edit, event types the catalogue does not list', async () => {
+    const ep = await createEndpoint(api, appId, {
+      url: `${receiver.url}/ok`,
+      filterTypes: ['order.created', 'invoice.paid'],
+    });
+    await openPortal();
+    await openEndpoint(ep.id);
+    await page.click('details summary');
+    const unlisted = page.locator('details label', { hasText: 'order.created' });
+    expect(await unlisted.textContent()).toBe(' order.created (not in the catalogue)');
+    expect(await unlisted.locator('input').isChecked()).toBe(true);
+    await page.fill('details input[name=description]', 'orders');
+    await page.click('details button[type=submit]');
+    await expect.poll(notice).toBe('Endpoint saved.');
+    expect(await endpoint(ep.id)).toMatchObject({
+      description: 'orders',
+      filterTypes: ['invoice.paid', 'order.created'],
+    });
   });
 
   it("shows the API's refusals and changes nothing", async () => {
@@ -267,22 +361,53 @@ describe('app portal in Chromium', () => {
     await expect.poll(notice).toMatch(/^url: /);
     expect((await api.request('GET', `/api/v1/app/${appId}/endpoint`)).body.data).toEqual([]);
 
-    // An ended token: the page says so.
+    // An ended token: the page says so, and shows nothing of the application.
     await api.request('POST', `/api/v1/auth/app/${appId}/expire-all`, { body: {} });
     await page.reload();
     await expect.poll(notice).toBe('This link has expired or was revoked: ask for a new one.');
+    expect(await page.locator('main').textContent()).toBe('');
   });
 
-  it('shows what endpoints and attempts hold as text, never as markup', async () => {
-    const ep = await createEndpoint(api, appId, {
-      url: `${receiver.url}/ok`,
-      description: '<img src=x onerror="window.pwned=1">',
-    });
+  it("opens another application's link in the same tab with nothing of the first left", async () => {
+    const mine = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const other = await createApp(api, { name: 'Globex' });
+    const theirs = await createEndpoint(api, other, { url: `${receiver.url}/ok`, description: 'globex' });
     await openPortal();
-    const cell = page.locator(`tr[data-endpoint="${ep.id}"] td`).nth(1);
-    expect(await cell.textContent()).toBe('<img src=x onerror="window.pwned=1">');
-    expect(await page.locator('main img').count()).toBe(0);
-    expect(await page.evaluate('typeof window.pwned')).toBe('undefined');
+    await openEndpoint(mine.id);
+    await openPortal({}, other, 'Globex');
+    expect(await page.title()).toBe('Globex webhooks');
+    expect(
+      await page
+        .locator('tr[data-endpoint]')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-endpoint'))),
+    ).toEqual([theirs.id]);
+  });
+
+  it('signs out: the token ends and the page holds nothing', async () => {
+    const token = await openPortal();
+    await page.click('#sign-out');
+    await expect.poll(notice).toBe('Signed out: this link no longer opens the page.');
+    expect(await page.locator('main').textContent()).toBe(
+      'This page opens with the link your provider gives you; it holds your access.',
+    );
+    expect(await page.locator('#sign-out').isHidden()).toBe(true);
+    expect(await page.locator('#app-name').textContent()).toBe('Webhooks');
+    expect((await api.request('GET', `/api/v1/app/${appId}`, { token })).status).toBe(401);
+    // The tab holds no token: a reload asks the API nothing.
+    const seen = requested.length;
+    await page.reload();
+    await expect.poll(() => page.locator('main').textContent()).toMatch(/^This page opens with the link/);
+    expect(requested.slice(seen).filter((r) => r.url.includes('/api/'))).toEqual([]);
+  });
+
+  it('shows what endpoints hold as text, never as markup', async () => {
+    const markup = '<img src=x onerror="window.pwned=1"><b>bold</b>';
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok`, description: markup });
+    await openPortal();
+    expect(await page.locator(`tr[data-endpoint="${ep.id}"] td`).nth(1).textContent()).toBe(markup);
+    await openEndpoint(ep.id);
+    expect(await page.locator('p.description').textContent()).toBe(markup);
+    expect(await page.locator('main img, main b, #app-name b').count()).toBe(0);
   });
 
   it('without a link, says where it comes from and calls nothing', async () => {
@@ -290,6 +415,7 @@ describe('app portal in Chromium', () => {
     await expect
       .poll(() => page.locator('main').textContent())
       .toBe('This page opens with the link your provider gives you; it holds your access.');
-    expect(requested.filter((url) => url.includes('/api/'))).toEqual([]);
+    expect(requested.filter((r) => r.url.includes('/api/'))).toEqual([]);
+    expect(await page.locator('#sign-out').isHidden()).toBe(true);
   });
 });

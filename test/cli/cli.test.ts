@@ -461,7 +461,7 @@ describe('courier operator commands', () => {
     expect(limited).toMatchObject({ code: 0, stderr: '' });
     const acmeId = (await api.request('GET', '/api/v1/app/acme')).body.id;
     const [, token, url] = /^token: (courierapp_\S+)\nurl: {3}(\S+)\n$/.exec(limited.stdout) ?? [];
-    expect(url).toBe(`${api.url}/api/v1/app/${acmeId}`);
+    expect(url).toBe(`${api.url}/portal#app=${acmeId}&key=${encodeURIComponent(token ?? '')}`);
     expect(readOnly).toMatchObject({ code: 0, stderr: '' });
     const viewer = JSON.parse(readOnly.stdout).token as string;
     const secret = `/api/v1/app/acme/endpoint/main/secret`;

@@ -7,7 +7,7 @@ import type { Logger } from '../../src/logger.ts';
 import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { startApi, type TestApi, testConfig } from './support.ts';
 
-const PUBLIC = ['/health', '/health/ready', '/api/v1/health', '/openapi.json', '/docs'];
+const PUBLIC = ['/health', '/health/ready', '/api/v1/health', '/openapi.json', '/docs', '/portal'];
 
 describe('authentication on every route', () => {
   let api: TestApi;

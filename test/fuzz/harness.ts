@@ -156,6 +156,7 @@ export function parseResponses(all: Buffer): ParsedResponse[] {
 }
 
 const PARTS = new Set(['body', 'query', 'path', 'header']);
+const HTML_PAGES = new Set(['/docs', '/portal']);
 
 /**
  * Problems with one answer, whatever was asked: never a 5xx, always JSON (the docs page aside),
@@ -173,7 +174,9 @@ export function answerProblems(
   if (status >= 500) problems.push(`status ${status} (server error)`);
   if (status < 100 || status > 599) problems.push(`status ${status} is not an HTTP status`);
   if (ms > MAX_RESPONSE_MS) problems.push(`answered in ${Math.round(ms)} ms (> ${MAX_RESPONSE_MS})`);
-  if (/^\s*</.test(text) && !(path.split('?')[0] === '/docs' && status === 200)) {
+  // The two HTML pages, /docs and /portal, answer HTML with 200.
+  const page = HTML_PAGES.has(path.split('?')[0] ?? '') && status === 200;
+  if (/^\s*</.test(text) && !page) {
     problems.push('HTML in the body');
   }
   const empty = method === 'HEAD' || status === 204 || status === 304;
@@ -181,7 +184,7 @@ export function answerProblems(
     if (text.length > 0) problems.push(`a ${method} ${status} answer with a body`);
     return problems;
   }
-  if (path.split('?')[0] === '/docs' && status === 200) return problems;
+  if (page) return problems;
   if (!/^application\/json/i.test(contentType ?? '')) problems.push(`content-type ${contentType}`);
   let body: unknown;
   try {

@@ -4,12 +4,15 @@
  * dead letters, resends and replays.
  */
 import { pageCsp } from './page-kit.ts';
-import { PORTAL_SCRIPT } from './portal-script.ts';
+import { PORTAL_PLUMBING } from './portal-plumbing.ts';
+import { PORTAL_VIEWS } from './portal-views.ts';
+
+const SCRIPT = PORTAL_PLUMBING + PORTAL_VIEWS;
 
 const STYLE = `
 body { margin: 0 auto; max-width: 1100px; padding: 0 24px 64px; font: 14px/1.5 system-ui, sans-serif; color: #1d2330; }
 header { display: flex; align-items: baseline; gap: 12px; border-bottom: 1px solid #dde; }
-header h1 { font-size: 18px; } header span { color: #667; }
+header h1 { font-size: 18px; } header span { color: #667; flex: 1; }
 table { border-collapse: collapse; width: 100%; margin: 8px 0; }
 td, th { border-top: 1px solid #e5e6ea; text-align: left; vertical-align: top; padding: 4px 8px; overflow-wrap: anywhere; }
 .status.enabled, .result.success { color: #2a7d4c; } .status.paused, .status.disabled, .result.fail { color: #b3261e; }
@@ -27,10 +30,11 @@ export const PORTAL_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Webhooks</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">
 <style>${STYLE}</style></head>
-<body><header><h1 id="app-name">Webhooks</h1><span>Webhook endpoints</span></header>
+<body><header><h1 id="app-name">Webhooks</h1><span>Webhook endpoints</span>
+<button id="sign-out" type="button" hidden>Sign out</button></header>
 <div id="notice"></div><main id="main"><p>Loading…</p></main>
-<script>${PORTAL_SCRIPT}</script></body></html>`;
+<script>${SCRIPT}</script></body></html>`;
 
 /** The page's CSP: framed only by the origins COURIER_APP_PORTAL_FRAME_ANCESTORS lists. */
 export const portalCsp = (frameAncestors: string | null) =>
-  pageCsp(PORTAL_SCRIPT, STYLE, frameAncestors ?? "'none'");
+  pageCsp(SCRIPT, STYLE, frameAncestors ?? "'none'");

@@ -1,0 +1,131 @@
+/**
+ * The app portal's plumbing: the session the link opens (`#app=…&key=…`: the token leaves the
+ * address bar at once and lives in this tab's sessionStorage), calls to the API with it, notices,
+ * and paged tables. Every call is the API's own, so the token's capabilities and bounds are
+ * checked there and its refusals shown as they come. The views are in portal-views.ts.
+ */
+import { DOM_HELPER } from './page-kit.ts';
+
+export const PORTAL_PLUMBING = `${DOM_HELPER}
+const KEY = 'courier.portal';
+function readSession() {
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (hash.get('key') && hash.get('app')) {
+    sessionStorage.setItem(KEY, JSON.stringify({ app: hash.get('app'), key: hash.get('key') }));
+    // Out of the address bar and this tab's history: a shared screen or a copied URL holds no token.
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+  try {
+    return JSON.parse(sessionStorage.getItem(KEY) || 'null');
+  } catch {
+    return null;
+  }
+}
+let session = null;
+const main = document.getElementById('main');
+const enc = encodeURIComponent;
+const appPath = (as = session) => '/app/' + enc(as.app);
+const endpointPath = (id) => appPath() + '/endpoint/' + enc(id);
+
+function notice(text, kind) {
+  const box = document.getElementById('notice');
+  box.textContent = text;
+  box.className = text ? kind : '';
+  box.setAttribute('role', kind === 'error' ? 'alert' : 'status');
+}
+function explain(status, data) {
+  if (status === 401) return 'This link has expired or was revoked: ask for a new one.';
+  if (data && Array.isArray(data.detail)) {
+    return data.detail
+      .map((d) => {
+        const field = (d.loc || []).slice(1).join('.');
+        return field ? field + ': ' + d.msg : d.msg;
+      })
+      .join('; ');
+  }
+  if (data && data.detail) return String(data.detail);
+  return 'The server answered ' + status + '.';
+}
+/** A call with the session's token (\`as\`: the one a view started with). */
+async function api(method, path, body, as = session) {
+  const init = { method, headers: { authorization: 'Bearer ' + as.key } };
+  if (body !== undefined) {
+    init.headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch('/api/v1' + path, init);
+  } catch {
+    throw new Error('Courier could not be reached: check the connection and try again.');
+  }
+  const text = await response.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {}
+  if (!response.ok) throw new Error(explain(response.status, data));
+  return data;
+}
+/**
+ * Runs an action from a button or form: the button is off while it runs; \`done\` (a text, or a
+ * function of the action's result giving one) is shown after, a refusal instead.
+ */
+async function act(button, work, done) {
+  if (button) button.disabled = true;
+  notice('', '');
+  try {
+    const result = await work();
+    const text = typeof done === 'function' ? done(result) : done;
+    if (text) notice(text, 'ok');
+  } catch (error) {
+    notice(error.message, 'error');
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+const button = (label, onClick, attrs = {}) => {
+  const b = $('button', { type: 'button', ...attrs }, label);
+  b.addEventListener('click', () => onClick(b));
+  return b;
+};
+/** Replaces the view; a part left out (null) is skipped, not written as "null". */
+const draw = (...parts) => main.replaceChildren(...parts.filter((part) => part != null));
+const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
+
+/** A table of a list route's pages: the first at once, the next ones on "Load more". */
+function pagedTable(path, headings, row, empty) {
+  const body = $('tbody');
+  const table = $('table', {}, $('thead', {}, $('tr', {}, ...headings.map((h) => $('th', {}, h)))), body);
+  const more = $('button', { type: 'button', class: 'more' }, 'Load more');
+  const box = $('div', { class: 'paged' }, table, more);
+  const as = session;
+  let iterator = null;
+  async function load() {
+    const query = (path.includes('?') ? '&' : '?') + 'limit=50' + (iterator ? '&iterator=' + enc(iterator) : '');
+    const page = await api('GET', path + query, undefined, as);
+    for (const item of page.data) body.append(row(item));
+    iterator = page.iterator;
+    more.hidden = page.done;
+    if (!body.children.length) box.replaceChildren($('p', { class: 'empty' }, empty));
+  }
+  more.addEventListener('click', () => act(more, load));
+  return { box, load };
+}
+
+/** The event types this token sees (its feature flags decide), every page of them. */
+let eventTypeNames = null;
+async function eventTypes() {
+  const as = session;
+  if (eventTypeNames && eventTypeNames.as === as) return eventTypeNames.names;
+  const names = [];
+  let iterator = null;
+  do {
+    const page = await api('GET', '/event-type?limit=250' + (iterator ? '&iterator=' + enc(iterator) : ''), undefined, as);
+    names.push(...page.data.map((t) => t.name));
+    iterator = page.done ? null : page.iterator;
+  } while (iterator);
+  eventTypeNames = { as, names };
+  return names;
+}
+`;
