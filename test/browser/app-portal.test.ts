@@ -177,10 +177,18 @@ describe('app portal in Chromium', () => {
 
   it('shows attempts and resends a failed message with the same id', async () => {
     const ep = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
-    const msgId = await publishMessage(api, appId, { eventType: 'invoice.paid' });
+    const msgId = await publishMessage(api, appId, {
+      eventType: 'invoice.paid',
+      payload: { secret: 'x'.repeat(5000) },
+    });
     expect(await engine.worker.runOnce()).toBe(1);
     await openPortal();
+    // The table needs each message's event type, not its payload (up to a MiB each).
+    const attemptsRead = page.waitForResponse((r) => r.url().includes(`/attempt/endpoint/${ep.id}`));
     await openEndpoint(ep.id);
+    const [read] = (await (await attemptsRead).json()).data;
+    expect(read.msg.eventType).toBe('invoice.paid');
+    expect(JSON.stringify(read)).not.toContain('xxxx');
     // No description: no line for it.
     expect(await page.locator('main').textContent()).not.toContain('null');
     expect(await page.locator('p.description').count()).toBe(0);
@@ -372,8 +380,14 @@ describe('app portal in Chromium', () => {
     const mine = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
     const other = await createApp(api, { name: 'Globex' });
     const theirs = await createEndpoint(api, other, { url: `${receiver.url}/ok`, description: 'globex' });
-    await openPortal();
+    const flagged = await api.request('POST', '/api/v1/event-type', {
+      body: { name: 'beta.feature', description: 'beta', featureFlags: ['beta'] },
+    });
+    expect(flagged.status, flagged.text).toBe(201);
+    const examples = () => page.locator('select[name=example] option').allTextContents();
+    await openPortal({ featureFlags: ['beta'] });
     await openEndpoint(mine.id);
+    expect(await examples()).toContain('beta.feature');
     await openPortal({}, other, 'Globex');
     expect(await page.title()).toBe('Globex webhooks');
     expect(
@@ -381,6 +395,12 @@ describe('app portal in Chromium', () => {
         .locator('tr[data-endpoint]')
         .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-endpoint'))),
     ).toEqual([theirs.id]);
+    // The event types are the new token's: without the flag, the flagged one is not offered.
+    const offered = page.locator('input[name=eventType]');
+    expect(await offered.evaluateAll((boxes) => boxes.map((b) => b.getAttribute('value')))).toEqual([
+      'invoice.paid',
+      'user.created',
+    ]);
   });
 
   it('signs out: the token ends and the page holds nothing', async () => {

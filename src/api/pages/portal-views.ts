@@ -150,9 +150,9 @@ let shown = 0;
 async function route(rethrow = false) {
   const next = readSession();
   if (!next || !session || next.key !== session.key || next.app !== session.app) {
-    // Another token, or none: nothing of the previous one's view stays, nor its event types.
+    // Another token, or none: nothing of the previous one's view stays (its event types are
+    // cached for it alone, eventTypes()).
     session = next;
-    eventTypeNames = null;
     notice('', '');
     document.getElementById('app-name').textContent = 'Webhooks';
     document.title = 'Webhooks';
