@@ -148,7 +148,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_APP_PORTAL_FRAME_ANCESTORS',
     default: '',
     description:
-      "Origins that may show /portal in a frame, such as your dashboard's, space-separated: https://dashboard.example.com (or 'self'; a leading *. for subdomains). Unset: no page may frame it.",
+      "Origins that may show /portal in a frame, such as your dashboard's, space-separated: https://dashboard.example.com (or 'self'; https://*.example.com for its subdomains; a port may follow). Unset: no page may frame it.",
   },
   {
     name: 'COURIER_ALLOW_PRIVATE_NETWORKS',

@@ -315,8 +315,9 @@ describe('app portal in Chromium', () => {
     page.once('dialog', (dialog) => dialog.dismiss());
     await page.click('button:has-text("Delete")');
     // A round trip after the dismissal: a DELETE it had sent would have gone out before it.
+    const secretRead = page.waitForResponse((r) => r.url().endsWith(`/endpoint/${ep.id}/secret`));
     await page.click('button:has-text("Show signing secret")');
-    await expect.poll(notice).toBe('');
+    await secretRead;
     expect(requested.filter((r) => r.method === 'DELETE')).toEqual([]);
     expect((await endpoint(ep.id)).id).toBe(ep.id);
     page.once('dialog', (dialog) => dialog.accept());
@@ -344,7 +345,13 @@ describe('app portal in Chromium', () => {
     expect(await unlisted.textContent()).toBe(' order.created (not in the catalogue)');
     expect(await unlisted.locator('input').isChecked()).toBe(true);
     await page.fill('details input[name=description]', 'orders');
+    const patch = page.waitForRequest((r) => r.method() === 'PATCH');
     await page.click('details button[type=submit]');
+    // The URL as it was is not sent: it is checked again only when it changes.
+    expect((await patch).postDataJSON()).toEqual({
+      description: 'orders',
+      filterTypes: ['invoice.paid', 'order.created'],
+    });
     await expect.poll(notice).toBe('Endpoint saved.');
     expect(await endpoint(ep.id)).toMatchObject({
       description: 'orders',
@@ -418,6 +425,64 @@ describe('app portal in Chromium', () => {
     await page.reload();
     await expect.poll(() => page.locator('main').textContent()).toMatch(/^This page opens with the link/);
     expect(requested.slice(seen).filter((r) => r.url.includes('/api/'))).toEqual([]);
+  });
+
+  it('signs out during a load: what the load brings back is not drawn', async () => {
+    refusals.add(401); // the held read, answered after the token ended
+    await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    await openPortal();
+    // Hold the list's next read until the sign-out is done.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(
+      (url) => url.pathname.endsWith('/endpoint'),
+      async (route) => {
+        await held;
+        await route.continue();
+      },
+    );
+    const listRead = page.waitForRequest((r) => r.url().includes('/endpoint?'));
+    await page.reload();
+    await listRead;
+    await page.click('#sign-out');
+    await expect.poll(notice).toBe('Signed out: this link no longer opens the page.');
+    release();
+    await page.waitForResponse((r) => r.url().includes('/endpoint?'));
+    await page.waitForTimeout(200);
+    expect(await page.locator('main').textContent()).toBe(
+      'This page opens with the link your provider gives you; it holds your access.',
+    );
+    expect(await page.locator('#app-name').textContent()).toBe('Webhooks');
+    expect(await notice()).toBe('Signed out: this link no longer opens the page.');
+  });
+
+  it('signs out with a token already ended, and clears the tab all the same', async () => {
+    refusals.add(401);
+    await openPortal();
+    await api.request('POST', `/api/v1/auth/app/${appId}/expire-all`, { body: {} });
+    await page.click('#sign-out');
+    await expect.poll(notice).toBe('Signed out: this link no longer opens the page.');
+    await page.reload();
+    await expect.poll(() => page.locator('main').textContent()).toMatch(/^This page opens with the link/);
+  });
+
+  it('works where the tab refuses storage (a frame with third-party storage blocked)', async () => {
+    await page.addInitScript(() => {
+      Object.defineProperty(globalThis, 'sessionStorage', {
+        get() {
+          throw new Error('SecurityError: storage is blocked');
+        },
+      });
+    });
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const access = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body: {} });
+    await page.goto(access.body.url);
+    await page.locator(`tr[data-endpoint="${ep.id}"]`).waitFor();
+    expect(page.url()).toBe(`${api.url}/portal`);
+    await openEndpoint(ep.id);
+    expect(await page.locator('h2.endpoint-url').textContent()).toBe(`${receiver.url}/ok`);
   });
 
   it('shows what endpoints hold as text, never as markup', async () => {

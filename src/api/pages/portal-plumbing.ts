@@ -8,18 +8,30 @@ import { DOM_HELPER } from './page-kit.ts';
 
 export const PORTAL_PLUMBING = `${DOM_HELPER}
 const KEY = 'courier.portal';
+// The session when the tab's storage is refused (a frame whose third-party storage is blocked):
+// this page view's alone.
+let remembered = null;
 function readSession() {
   const hash = new URLSearchParams(location.hash.slice(1));
   if (hash.get('key') && hash.get('app')) {
-    sessionStorage.setItem(KEY, JSON.stringify({ app: hash.get('app'), key: hash.get('key') }));
+    remembered = { app: hash.get('app'), key: hash.get('key') };
     // Out of the address bar and this tab's history: a shared screen or a copied URL holds no token.
     history.replaceState(null, '', location.pathname + location.search);
+    try {
+      sessionStorage.setItem(KEY, JSON.stringify(remembered));
+    } catch {}
   }
   try {
-    return JSON.parse(sessionStorage.getItem(KEY) || 'null');
+    return JSON.parse(sessionStorage.getItem(KEY) || 'null') || remembered;
   } catch {
-    return null;
+    return remembered;
   }
+}
+function forgetSession() {
+  remembered = null;
+  try {
+    sessionStorage.removeItem(KEY);
+  } catch {}
 }
 let session = null;
 const main = document.getElementById('main');
@@ -64,7 +76,7 @@ async function api(method, path, body, as = session) {
   try {
     data = text ? JSON.parse(text) : null;
   } catch {}
-  if (!response.ok) throw new Error(explain(response.status, data));
+  if (!response.ok) throw Object.assign(new Error(explain(response.status, data)), { status: response.status });
   return data;
 }
 /**

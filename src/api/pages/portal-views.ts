@@ -129,6 +129,8 @@ async function showEndpoint(id, current) {
       return answer;
     }, replayed)), dead.box,
     $('details', {}, $('summary', {}, 'Edit'), endpointForm(types, ep, async (body) => {
+      // An unchanged URL is left out: it is checked again only when it changes.
+      if (body.url === ep.url) delete body.url;
       await api('PATCH', endpointPath(id), body);
       await reload();
       notice('Endpoint saved.', 'ok');
@@ -137,9 +139,13 @@ async function showEndpoint(id, current) {
 
 async function signOut(b) {
   await act(b, async () => {
-    await api('POST', '/auth/logout');
-    sessionStorage.removeItem(KEY);
-    session = null;
+    try {
+      await api('POST', '/auth/logout');
+    } catch (error) {
+      // An ended token (401) has nothing left to end: the tab is cleared all the same.
+      if (error.status !== 401) throw error;
+    }
+    forgetSession();
     route();
   }, 'Signed out: this link no longer opens the page.');
 }
@@ -158,11 +164,12 @@ async function route(rethrow = false) {
     document.title = 'Webhooks';
     draw($('p', {}, session ? 'Loading…' : 'This page opens with the link your provider gives you; it holds your access.'));
   }
-  document.getElementById('sign-out').hidden = !session;
-  if (!session) return;
-  // Only the latest navigation draws: a slower earlier one must not cover it.
+  // Only the latest navigation draws: a slower earlier one, overtaken by another or by a
+  // sign-out, must not cover it.
   const mine = ++shown;
   const current = () => mine === shown;
+  document.getElementById('sign-out').hidden = !session;
+  if (!session) return;
   const match = /^#endpoint=([A-Za-z0-9_.-]{1,256})$/.exec(location.hash);
   main.setAttribute('aria-busy', 'true');
   try {

@@ -14,7 +14,7 @@ export function portalRoutes(app: Api, deps: ApiDeps): void {
         description:
           "Where an application's access link leads when COURIER_APP_PORTAL_URL is unset: its owner adds, edits, " +
           'pauses and deletes endpoints, reads signing secrets, sees attempts and dead letters, resends, replays and ' +
-          "sends examples, as the token's capabilities allow. The token travels after the link's #, never to a server.",
+          "sends examples, as the token's capabilities allow. The token travels after the link's # (in no URL a server sees) and goes to this API alone, as a bearer token.",
       },
     },
     async (_request, reply) =>
