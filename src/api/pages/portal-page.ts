@@ -35,6 +35,6 @@ export const PORTAL_HTML = `<!doctype html>
 <div id="notice"></div><main id="main"><p>Loading…</p></main>
 <script>${SCRIPT}</script></body></html>`;
 
-/** The page's CSP: framed only by the origins COURIER_APP_PORTAL_FRAME_ANCESTORS lists. */
+/** The page's CSP: framed only by the origins COURIER_APP_PORTAL_FRAME_ANCESTORS lists (null: none). */
 export const portalCsp = (frameAncestors: string | null) =>
-  pageCsp(SCRIPT, STYLE, frameAncestors ?? "'none'");
+  pageCsp(SCRIPT, STYLE, frameAncestors ?? undefined);
