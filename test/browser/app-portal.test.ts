@@ -1,122 +1,29 @@
 /**
- * The app portal at /portal in a real browser (Debian's Chromium driven by playwright-core), opened
- * with the link POST /auth/app-portal-access answers: a customer adds, edits, pauses, resumes and
- * deletes endpoints, reads the secret, sees attempts and dead letters, resends and replays, all
- * through the API with the application's token, whose refusals the page shows. It logs no console
- * error (a CSP violation is one) and requests nothing from any host but the server it came from.
+ * The app portal at /portal in a real browser, opened with the link POST /auth/app-portal-access
+ * answers: a customer adds, edits, pauses, resumes and deletes endpoints, reads the secret, sees
+ * attempts and dead letters, resends and replays, all through the API with the application's
+ * token, whose refusals the page shows. The messages log and custom headers are in
+ * app-portal-messages.test.ts; the set-up and the checks after each test in portal-harness.ts.
  */
-import { existsSync } from 'node:fs';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Receiver, startReceiver } from '../delivery/receiver.ts';
-import { createApp, createEndpoint, publishMessage, startApi, type TestApi } from '../e2e/support.ts';
-import { virtualWorker } from '../support/engine.ts';
-
-const CHROMIUM = process.env.COURIER_TEST_CHROMIUM ?? '/usr/bin/chromium';
-/** The browser's globals the tests read (the project's TypeScript has no DOM types). */
-interface Tab {
-  document: { getElementById(id: string): { getAttribute(name: string): string | null } | null };
-  sessionStorage: { getItem(key: string): string | null };
-}
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-];
+import { describe, expect, it } from 'vitest';
+import { createApp, createEndpoint, publishMessage } from '../e2e/support.ts';
+import {
+  api,
+  appId,
+  endpoint,
+  engine,
+  notice,
+  openEndpoint,
+  openPortal,
+  page,
+  receiver,
+  refusals,
+  requested,
+  usePortal,
+} from './portal-harness.ts';
 
 describe('app portal in Chromium', () => {
-  let api: TestApi;
-  let receiver: Receiver;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
-  let engine: ReturnType<typeof virtualWorker>;
-  let appId: string;
-  const requested: { method: string; url: string }[] = [];
-  const consoleErrors: string[] = [];
-  /** Statuses a test provokes: Chromium logs each refused fetch as a console error. */
-  const refusals = new Set<number>();
-
-  // A failed set-up fails every test with its message (a failing beforeAll only skips them).
-  let setupError: unknown;
-
-  beforeAll(async () => {
-    try {
-      if (!existsSync(CHROMIUM)) {
-        throw new Error(`Chromium is not installed at ${CHROMIUM} (apt-get install -y chromium)`);
-      }
-      api = await startApi();
-      receiver = await startReceiver((req, res) => {
-        const status = req.url === '/fail' ? 500 : req.url === '/gone' ? 410 : 200;
-        res.writeHead(status).end(status === 200 ? 'thanks' : 'no');
-      });
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    } catch (error) {
-      setupError = error;
-    }
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await receiver?.close();
-    await api?.close();
-  });
-
-  beforeEach(async () => {
-    if (setupError) throw setupError;
-    engine = virtualWorker(api.db, { clock: api.clock });
-    appId = await createApp(api, { name: 'Acme <b>Corp</b>' });
-    for (const name of ['invoice.paid', 'user.created']) {
-      await api.request('POST', '/api/v1/event-type', {
-        body: { name, description: name, schemas: { 1: { type: 'object', examples: [{ example: name }] } } },
-      });
-    }
-    context = await browser.newContext();
-    page = await context.newPage();
-    page.on('request', (request) => requested.push({ method: request.method(), url: request.url() }));
-    page.on('console', (message) => {
-      if (message.type() === 'error') consoleErrors.push(message.text());
-    });
-    page.on('pageerror', (error) => consoleErrors.push(`uncaught: ${error.message}`));
-  });
-
-  afterEach(async () => {
-    engine?.sender.close();
-    await context?.close();
-    // Every test ends clean: no console error, nothing asked of another host.
-    const provoked = (m: string) => [...refusals].some((n) => m.includes(`responded with a status of ${n} `));
-    const errors = consoleErrors.splice(0).filter((m) => !provoked(m));
-    const elsewhere = requested.splice(0).filter((r) => !r.url.startsWith(`${api.url}/`));
-    refusals.clear();
-    expect(errors).toEqual([]);
-    expect(elsewhere).toEqual([]);
-  });
-
-  /** Opens the portal with a fresh access link, as a customer handed it would. */
-  async function openPortal(body: Record<string, unknown> = {}, app = appId, name = 'Acme <b>Corp</b>') {
-    const access = await api.request('POST', `/api/v1/auth/app-portal-access/${app}`, { body });
-    expect(access.status, access.text).toBe(200);
-    const response = await page.goto(access.body.url);
-    // null: the tab was on /portal already, and a new link is a change of its # alone.
-    if (response !== null) expect(response.status()).toBe(200);
-    // Drawn with this token: it is the tab's, and the page is no longer busy.
-    await page.waitForFunction((token: string) => {
-      const tab = globalThis as unknown as Tab;
-      const drawn = tab.document.getElementById('main')?.getAttribute('aria-busy') === 'false';
-      return drawn && (tab.sessionStorage.getItem('courier.portal') ?? '').includes(token);
-    }, access.body.token);
-    expect(await page.locator('#app-name').textContent()).toBe(name);
-    return access.body.token as string;
-  }
-  const notice = () => page.locator('#notice').textContent();
-  const openEndpoint = async (id: string) => {
-    await page.locator(`tr[data-endpoint="${id}"] a`).click();
-    await page.locator('h2.endpoint-url').waitFor();
-  };
-  const endpoint = async (id: string) =>
-    (await api.request('GET', `/api/v1/app/${appId}/endpoint/${id}`)).body;
+  usePortal();
 
   it('opens from the access link, keeps the token out of the address bar and lists the endpoints', async () => {
     const admin = await createEndpoint(api, appId, { url: `${receiver.url}/ok`, description: 'orders' });
@@ -157,20 +64,20 @@ describe('app portal in Chromium', () => {
       publicOnly: true, // made with the application's token
     });
 
-    await page.click('details summary');
-    await page.fill('details input[name=description]', 'billing and users');
-    await page.uncheck('details input[name=eventType][value="invoice.paid"]');
-    await page.check('details input[name=eventType][value="user.created"]');
-    await page.click('details button[type=submit]');
+    await page.click('details.edit summary');
+    await page.fill('details.edit input[name=description]', 'billing and users');
+    await page.uncheck('details.edit input[name=eventType][value="invoice.paid"]');
+    await page.check('details.edit input[name=eventType][value="user.created"]');
+    await page.click('details.edit button[type=submit]');
     await expect.poll(notice).toBe('Endpoint saved.');
     expect(await endpoint(list[0].id)).toMatchObject({
       description: 'billing and users',
       filterTypes: ['user.created'],
     });
     // No type ticked: every event.
-    await page.click('details summary');
-    await page.uncheck('details input[name=eventType][value="user.created"]');
-    await page.click('details button[type=submit]');
+    await page.click('details.edit summary');
+    await page.uncheck('details.edit input[name=eventType][value="user.created"]');
+    await page.click('details.edit button[type=submit]');
     await expect.poll(notice).toBe('Endpoint saved.');
     expect((await endpoint(list[0].id)).filterTypes).toBeNull();
   });
@@ -340,17 +247,18 @@ describe('app portal in Chromium', () => {
     });
     await openPortal();
     await openEndpoint(ep.id);
-    await page.click('details summary');
-    const unlisted = page.locator('details label', { hasText: 'order.created' });
+    await page.click('details.edit summary');
+    const unlisted = page.locator('details.edit label', { hasText: 'order.created' });
     expect(await unlisted.textContent()).toBe(' order.created (not in the catalogue)');
     expect(await unlisted.locator('input').isChecked()).toBe(true);
-    await page.fill('details input[name=description]', 'orders');
+    await page.fill('details.edit input[name=description]', 'orders');
     const patch = page.waitForRequest((r) => r.method() === 'PATCH');
-    await page.click('details button[type=submit]');
+    await page.click('details.edit button[type=submit]');
     // The URL as it was is not sent: it is checked again only when it changes.
     expect((await patch).postDataJSON()).toEqual({
       description: 'orders',
       filterTypes: ['invoice.paid', 'order.created'],
+      rateLimit: ep.rateLimit,
     });
     await expect.poll(notice).toBe('Endpoint saved.');
     expect(await endpoint(ep.id)).toMatchObject({

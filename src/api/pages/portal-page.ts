@@ -4,10 +4,14 @@
  * dead letters, resends and replays.
  */
 import { pageCsp } from './page-kit.ts';
+import { PORTAL_HEADERS } from './portal-headers.ts';
+import { PORTAL_MESSAGES } from './portal-messages.ts';
 import { PORTAL_PLUMBING } from './portal-plumbing.ts';
+import { PORTAL_ROUTER } from './portal-router.ts';
 import { PORTAL_VIEWS } from './portal-views.ts';
 
-const SCRIPT = PORTAL_PLUMBING + PORTAL_VIEWS;
+// The router last: it draws the first view as the script runs, with every view defined.
+const SCRIPT = PORTAL_PLUMBING + PORTAL_VIEWS + PORTAL_HEADERS + PORTAL_MESSAGES + PORTAL_ROUTER;
 
 const STYLE = `
 body { margin: 0 auto; max-width: 1100px; padding: 0 24px 64px; font: 14px/1.5 system-ui, sans-serif; color: #1d2330; }
@@ -24,13 +28,16 @@ button { font: inherit; padding: 3px 10px; cursor: pointer; } button.danger { co
 form label { display: block; margin: 6px 0; } form input[type=url], form input[type=text] { width: 60%; font: inherit; }
 fieldset { border: 1px solid #dde; margin: 6px 0; } .type { display: inline-block; margin-right: 16px; }
 .empty { color: #667; } h3 { margin-top: 24px; }
+nav a { margin-right: 12px; } nav a[aria-current=page] { font-weight: 600; text-decoration: none; color: inherit; }
+pre.payload { background: #f5f6f8; padding: 8px; overflow: auto; max-height: 480px; } table.facts th { width: 120px; }
 `;
 
 export const PORTAL_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Webhooks</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">
 <style>${STYLE}</style></head>
-<body><header><h1 id="app-name">Webhooks</h1><span>Webhook endpoints</span>
+<body><header><h1 id="app-name">Webhooks</h1><span>Webhooks</span>
+<nav id="nav" hidden><a href="#">Endpoints</a> <a href="#messages">Messages</a></nav>
 <button id="sign-out" type="button" hidden>Sign out</button></header>
 <div id="notice"></div><main id="main"><p>Loading…</p></main>
 <script>${SCRIPT}</script></body></html>`;

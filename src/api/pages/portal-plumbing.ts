@@ -109,7 +109,7 @@ const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 function pagedTable(path, headings, row, empty) {
   const body = $('tbody');
   const table = $('table', {}, $('thead', {}, $('tr', {}, ...headings.map((h) => $('th', {}, h)))), body);
-  const more = $('button', { type: 'button', class: 'more' }, 'Load more');
+  const more = button('Load more', (b) => act(b, load), { class: 'more' });
   const box = $('div', { class: 'paged' }, table, more);
   const as = session;
   let iterator = null;
@@ -121,7 +121,6 @@ function pagedTable(path, headings, row, empty) {
     more.hidden = page.done;
     if (!body.children.length) box.replaceChildren($('p', { class: 'empty' }, empty));
   }
-  more.addEventListener('click', () => act(more, load));
   return { box, load };
 }
 

@@ -1,14 +1,17 @@
 /**
- * The app portal's views: the endpoints with the add form, and one endpoint with its actions,
- * attempts, dead letters and edit form; and the router between them (`#endpoint=…`).
+ * The app portal's endpoint views: the endpoints with the add form, and one endpoint with its
+ * actions, attempts, dead letters, custom headers and edit form. The messages log is in
+ * portal-messages.ts, the router in portal-router.ts.
  */
 export const PORTAL_VIEWS = `
 /** The add and edit form: URL, description and the event types (none ticked: every event). */
 function endpointForm(types, endpoint, save) {
   const url = $('input', { type: 'url', name: 'url', required: '', placeholder: 'https://example.com/webhooks' });
   const description = $('input', { type: 'text', name: 'description', maxlength: '4096' });
+  const rate = $('input', { type: 'number', name: 'rateLimit', min: '1', max: '1000000', step: '1' });
   url.value = endpoint ? endpoint.url : '';
   description.value = endpoint ? endpoint.description : '';
+  rate.value = endpoint ? String(endpoint.rateLimit) : '';
   const chosen = (endpoint && endpoint.filterTypes) || [];
   // A type the endpoint takes but the catalogue does not list (never registered, archived,
   // behind a feature flag) is shown too, ticked: saving must not drop it unseen.
@@ -22,13 +25,20 @@ function endpointForm(types, endpoint, save) {
   const form = $('form', { class: 'endpoint-form' },
     $('label', {}, 'URL ', url),
     $('label', {}, 'Description ', description),
+    $('label', {}, 'Rate limit ', rate, ' requests per second at most (empty: the default)'),
     $('fieldset', {}, $('legend', {}, 'Event types (none ticked: every event)'),
       ...(boxes.length ? boxes : [$('p', { class: 'empty' }, 'No event types are listed.')])),
     submit);
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const ticked = [...form.querySelectorAll('input[name=eventType]:checked')].map((b) => b.value);
-    const body = { url: url.value.trim(), description: description.value, filterTypes: ticked.length ? ticked : null };
+    const body = {
+      url: url.value.trim(),
+      description: description.value,
+      filterTypes: ticked.length ? ticked : null,
+      // Emptied: back to the default (null); the API refuses what is not a whole number in range.
+      rateLimit: rate.value.trim() === '' ? null : Number(rate.value),
+    };
     act(submit, () => save(body));
   });
   return form;
@@ -41,6 +51,19 @@ async function showAppName(current) {
   document.getElementById('app-name').textContent = application.name;
   document.title = application.name + ' webhooks';
 }
+
+/** An attempt's row: when, what it was for (the event, or the endpoint), its result and the policy's sentence. */
+const attemptRow = (a, what, ...more) =>
+  $('tr', { 'data-attempt': a.id },
+    $('td', {}, when(a.timestamp)),
+    $('td', {}, what),
+    $('td', { class: 'result ' + a.statusText }, a.statusText + (a.responseStatusCode ? ' (' + a.responseStatusCode + ')' : '')),
+    $('td', {}, a.attemptNumber),
+    $('td', {}, a.detail),
+    ...more);
+/** Sends the message to the endpoint again, with its id and body, signed afresh. */
+const resendButton = (msgId, endpointId) =>
+  button('Resend', (b) => act(b, () => api('POST', appPath() + '/msg/' + enc(msgId) + '/endpoint/' + enc(endpointId) + '/resend'), 'Resend scheduled.'));
 
 async function showEndpoints(current) {
   const [types] = await Promise.all([eventTypes(), showAppName(current)]);
@@ -73,13 +96,8 @@ async function showEndpoint(id, current) {
     ...['svix.ping', ...types.filter((name) => name !== 'svix.ping')].map((name) => $('option', { value: name }, name)));
   const attempts = pagedTable(appPath() + '/attempt/endpoint/' + enc(id) + '?with_msg=true&with_content=false',
     ['Time', 'Event', 'Result', 'Attempt', 'Detail', ''], (a) =>
-      $('tr', { 'data-attempt': a.id },
-        $('td', {}, when(a.timestamp)),
-        $('td', {}, a.msg ? a.msg.eventType : a.msgId),
-        $('td', { class: 'result ' + a.statusText }, a.statusText + (a.responseStatusCode ? ' (' + a.responseStatusCode + ')' : '')),
-        $('td', {}, a.attemptNumber),
-        $('td', {}, a.detail),
-        $('td', {}, button('Resend', (b) => act(b, () => api('POST', appPath() + '/msg/' + enc(a.msgId) + '/endpoint/' + enc(id) + '/resend'), 'Resend scheduled.')))),
+      attemptRow(a, $('a', { href: '#message=' + enc(a.msgId) }, a.msg ? a.msg.eventType : a.msgId),
+        $('td', {}, resendButton(a.msgId, id))),
     'No attempts yet.');
   const replayed = (answer) =>
     answer.replayed ? answer.replayed + ' scheduled again.' : 'Nothing to replay: no dead letter with a payload left.';
@@ -128,63 +146,14 @@ async function showEndpoint(id, current) {
       await reload();
       return answer;
     }, replayed)), dead.box,
-    $('details', {}, $('summary', {}, 'Edit'), endpointForm(types, ep, async (body) => {
-      // An unchanged URL is left out: it is checked again only when it changes.
+    headersEditor(id),
+    $('details', { class: 'edit' }, $('summary', {}, 'Edit'), endpointForm(types, ep, async (body) => {
+      // An unchanged URL is left out: it is checked again only when it changes. (A raised rate
+      // sent back as read is kept, or brought down to the default with a new URL, by the API.)
       if (body.url === ep.url) delete body.url;
       await api('PATCH', endpointPath(id), body);
       await reload();
       notice('Endpoint saved.', 'ok');
     })));
 }
-
-async function signOut(b) {
-  await act(b, async () => {
-    try {
-      await api('POST', '/auth/logout');
-    } catch (error) {
-      // An ended token (401) has nothing left to end: the tab is cleared all the same.
-      if (error.status !== 401) throw error;
-    }
-    forgetSession();
-    route();
-  }, 'Signed out: this link no longer opens the page.');
-}
-document.getElementById('sign-out').addEventListener('click', (event) => signOut(event.target));
-
-let shown = 0;
-/** Draws the view the # names; \`rethrow\`: an action's reload, whose failure the action reports. */
-async function route(rethrow = false) {
-  const next = readSession();
-  if (!next || !session || next.key !== session.key || next.app !== session.app) {
-    // Another token, or none: nothing of the previous one's view stays (its event types are
-    // cached for it alone, eventTypes()).
-    session = next;
-    notice('', '');
-    document.getElementById('app-name').textContent = 'Webhooks';
-    document.title = 'Webhooks';
-    draw($('p', {}, session ? 'Loading…' : 'This page opens with the link your provider gives you; it holds your access.'));
-  }
-  // Only the latest navigation draws: a slower earlier one, overtaken by another or by a
-  // sign-out, must not cover it.
-  const mine = ++shown;
-  const current = () => mine === shown;
-  document.getElementById('sign-out').hidden = !session;
-  if (!session) return;
-  const match = /^#endpoint=([A-Za-z0-9_.-]{1,256})$/.exec(location.hash);
-  main.setAttribute('aria-busy', 'true');
-  try {
-    await (match && !/^\\.+$/.test(match[1]) ? showEndpoint(match[1], current) : showEndpoints(current));
-  } catch (error) {
-    if (rethrow) throw error;
-    if (current()) {
-      notice(error.message, 'error');
-      // Nothing stale under the message: an endpoint's view gone, the way back to the list.
-      draw(match ? $('p', {}, $('a', { href: '#' }, '← All endpoints')) : null);
-    }
-  } finally {
-    if (current()) main.setAttribute('aria-busy', 'false');
-  }
-}
-window.addEventListener('hashchange', () => route());
-route();
 `;

@@ -1,0 +1,47 @@
+/**
+ * The app portal's editor of an endpoint's custom headers (often the receiver's credentials):
+ * read when opened, as reading them takes the ManageEndpoint capability a read-only token lacks.
+ * A credential's value is never read back (the API lists its name alone); each change is a PATCH
+ * of that one header, so the hidden values stay as they are.
+ */
+export const PORTAL_HEADERS = `
+function headersEditor(id) {
+  const path = endpointPath(id) + '/headers';
+  const content = $('div');
+  const box = $('details', { class: 'headers' }, $('summary', {}, 'Custom headers'), content);
+  const as = session;
+  const change = (b, body, done) =>
+    act(b, async () => {
+      await api('PATCH', path, body, as);
+      await load();
+    }, done);
+  async function load() {
+    const { headers, sensitive } = await api('GET', path, undefined, as);
+    const rows = [...Object.entries(headers), ...sensitive.map((name) => [name, null])]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, value]) =>
+        $('tr', { 'data-header': name },
+          $('td', {}, name),
+          $('td', {}, value === null ? 'hidden: a credential is never shown again' : value),
+          $('td', {}, button('Remove', (b) => change(b, { headers: {}, deleteHeaders: [name] }, 'Header removed.')))));
+    const name = $('input', { type: 'text', name: 'headerName', required: '', maxlength: '256', placeholder: 'X-Example' });
+    const value = $('input', { type: 'text', name: 'headerValue', required: '' });
+    const save = $('button', { type: 'submit' }, 'Set header');
+    const form = $('form', { class: 'header-form' }, $('label', {}, 'Name ', name), $('label', {}, 'Value ', value), save);
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      change(save, { headers: { [name.value.trim()]: value.value } }, 'Header saved.');
+    });
+    content.replaceChildren(
+      rows.length
+        ? $('table', {}, $('thead', {}, $('tr', {}, $('th', {}, 'Name'), $('th', {}, 'Value'), $('th'))), $('tbody', {}, ...rows))
+        : $('p', { class: 'empty' }, 'No custom headers.'),
+      form);
+  }
+  // Read on each opening: another tab or the operator may have changed them meanwhile.
+  box.addEventListener('toggle', () => {
+    if (box.open) act(null, load);
+  });
+  return box;
+}
+`;

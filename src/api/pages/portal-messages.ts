@@ -1,0 +1,62 @@
+/**
+ * The app portal's messages log: the application's messages, newest first, by event type; and one
+ * message with its payload, where it stands at each endpoint (with a resend) and its attempts.
+ */
+export const PORTAL_MESSAGES = `
+/** \`type\`: the event type the list shows alone (the # keeps it, so a reload shows the same). */
+async function showMessages(type, current) {
+  const [types] = await Promise.all([eventTypes(), showAppName(current)]);
+  const filter = $('select', { name: 'eventType' },
+    $('option', { value: '' }, 'All event types'),
+    ...[...new Set([...types, ...(type ? [type] : [])])].map((name) => $('option', { value: name }, name)));
+  filter.value = type || '';
+  filter.addEventListener('change', () => {
+    location.hash = filter.value ? 'messages=' + enc(filter.value) : 'messages';
+  });
+  const list = pagedTable(appPath() + '/msg?with_content=false' + (type ? '&event_types=' + enc(type) : ''),
+    ['Time', 'Event type', 'Event id', 'Message'], (m) =>
+      $('tr', { 'data-message': m.id },
+        $('td', {}, when(m.timestamp)),
+        $('td', {}, m.eventType),
+        $('td', {}, m.eventId || ''),
+        $('td', {}, $('a', { href: '#message=' + enc(m.id) }, m.id))),
+    type ? 'No messages of this event type.' : 'No messages yet.');
+  await list.load();
+  if (!current()) return;
+  draw($('h2', {}, 'Messages'), $('div', { class: 'actions' }, $('label', {}, 'Show ', filter)), list.box);
+}
+
+async function showMessage(id, current) {
+  const [msg] = await Promise.all([api('GET', appPath() + '/msg/' + enc(id)), showAppName(current)]);
+  const destinations = pagedTable(appPath() + '/msg/' + enc(msg.id) + '/endpoint',
+    ['Endpoint', 'Status', 'Attempts', 'Next attempt', ''], (d) =>
+      $('tr', { 'data-endpoint': d.id },
+        $('td', {}, $('a', { href: '#endpoint=' + enc(d.id) }, d.url)),
+        $('td', { class: 'result ' + d.statusText }, d.statusText),
+        $('td', {}, d.attempts),
+        $('td', {}, when(d.nextAttempt)),
+        $('td', {}, msg.expungedAt ? '' : resendButton(msg.id, d.id))),
+    'No endpoint has taken this message.');
+  const attempts = pagedTable(appPath() + '/attempt/msg/' + enc(msg.id) + '?with_content=false',
+    ['Time', 'Endpoint', 'Result', 'Attempt', 'Detail'], (a) => attemptRow(a, a.url),
+    'No attempts yet.');
+  await Promise.all([destinations.load(), attempts.load()]);
+  if (!current()) return;
+  const fact = (label, value) => $('tr', {}, $('th', {}, label), $('td', {}, value));
+  draw(
+    $('p', {}, $('a', { href: '#messages' }, '← All messages')),
+    $('h2', { class: 'message-type' }, msg.eventType),
+    $('table', { class: 'facts' }, $('tbody', {},
+      fact('Message', msg.id),
+      fact('Event id', msg.eventId || ''),
+      fact('Time', when(msg.timestamp)),
+      msg.channels && msg.channels.length ? fact('Channels', msg.channels.join(', ')) : null,
+      msg.tags && msg.tags.length ? fact('Tags', msg.tags.join(', ')) : null)),
+    $('h3', {}, 'Payload'),
+    msg.expungedAt
+      ? $('p', { class: 'empty payload' }, 'Deleted ' + when(msg.expungedAt) + ': it can no longer be sent again.')
+      : $('pre', { class: 'payload' }, JSON.stringify(msg.payload, null, 2)),
+    $('h3', {}, 'Endpoints'), button('Refresh', (b) => act(b, () => route(true))), destinations.box,
+    $('h3', {}, 'Attempts'), attempts.box);
+}
+`;

@@ -1,0 +1,72 @@
+/**
+ * The app portal's router: the view the address's # names, drawn by the latest navigation alone;
+ * and sign-out.
+ */
+export const PORTAL_ROUTER = `
+async function signOut(b) {
+  await act(b, async () => {
+    try {
+      await api('POST', '/auth/logout');
+    } catch (error) {
+      // An ended token (401) has nothing left to end: the tab is cleared all the same.
+      if (error.status !== 401) throw error;
+    }
+    forgetSession();
+    route();
+  }, 'Signed out: this link no longer opens the page.');
+}
+document.getElementById('sign-out').addEventListener('click', (event) => signOut(event.target));
+
+// A view's id is a path segment of the API calls it makes: one of dots alone would climb the path.
+const ID = '((?!\\\\.+$)[A-Za-z0-9_.-]{1,256})';
+/** The views the # names (the last one also when it names none), each with its menu entry and the list an error leads back to. */
+const VIEWS = [
+  { pattern: new RegExp('^#endpoint=' + ID + '$'), show: showEndpoint, nav: '#', back: ['#', '← All endpoints'] },
+  { pattern: new RegExp('^#message=' + ID + '$'), show: showMessage, nav: '#messages', back: ['#messages', '← All messages'] },
+  { pattern: /^#messages(?:=([A-Za-z0-9_.-]{1,256}))?$/, show: showMessages, nav: '#messages' },
+  { pattern: /^#?$/, show: (_, current) => showEndpoints(current), nav: '#' },
+];
+
+let shown = 0;
+/** Draws the view the # names; \`rethrow\`: an action's reload, whose failure the action reports. */
+async function route(rethrow = false) {
+  const next = readSession();
+  if (!next || !session || next.key !== session.key || next.app !== session.app) {
+    // Another token, or none: nothing of the previous one's view stays (its event types are
+    // cached for it alone, eventTypes()).
+    session = next;
+    notice('', '');
+    document.getElementById('app-name').textContent = 'Webhooks';
+    document.title = 'Webhooks';
+    draw($('p', {}, session ? 'Loading…' : 'This page opens with the link your provider gives you; it holds your access.'));
+  }
+  // Only the latest navigation draws: a slower earlier one, overtaken by another or by a
+  // sign-out, must not cover it.
+  const mine = ++shown;
+  const current = () => mine === shown;
+  document.getElementById('sign-out').hidden = !session;
+  document.getElementById('nav').hidden = !session;
+  if (!session) return;
+  const view = VIEWS.find((v) => v.pattern.test(location.hash)) || VIEWS[VIEWS.length - 1];
+  const [, param] = view.pattern.exec(location.hash) || [];
+  for (const link of document.querySelectorAll('#nav a')) {
+    if (link.getAttribute('href') === view.nav) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  main.setAttribute('aria-busy', 'true');
+  try {
+    await view.show(param, current);
+  } catch (error) {
+    if (rethrow) throw error;
+    if (current()) {
+      notice(error.message, 'error');
+      // Nothing stale under the message: a view gone, the way back to its list.
+      draw(view.back ? $('p', {}, $('a', { href: view.back[0] }, view.back[1])) : null);
+    }
+  } finally {
+    if (current()) main.setAttribute('aria-busy', 'false');
+  }
+}
+window.addEventListener('hashchange', () => route());
+route();
+`;

@@ -1,0 +1,218 @@
+/**
+ * The app portal's messages log, custom headers and rate limit in a real browser: a customer finds
+ * a message by event type, reads its payload, where it stands at each endpoint and its attempts,
+ * resends it; sets and removes an endpoint's headers (a credential never shown again) and its rate
+ * limit. The set-up and the checks after each test are in portal-harness.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { createEndpoint, publishMessage } from '../e2e/support.ts';
+import {
+  api,
+  appId,
+  endpoint,
+  engine,
+  notice,
+  openEndpoint,
+  openPortal,
+  page,
+  receiver,
+  refusals,
+  requested,
+  usePortal,
+} from './portal-harness.ts';
+
+describe('app portal in Chromium: messages, headers and rate limit', () => {
+  usePortal();
+
+  const messageRows = () => page.locator('tr[data-message]');
+  const rowIds = (rows: ReturnType<typeof messageRows>) =>
+    rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-message')));
+
+  it('lists the messages newest first, by event type, and opens one with its payload, endpoints and attempts', async () => {
+    const ok = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const failing = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
+    const payload = { invoice: 'in_1', amount: 500, note: '<b>paid</b>' };
+    const paid = await publishMessage(api, appId, { eventType: 'invoice.paid', eventId: 'evt-1', payload });
+    api.clock.advance(1_000);
+    const created = await publishMessage(api, appId, { eventType: 'user.created' });
+    expect(await engine.worker.runOnce()).toBe(4);
+
+    await openPortal();
+    await page.click('#nav a:has-text("Messages")');
+    await expect.poll(() => rowIds(messageRows())).toEqual([created, paid]);
+    expect(await page.locator('#nav a[aria-current=page]').textContent()).toBe('Messages');
+    const [time, ...cells] = await page.locator(`tr[data-message="${paid}"] td`).allTextContents();
+    expect(time).not.toBe('');
+    expect(cells).toEqual(['invoice.paid', 'evt-1', paid]);
+    // The list reads no payloads; the message's own view does.
+    expect(requested.some((r) => r.url.includes('/msg?with_content=false&limit=50'))).toBe(true);
+
+    // One event type: the # keeps it, so a reload shows the same.
+    await page.selectOption('select[name=eventType]', 'invoice.paid');
+    await expect.poll(() => rowIds(messageRows())).toEqual([paid]);
+    expect(page.url()).toBe(`${api.url}/portal#messages=invoice.paid`);
+    await page.reload();
+    await expect.poll(() => rowIds(messageRows())).toEqual([paid]);
+    expect(await page.locator('select[name=eventType]').inputValue()).toBe('invoice.paid');
+
+    await page.click(`tr[data-message="${paid}"] a`);
+    await page.locator('h2.message-type').waitFor();
+    expect(page.url()).toBe(`${api.url}/portal#message=${paid}`);
+    expect(await page.locator('h2.message-type').textContent()).toBe('invoice.paid');
+    expect(await page.locator('pre.payload').textContent()).toBe(JSON.stringify(payload, null, 2));
+    expect(await page.locator('main b').count()).toBe(0);
+    const destination = (id: string) => page.locator(`tr[data-endpoint="${id}"] td`);
+    expect((await destination(ok.id).allTextContents()).slice(0, 4)).toEqual([ok.url, 'success', '1', '']);
+    const [, status, tries, next] = await destination(failing.id).allTextContents();
+    expect([status, tries]).toEqual(['pending', '1']);
+    expect(next).not.toBe('');
+    const attempts = page.locator('tr[data-attempt] td:nth-child(2)');
+    expect((await attempts.allTextContents()).sort()).toEqual([failing.url, ok.url].sort());
+    expect(await page.locator('tr[data-attempt] td:nth-child(3)').allTextContents()).toContain('fail (500)');
+
+    // Sent again to the endpoint that took it: the same webhook-id, a fresh signature.
+    receiver.requests.length = 0;
+    await page.click(`tr[data-endpoint="${ok.id}"] button:has-text("Resend")`);
+    await expect.poll(notice).toBe('Resend scheduled.');
+    expect(await engine.worker.runOnce()).toBe(1);
+    expect(
+      receiver.requests.map((r) => [r.url, r.headers['webhook-id'], JSON.parse(r.body.toString())]),
+    ).toEqual([['/ok', paid, payload]]);
+    await page.click('button:has-text("Refresh")');
+    await expect.poll(() => destination(ok.id).nth(2).textContent()).toBe('1');
+    await expect.poll(() => page.locator('tr[data-attempt]').count()).toBe(3);
+
+    // From the message to the endpoint, and back through the attempt's event.
+    await page.click(`tr[data-endpoint="${ok.id}"] a`);
+    await page.locator('h2.endpoint-url').waitFor();
+    expect(await page.locator('#nav a[aria-current=page]').textContent()).toBe('Endpoints');
+    await page.click(`tr[data-attempt] a[href="#message=${paid}"] >> nth=0`);
+    await expect.poll(() => page.locator('h2.message-type').textContent()).toBe('invoice.paid');
+  });
+
+  it('shows a message whose payload was deleted, and offers no resend', async () => {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const msgId = await publishMessage(api, appId, { eventType: 'invoice.paid' });
+    expect(await engine.worker.runOnce()).toBe(1);
+    const expunged = await api.request('DELETE', `/api/v1/app/${appId}/msg/${msgId}/content`);
+    expect(expunged.status).toBe(204);
+    await openPortal();
+    await page.goto(`${api.url}/portal#message=${msgId}`);
+    await expect
+      .poll(() => page.locator('p.payload').textContent())
+      .toMatch(/^Deleted .+: it can no longer be sent again\.$/);
+    expect(await page.locator('pre.payload').count()).toBe(0);
+    expect(await page.locator(`tr[data-endpoint="${ep.id}"] td`).nth(1).textContent()).toBe('success');
+    expect(await page.locator('button:has-text("Resend")').count()).toBe(0);
+  });
+
+  it('says when there are no messages, and when one is not found leads back to the list', async () => {
+    refusals.add(404);
+    await openPortal();
+    await page.click('#nav a:has-text("Messages")');
+    await expect.poll(() => page.locator('main p.empty').textContent()).toBe('No messages yet.');
+    await page.selectOption('select[name=eventType]', 'user.created');
+    await expect
+      .poll(() => page.locator('main p.empty').textContent())
+      .toBe('No messages of this event type.');
+
+    await page.goto(`${api.url}/portal#message=msg_2ZZZZZZZZZZZZZZZZZZZZZZZZZ`);
+    await expect.poll(notice).toMatch(/not found/);
+    expect(await page.locator('main').textContent()).toBe('← All messages');
+    await page.click('main a');
+    await expect.poll(() => page.locator('main p.empty').textContent()).toBe('No messages yet.');
+
+    // An id of dots alone would climb the API's path: the page does not call with it.
+    requested.length = 0;
+    await page.goto(`${api.url}/portal#message=..`);
+    await page.locator('h2:has-text("Endpoints")').waitFor();
+    expect(requested.filter((r) => r.url.includes('/msg/'))).toEqual([]);
+  });
+
+  it("sets and removes an endpoint's custom headers; a credential's value is never shown again", async () => {
+    refusals.add(422);
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    await openPortal();
+    await openEndpoint(ep.id);
+    await page.click('details.headers summary');
+    await expect.poll(() => page.locator('details.headers p.empty').textContent()).toBe('No custom headers.');
+
+    const setHeader = async (name: string, value: string) => {
+      await page.fill('input[name=headerName]', name);
+      await page.fill('input[name=headerValue]', value);
+      await page.click('details.headers button[type=submit]');
+    };
+    await setHeader('X-Tenant', 'acme');
+    await expect.poll(notice).toBe('Header saved.');
+    await setHeader('Authorization', 'Bearer s3cret');
+    await expect.poll(() => page.locator('tr[data-header]').count()).toBe(2);
+    expect(await page.locator('tr[data-header="X-Tenant"] td').nth(1).textContent()).toBe('acme');
+    expect(await page.locator('tr[data-header="Authorization"] td').nth(1).textContent()).toBe(
+      'hidden: a credential is never shown again',
+    );
+    expect(await page.locator('body').textContent()).not.toContain('s3cret');
+
+    // A name Courier sets itself is refused, with the API's reason; nothing changes.
+    await setHeader('webhook-id', 'forged');
+    await expect.poll(notice).toMatch(/^headers/);
+    const stored = await api.request('GET', `/api/v1/app/${appId}/endpoint/${ep.id}/headers`);
+    expect(stored.body).toEqual({ headers: { 'X-Tenant': 'acme' }, sensitive: ['Authorization'] });
+
+    // The receiver gets both; a removed one is gone, the credential kept as it was.
+    await publishMessage(api, appId, { eventType: 'invoice.paid' });
+    expect(await engine.worker.runOnce()).toBe(1);
+    expect(receiver.requests.at(-1)?.headers).toMatchObject({
+      'x-tenant': 'acme',
+      authorization: 'Bearer s3cret',
+    });
+    await page.click('tr[data-header="X-Tenant"] button');
+    await expect.poll(notice).toBe('Header removed.');
+    await expect.poll(() => page.locator('tr[data-header]').count()).toBe(1);
+    await publishMessage(api, appId, { eventType: 'invoice.paid' });
+    expect(await engine.worker.runOnce()).toBe(1);
+    expect(receiver.requests.at(-1)?.headers['x-tenant']).toBeUndefined();
+    expect(receiver.requests.at(-1)?.headers.authorization).toBe('Bearer s3cret');
+  });
+
+  it("shows a read-only token's refusal to read the headers, and changes nothing", async () => {
+    refusals.add(403);
+    const ep = await createEndpoint(api, appId, {
+      url: `${receiver.url}/ok`,
+      headers: { 'X-Tenant': 'acme' },
+    });
+    await openPortal({ readOnly: true });
+    await openEndpoint(ep.id);
+    await page.click('details.headers summary');
+    await expect.poll(notice).toBe('This token lacks the capability this route needs: ManageEndpoint');
+    expect(await page.locator('details.headers').textContent()).toBe('Custom headers');
+  });
+
+  it('sets the rate limit on add and edit, refuses more than the default, and clears it back to the default', async () => {
+    refusals.add(422);
+    const byDefault = api.config.rateLimit;
+    await openPortal();
+    // Never sent to: the test delivers nothing to it.
+    await page.fill('input[name=url]', 'https://hooks.example.com/in');
+    await page.fill('input[name=rateLimit]', '5');
+    await page.click('form.endpoint-form button[type=submit]');
+    await page.locator('h2.endpoint-url').waitFor();
+    const id = new URL(page.url()).hash.slice('#endpoint='.length);
+    expect((await endpoint(id)).rateLimit).toBe(5);
+
+    await page.click('details.edit summary');
+    expect(await page.locator('details.edit input[name=rateLimit]').inputValue()).toBe('5');
+    await page.fill('details.edit input[name=rateLimit]', String(byDefault + 1));
+    await page.click('details.edit button[type=submit]');
+    await expect
+      .poll(notice)
+      .toMatch(new RegExp(`^rateLimit: an application's token sets rateLimit up to ${byDefault} `));
+    expect((await endpoint(id)).rateLimit).toBe(5);
+
+    await page.fill('details.edit input[name=rateLimit]', '');
+    await page.click('details.edit button[type=submit]');
+    await expect.poll(notice).toBe('Endpoint saved.');
+    expect((await endpoint(id)).rateLimit).toBe(byDefault);
+    await page.click('details.edit summary');
+    expect(await page.locator('details.edit input[name=rateLimit]').inputValue()).toBe(String(byDefault));
+  });
+});
