@@ -254,11 +254,11 @@ describe('app portal in Chromium', () => {
     await page.fill('details.edit input[name=description]', 'orders');
     const patch = page.waitForRequest((r) => r.method() === 'PATCH');
     await page.click('details.edit button[type=submit]');
-    // The URL as it was is not sent: it is checked again only when it changes.
+    // The URL and rate limit as they were are not sent: the URL is checked again only when it
+    // changes, and a rate sent back as read would undo the operator's change made meanwhile.
     expect((await patch).postDataJSON()).toEqual({
       description: 'orders',
       filterTypes: ['invoice.paid', 'order.created'],
-      rateLimit: ep.rateLimit,
     });
     await expect.poll(notice).toBe('Endpoint saved.');
     expect(await endpoint(ep.id)).toMatchObject({
@@ -320,12 +320,14 @@ describe('app portal in Chromium', () => {
 
   it('signs out: the token ends and the page holds nothing', async () => {
     const token = await openPortal();
+    expect(await page.locator('#nav').isVisible()).toBe(true);
     await page.click('#sign-out');
     await expect.poll(notice).toBe('Signed out: this link no longer opens the page.');
     expect(await page.locator('main').textContent()).toBe(
       'This page opens with the link your provider gives you; it holds your access.',
     );
     expect(await page.locator('#sign-out').isHidden()).toBe(true);
+    expect(await page.locator('#nav').isHidden()).toBe(true);
     expect(await page.locator('#app-name').textContent()).toBe('Webhooks');
     expect((await api.request('GET', `/api/v1/app/${appId}`, { token })).status).toBe(401);
     // The tab holds no token: a reload asks the API nothing.

@@ -14,8 +14,11 @@ import { virtualWorker } from '../support/engine.ts';
 
 const CHROMIUM = process.env.COURIER_TEST_CHROMIUM ?? '/usr/bin/chromium';
 /** The browser's globals the tests read (the project's TypeScript has no DOM types). */
-interface Tab {
-  document: { getElementById(id: string): { getAttribute(name: string): string | null } | null };
+export interface Tab {
+  document: {
+    getElementById(id: string): { getAttribute(name: string): string | null } | null;
+    activeElement: { getAttribute(name: string): string | null } | null;
+  };
   sessionStorage: { getItem(key: string): string | null };
 }
 const CHROMIUM_ARGS = [

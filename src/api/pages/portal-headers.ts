@@ -15,15 +15,20 @@ function headersEditor(id) {
       await api('PATCH', path, body, as);
       await load();
     }, done);
+  let loads = 0;
   async function load() {
+    const mine = ++loads;
     const { headers, sensitive } = await api('GET', path, undefined, as);
+    // An older read answering last, or one for a view gone, draws nothing.
+    if (mine !== loads || !box.isConnected) return;
     const rows = [...Object.entries(headers), ...sensitive.map((name) => [name, null])]
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([name, value]) =>
         $('tr', { 'data-header': name },
           $('td', {}, name),
           $('td', {}, value === null ? 'hidden: a credential is never shown again' : value),
-          $('td', {}, button('Remove', (b) => change(b, { headers: {}, deleteHeaders: [name] }, 'Header removed.')))));
+          $('td', {}, button('Remove', (b) => change(b, { headers: {}, deleteHeaders: [name] }, 'Header removed.'),
+            { 'aria-label': 'Remove ' + name }))));
     const name = $('input', { type: 'text', name: 'headerName', required: '', maxlength: '256', placeholder: 'X-Example' });
     const value = $('input', { type: 'text', name: 'headerValue', required: '' });
     const save = $('button', { type: 'submit' }, 'Set header');
@@ -40,7 +45,11 @@ function headersEditor(id) {
   }
   // Read on each opening: another tab or the operator may have changed them meanwhile.
   box.addEventListener('toggle', () => {
-    if (box.open) act(null, load);
+    if (!box.open) return;
+    act(null, () =>
+      load().catch((error) => {
+        if (box.isConnected) throw error;
+      }));
   });
   return box;
 }

@@ -3,6 +3,7 @@
  * message with its payload, where it stands at each endpoint (with a resend) and its attempts.
  */
 export const PORTAL_MESSAGES = `
+let refocusFilter = false;
 /** \`type\`: the event type the list shows alone (the # keeps it, so a reload shows the same). */
 async function showMessages(type, current) {
   const [types] = await Promise.all([eventTypes(), showAppName(current)]);
@@ -11,6 +12,7 @@ async function showMessages(type, current) {
     ...[...new Set([...types, ...(type ? [type] : [])])].map((name) => $('option', { value: name }, name)));
   filter.value = type || '';
   filter.addEventListener('change', () => {
+    refocusFilter = true;
     location.hash = filter.value ? 'messages=' + enc(filter.value) : 'messages';
   });
   const list = pagedTable(appPath() + '/msg?with_content=false' + (type ? '&event_types=' + enc(type) : ''),
@@ -24,6 +26,9 @@ async function showMessages(type, current) {
   await list.load();
   if (!current()) return;
   draw($('h2', {}, 'Messages'), $('div', { class: 'actions' }, $('label', {}, 'Show ', filter)), list.box);
+  // Drawn anew by its own change: the keyboard stays on it, to go on choosing.
+  if (refocusFilter) filter.focus();
+  refocusFilter = false;
 }
 
 async function showMessage(id, current) {
@@ -42,7 +47,7 @@ async function showMessage(id, current) {
     'No attempts yet.');
   await Promise.all([destinations.load(), attempts.load()]);
   if (!current()) return;
-  const fact = (label, value) => $('tr', {}, $('th', {}, label), $('td', {}, value));
+  const fact = (label, value) => $('tr', {}, $('th', { scope: 'row' }, label), $('td', {}, value));
   draw(
     $('p', {}, $('a', { href: '#messages' }, '← All messages')),
     $('h2', { class: 'message-type' }, msg.eventType),

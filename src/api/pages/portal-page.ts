@@ -1,7 +1,7 @@
 /**
  * The app portal at /portal: the page an application's access link opens when no
- * COURIER_APP_PORTAL_URL is set, where a customer manages their endpoints, sees attempts and
- * dead letters, resends and replays.
+ * COURIER_APP_PORTAL_URL is set, where a customer manages their endpoints (their headers and rate
+ * limit too), sees attempts, dead letters and the application's messages, resends and replays.
  */
 import { pageCsp } from './page-kit.ts';
 import { PORTAL_HEADERS } from './portal-headers.ts';
@@ -36,7 +36,7 @@ export const PORTAL_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Webhooks</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">
 <style>${STYLE}</style></head>
-<body><header><h1 id="app-name">Webhooks</h1><span>Webhooks</span>
+<body><header><h1 id="app-name">Webhooks</h1><span>Endpoints and messages</span>
 <nav id="nav" hidden><a href="#">Endpoints</a> <a href="#messages">Messages</a></nav>
 <button id="sign-out" type="button" hidden>Sign out</button></header>
 <div id="notice"></div><main id="main"><p>Loading…</p></main>

@@ -2,7 +2,8 @@
  * The app portal's plumbing: the session the link opens (`#app=…&key=…`: the token leaves the
  * address bar at once and lives in this tab's sessionStorage), calls to the API with it, notices,
  * and paged tables. Every call is the API's own, so the token's capabilities and bounds are
- * checked there and its refusals shown as they come. The views are in portal-views.ts.
+ * checked there and its refusals shown as they come. The views and the router are in the other
+ * portal-*.ts files.
  */
 import { DOM_HELPER } from './page-kit.ts';
 

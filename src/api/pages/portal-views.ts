@@ -4,7 +4,7 @@
  * portal-messages.ts, the router in portal-router.ts.
  */
 export const PORTAL_VIEWS = `
-/** The add and edit form: URL, description and the event types (none ticked: every event). */
+/** The add and edit form: URL, description, rate limit and the event types (none ticked: every event). */
 function endpointForm(types, endpoint, save) {
   const url = $('input', { type: 'url', name: 'url', required: '', placeholder: 'https://example.com/webhooks' });
   const description = $('input', { type: 'text', name: 'description', maxlength: '4096' });
@@ -63,7 +63,8 @@ const attemptRow = (a, what, ...more) =>
     ...more);
 /** Sends the message to the endpoint again, with its id and body, signed afresh. */
 const resendButton = (msgId, endpointId) =>
-  button('Resend', (b) => act(b, () => api('POST', appPath() + '/msg/' + enc(msgId) + '/endpoint/' + enc(endpointId) + '/resend'), 'Resend scheduled.'));
+  button('Resend', (b) => act(b, () => api('POST', appPath() + '/msg/' + enc(msgId) + '/endpoint/' + enc(endpointId) + '/resend'), 'Resend scheduled.'),
+    { 'aria-label': 'Resend ' + msgId + ' to ' + endpointId });
 
 async function showEndpoints(current) {
   const [types] = await Promise.all([eventTypes(), showAppName(current)]);
@@ -97,7 +98,7 @@ async function showEndpoint(id, current) {
   const attempts = pagedTable(appPath() + '/attempt/endpoint/' + enc(id) + '?with_msg=true&with_content=false',
     ['Time', 'Event', 'Result', 'Attempt', 'Detail', ''], (a) =>
       attemptRow(a, $('a', { href: '#message=' + enc(a.msgId) }, a.msg ? a.msg.eventType : a.msgId),
-        $('td', {}, resendButton(a.msgId, id))),
+        $('td', {}, a.msg && a.msg.expungedAt ? '' : resendButton(a.msgId, id))),
     'No attempts yet.');
   const replayed = (answer) =>
     answer.replayed ? answer.replayed + ' scheduled again.' : 'Nothing to replay: no dead letter with a payload left.';
@@ -148,9 +149,10 @@ async function showEndpoint(id, current) {
     }, replayed)), dead.box,
     headersEditor(id),
     $('details', { class: 'edit' }, $('summary', {}, 'Edit'), endpointForm(types, ep, async (body) => {
-      // An unchanged URL is left out: it is checked again only when it changes. (A raised rate
-      // sent back as read is kept, or brought down to the default with a new URL, by the API.)
+      // An unchanged URL is left out: it is checked again only when it changes. An unchanged rate
+      // too: sent back as read, it would undo what the operator changed meanwhile.
       if (body.url === ep.url) delete body.url;
+      if (body.rateLimit === ep.rateLimit) delete body.rateLimit;
       await api('PATCH', endpointPath(id), body);
       await reload();
       notice('Endpoint saved.', 'ok');

@@ -13,7 +13,7 @@ export function portalRoutes(app: Api, deps: ApiDeps): void {
         summary: 'The app portal page (HTML)',
         description:
           "Where an application's access link leads when COURIER_APP_PORTAL_URL is unset: its owner adds, edits, " +
-          'pauses and deletes endpoints, reads signing secrets, sees attempts and dead letters, resends, replays and ' +
+          "pauses and deletes endpoints, sets their rate limit and custom headers, reads signing secrets, sees attempts, dead letters and the application's messages (a message with its payload, its endpoints and attempts), resends, replays and " +
           "sends examples, as the token's capabilities allow. The token travels after the link's # (in no URL a server sees) and goes to this API alone, as a bearer token.",
       },
     },
