@@ -74,6 +74,11 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     const attempts = page.locator('tr[data-attempt] td:nth-child(2)');
     expect((await attempts.allTextContents()).sort()).toEqual([failing.url, ok.url].sort());
     expect(await page.locator('tr[data-attempt] td:nth-child(3)').allTextContents()).toContain('fail (500)');
+    // What the receiver answered, folded under each attempt.
+    const failed = page.locator('tr[data-attempt]', { hasText: 'fail (500)' });
+    await failed.locator('details.response summary').click();
+    expect(await failed.locator('details.response p').textContent()).toMatch(/^HTTP 500 in \d+ ms$/);
+    expect(await failed.locator('details.response pre').textContent()).toBe('no');
 
     // Sent again to the endpoint that took it: the same webhook-id, a fresh signature.
     receiver.requests.length = 0;
@@ -92,8 +97,35 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     await page.click(`tr[data-endpoint="${ok.id}"] a`);
     await page.locator('h2.endpoint-url').waitFor();
     expect(await page.locator('#nav a[aria-current=page]').textContent()).toBe('Endpoints');
+    expect(await page.locator('p.stats').textContent()).toBe(
+      'Messages of the last 28 days: 2 delivered, 0 pending, 0 sending, 0 failed.',
+    );
     await page.click(`tr[data-attempt] a[href="#message=${paid}"] >> nth=0`);
     await expect.poll(() => page.locator('h2.message-type').textContent()).toBe('invoice.paid');
+  });
+
+  it('finds a message by its event id or id, and refuses what cannot be one', async () => {
+    refusals.add(404);
+    const msgId = await publishMessage(api, appId, { eventType: 'user.created', eventId: 'signup-42' });
+    await openPortal();
+    await page.click('#nav a:has-text("Messages")');
+    await messageRows().first().waitFor();
+    const find = async (text: string) => {
+      await page.fill('input[name=find]', text);
+      await page.click('form.find button[type=submit]');
+    };
+    await find('signup-42');
+    await expect.poll(() => page.locator('h2.message-type').textContent()).toBe('user.created');
+    expect(await page.locator('table.facts td').first().textContent()).toBe(msgId);
+
+    await page.click('#nav a:has-text("Messages")');
+    await messageRows().first().waitFor();
+    await find('signup 42');
+    await expect.poll(notice).toMatch(/^An id or event id is letters, digits/);
+    expect(page.url()).toBe(`${api.url}/portal#messages`);
+    await find('signup-43');
+    await expect.poll(notice).toMatch(/not found/);
+    expect(await page.locator('main').textContent()).toBe('← All messages');
   });
 
   it('shows a message whose payload was deleted, and offers no resend', async () => {
@@ -198,20 +230,26 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     expect(await page.locator('details.headers').textContent()).toBe('Custom headers');
   });
 
-  it('sets the rate limit on add and edit, refuses more than the default, and clears it back to the default', async () => {
+  it('sets the rate limit and channels on add and edit, refuses what the API refuses, and clears them', async () => {
     refusals.add(422);
     const byDefault = api.config.rateLimit;
     await openPortal();
     // Never sent to: the test delivers nothing to it.
     await page.fill('input[name=url]', 'https://hooks.example.com/in');
     await page.fill('input[name=rateLimit]', '5');
+    await page.fill('input[name=channels]', ' eu, project_1 ,');
     await page.click('form.endpoint-form button[type=submit]');
     await page.locator('h2.endpoint-url').waitFor();
     const id = new URL(page.url()).hash.slice('#endpoint='.length);
-    expect((await endpoint(id)).rateLimit).toBe(5);
+    expect(await endpoint(id)).toMatchObject({ rateLimit: 5, channels: ['eu', 'project_1'] });
 
     await page.click('details.edit summary');
     expect(await page.locator('details.edit input[name=rateLimit]').inputValue()).toBe('5');
+    expect(await page.locator('details.edit input[name=channels]').inputValue()).toBe('eu, project_1');
+    await page.fill('details.edit input[name=channels]', 'eu, not a channel');
+    await page.click('details.edit button[type=submit]');
+    await expect.poll(notice).toMatch(/^channels\.1: /);
+    await page.fill('details.edit input[name=channels]', 'eu');
     await page.fill('details.edit input[name=rateLimit]', String(byDefault + 1));
     await page.click('details.edit button[type=submit]');
     await expect
@@ -222,8 +260,12 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     await page.fill('details.edit input[name=rateLimit]', '');
     await page.click('details.edit button[type=submit]');
     await expect.poll(notice).toBe('Endpoint saved.');
-    expect((await endpoint(id)).rateLimit).toBe(byDefault);
+    expect(await endpoint(id)).toMatchObject({ rateLimit: byDefault, channels: ['eu'] });
     await page.click('details.edit summary');
     expect(await page.locator('details.edit input[name=rateLimit]').inputValue()).toBe(String(byDefault));
+    await page.fill('details.edit input[name=channels]', ' ');
+    await page.click('details.edit button[type=submit]');
+    await expect.poll(notice).toBe('Endpoint saved.');
+    expect((await endpoint(id)).channels).toBeNull();
   });
 });

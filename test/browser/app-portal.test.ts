@@ -259,6 +259,7 @@ describe('app portal in Chromium', () => {
     expect((await patch).postDataJSON()).toEqual({
       description: 'orders',
       filterTypes: ['invoice.paid', 'order.created'],
+      channels: null,
     });
     await expect.poll(notice).toBe('Endpoint saved.');
     expect(await endpoint(ep.id)).toMatchObject({

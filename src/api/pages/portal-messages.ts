@@ -25,7 +25,17 @@ async function showMessages(type, current) {
     type ? 'No messages of this event type.' : 'No messages yet.');
   await list.load();
   if (!current()) return;
-  draw($('h2', {}, 'Messages'), $('div', { class: 'actions' }, $('label', {}, 'Show ', filter)), list.box);
+  const wanted = $('input', { type: 'search', name: 'find', required: '', maxlength: '256', placeholder: 'msg_… or your event id' });
+  const find = $('form', { class: 'actions find' }, $('label', {}, 'Find a message by its id or event id ', wanted),
+    $('button', { type: 'submit' }, 'Find'));
+  find.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const value = wanted.value.trim();
+    // The API takes either in the message's path: the view asks it, and shows its 404.
+    if (new RegExp('^' + ID + '$').test(value)) location.hash = 'message=' + value;
+    else notice("An id or event id is letters, digits, '-', '_' and '.' (not dots alone), at most 256.", 'error');
+  });
+  draw($('h2', {}, 'Messages'), find, $('div', { class: 'actions' }, $('label', {}, 'Show ', filter)), list.box);
   // Drawn anew by its own change: the keyboard stays on it, to go on choosing.
   if (refocusFilter) filter.focus();
   refocusFilter = false;

@@ -4,7 +4,7 @@
  * portal-messages.ts, the router in portal-router.ts.
  */
 export const PORTAL_VIEWS = `
-/** The add and edit form: URL, description, rate limit and the event types (none ticked: every event). */
+/** The add and edit form: URL, description, rate limit, channels and the event types (none ticked: every event). */
 function endpointForm(types, endpoint, save) {
   const url = $('input', { type: 'url', name: 'url', required: '', placeholder: 'https://example.com/webhooks' });
   const description = $('input', { type: 'text', name: 'description', maxlength: '4096' });
@@ -12,6 +12,8 @@ function endpointForm(types, endpoint, save) {
   url.value = endpoint ? endpoint.url : '';
   description.value = endpoint ? endpoint.description : '';
   rate.value = endpoint ? String(endpoint.rateLimit) : '';
+  const channels = $('input', { type: 'text', name: 'channels', placeholder: 'project_1, eu' });
+  channels.value = endpoint && endpoint.channels ? endpoint.channels.join(', ') : '';
   const chosen = (endpoint && endpoint.filterTypes) || [];
   // A type the endpoint takes but the catalogue does not list (never registered, archived,
   // behind a feature flag) is shown too, ticked: saving must not drop it unseen.
@@ -26,16 +28,19 @@ function endpointForm(types, endpoint, save) {
     $('label', {}, 'URL ', url),
     $('label', {}, 'Description ', description),
     $('label', {}, 'Rate limit ', rate, ' requests per second at most (empty: the default)'),
+    $('label', {}, 'Channels ', channels, ' comma-separated (empty: messages of every channel)'),
     $('fieldset', {}, $('legend', {}, 'Event types (none ticked: every event)'),
       ...(boxes.length ? boxes : [$('p', { class: 'empty' }, 'No event types are listed.')])),
     submit);
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const ticked = [...form.querySelectorAll('input[name=eventType]:checked')].map((b) => b.value);
+    const named = channels.value.split(',').map((c) => c.trim()).filter(Boolean);
     const body = {
       url: url.value.trim(),
       description: description.value,
       filterTypes: ticked.length ? ticked : null,
+      channels: named.length ? named : null,
       // Emptied: back to the default (null); the API refuses what is not a whole number in range.
       rateLimit: rate.value.trim() === '' ? null : Number(rate.value),
     };
@@ -52,14 +57,21 @@ async function showAppName(current) {
   document.title = application.name + ' webhooks';
 }
 
-/** An attempt's row: when, what it was for (the event, or the endpoint), its result and the policy's sentence. */
+/** What the receiver answered, folded: the status, how long it took, the body as Courier kept it. */
+const responseOf = (a) =>
+  a.responseStatusCode
+    ? $('details', { class: 'response' }, $('summary', {}, 'Response'),
+        $('p', {}, 'HTTP ' + a.responseStatusCode + ' in ' + a.responseDurationMs + ' ms'),
+        a.response ? $('pre', {}, a.response) : $('p', { class: 'empty' }, 'No body.'))
+    : null;
+/** An attempt's row: when, what it was for (the event, or the endpoint), its result, the policy's sentence and the answer. */
 const attemptRow = (a, what, ...more) =>
   $('tr', { 'data-attempt': a.id },
     $('td', {}, when(a.timestamp)),
     $('td', {}, what),
     $('td', { class: 'result ' + a.statusText }, a.statusText + (a.responseStatusCode ? ' (' + a.responseStatusCode + ')' : '')),
     $('td', {}, a.attemptNumber),
-    $('td', {}, a.detail),
+    $('td', {}, a.detail, responseOf(a)),
     ...more);
 /** Sends the message to the endpoint again, with its id and body, signed afresh. */
 const resendButton = (msgId, endpointId) =>
@@ -88,7 +100,12 @@ async function showEndpoints(current) {
 }
 
 async function showEndpoint(id, current) {
-  const [ep, types] = await Promise.all([api('GET', endpointPath(id)), eventTypes(), showAppName(current)]);
+  const [ep, types, stats] = await Promise.all([
+    api('GET', endpointPath(id)),
+    eventTypes(),
+    api('GET', endpointPath(id) + '/stats'),
+    showAppName(current),
+  ]);
   // Drawn again after an action: a failure to read it back is the action's to report.
   const reload = () => route(true);
   const secret = $('code', { class: 'secret' });
@@ -122,6 +139,8 @@ async function showEndpoint(id, current) {
     $('h2', { class: 'endpoint-url' }, ep.url),
     ep.description ? $('p', { class: 'description' }, ep.description) : null,
     $('p', { class: 'status ' + ep.status }, ep.status + (ep.disabledReason ? ': ' + ep.disabledReason : '')),
+    $('p', { class: 'stats' }, 'Messages of the last 28 days: ' + stats.success + ' delivered, ' + stats.pending +
+      ' pending, ' + stats.sending + ' sending, ' + stats.fail + ' failed.'),
     $('div', { class: 'actions' },
       button(paused ? 'Resume' : 'Pause', (b) => act(b, async () => {
         await api('POST', endpointPath(id) + (paused ? '/resume' : '/pause'));
