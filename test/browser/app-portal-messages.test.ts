@@ -97,11 +97,21 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     await page.click(`tr[data-endpoint="${ok.id}"] a`);
     await page.locator('h2.endpoint-url').waitFor();
     expect(await page.locator('#nav a[aria-current=page]').textContent()).toBe('Endpoints');
-    expect(await page.locator('p.stats').textContent()).toBe(
-      'Messages of the last 28 days: 2 delivered, 0 pending, 0 sending, 0 failed.',
-    );
+    await expect
+      .poll(() => page.locator('p.stats').textContent())
+      .toBe('Messages of the last 28 days: 2 delivered, 0 pending, 0 sending, 0 failed.');
+    // The endpoint's own attempts fold the answer too.
+    const answered = page.locator('tr[data-attempt]').first();
+    await answered.locator('details.response summary').click();
+    expect(await answered.locator('details.response p').textContent()).toMatch(/^HTTP 200 in \d+ ms$/);
+    expect(await answered.locator('details.response pre').textContent()).toBe('thanks');
     await page.click(`tr[data-attempt] a[href="#message=${paid}"] >> nth=0`);
     await expect.poll(() => page.locator('h2.message-type').textContent()).toBe('invoice.paid');
+    // The failing endpoint's counts: both messages waiting for their next attempt.
+    await page.click(`tr[data-endpoint="${failing.id}"] a`);
+    await expect
+      .poll(() => page.locator('p.stats').textContent())
+      .toBe('Messages of the last 28 days: 0 delivered, 2 pending, 0 sending, 0 failed.');
   });
 
   it('finds a message by its event id or id, and refuses what cannot be one', async () => {
@@ -117,6 +127,12 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     await find('signup-42');
     await expect.poll(() => page.locator('h2.message-type').textContent()).toBe('user.created');
     expect(await page.locator('table.facts td').first().textContent()).toBe(msgId);
+    expect(page.url()).toBe(`${api.url}/portal#message=signup-42`);
+    await page.click('#nav a:has-text("Messages")');
+    await messageRows().first().waitFor();
+    await find(msgId);
+    await expect.poll(() => page.url()).toBe(`${api.url}/portal#message=${msgId}`);
+    await expect.poll(() => page.locator('h2.message-type').textContent()).toBe('user.created');
 
     await page.click('#nav a:has-text("Messages")');
     await messageRows().first().waitFor();
@@ -165,11 +181,11 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     await page.click('main a');
     await expect.poll(() => page.locator('main p.empty').textContent()).toBe('No messages yet.');
 
-    // An id of dots alone would climb the API's path: the page does not call with it.
+    // '..' would be resolved away (to the application's own path): the page does not call with it.
     requested.length = 0;
     await page.goto(`${api.url}/portal#message=..`);
     await page.locator('h2:has-text("Endpoints")').waitFor();
-    expect(requested.filter((r) => r.url.includes('/msg/'))).toEqual([]);
+    expect(requested.filter((r) => r.url.includes('/msg/') || r.url.endsWith(`/app/${appId}/`))).toEqual([]);
   });
 
   it("sets and removes an endpoint's custom headers; a credential's value is never shown again", async () => {

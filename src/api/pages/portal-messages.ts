@@ -33,7 +33,7 @@ async function showMessages(type, current) {
     const value = wanted.value.trim();
     // The API takes either in the message's path: the view asks it, and shows its 404.
     if (new RegExp('^' + ID + '$').test(value)) location.hash = 'message=' + value;
-    else notice("An id or event id is letters, digits, '-', '_' and '.' (not dots alone), at most 256.", 'error');
+    else notice("An id or event id is letters, digits, '-', '_' and '.' (not . or ..), at most 256.", 'error');
   });
   draw($('h2', {}, 'Messages'), find, $('div', { class: 'actions' }, $('label', {}, 'Show ', filter)), list.box);
   // Drawn anew by its own change: the keyboard stays on it, to go on choosing.

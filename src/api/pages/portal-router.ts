@@ -17,8 +17,8 @@ async function signOut(b) {
 }
 document.getElementById('sign-out').addEventListener('click', (event) => signOut(event.target));
 
-// A view's id is a path segment of the API calls it makes: one of dots alone would climb the path.
-const ID = '((?!\\\\.+$)[A-Za-z0-9_.-]{1,256})';
+// A view's id is a path segment of the API calls it makes: '.' or '..' would be resolved away.
+const ID = '((?!\\\\.\\\\.?$)[A-Za-z0-9_.-]{1,256})';
 /** The views the # names (the last one also when it names none), each with its menu entry and the list an error leads back to. */
 const VIEWS = [
   { pattern: new RegExp('^#endpoint=' + ID + '$'), show: showEndpoint, nav: '#', back: ['#', '← All endpoints'] },

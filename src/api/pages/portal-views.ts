@@ -28,7 +28,7 @@ function endpointForm(types, endpoint, save) {
     $('label', {}, 'URL ', url),
     $('label', {}, 'Description ', description),
     $('label', {}, 'Rate limit ', rate, ' requests per second at most (empty: the default)'),
-    $('label', {}, 'Channels ', channels, ' comma-separated (empty: messages of every channel)'),
+    $('label', {}, 'Channels ', channels, ' comma-separated; letters, digits, - _ . : (empty: messages of every channel)'),
     $('fieldset', {}, $('legend', {}, 'Event types (none ticked: every event)'),
       ...(boxes.length ? boxes : [$('p', { class: 'empty' }, 'No event types are listed.')])),
     submit);
@@ -78,6 +78,24 @@ const resendButton = (msgId, endpointId) =>
   button('Resend', (b) => act(b, () => api('POST', appPath() + '/msg/' + enc(msgId) + '/endpoint/' + enc(endpointId) + '/resend'), 'Resend scheduled.'),
     { 'aria-label': 'Resend ' + msgId + ' to ' + endpointId });
 
+/**
+ * How the endpoint's messages of the last 28 days stand, filled in once counted: the heaviest read
+ * of the view (it grows with the endpoint's backlog, largest in an incident), so the view and its
+ * actions do not wait for it, nor fail with it.
+ */
+function counts(id) {
+  const line = $('p', { class: 'stats' }, 'Counting the messages of the last 28 days…');
+  api('GET', endpointPath(id) + '/stats').then(
+    (s) => {
+      line.textContent = 'Messages of the last 28 days: ' + s.success + ' delivered, ' + s.pending + ' pending, ' +
+        s.sending + ' sending, ' + s.fail + ' failed.';
+    },
+    (error) => {
+      line.textContent = 'The counts are unavailable: ' + error.message;
+    });
+  return line;
+}
+
 async function showEndpoints(current) {
   const [types] = await Promise.all([eventTypes(), showAppName(current)]);
   const list = pagedTable(appPath() + '/endpoint', ['URL', 'Description', 'Status', 'Event types'], (ep) =>
@@ -100,12 +118,7 @@ async function showEndpoints(current) {
 }
 
 async function showEndpoint(id, current) {
-  const [ep, types, stats] = await Promise.all([
-    api('GET', endpointPath(id)),
-    eventTypes(),
-    api('GET', endpointPath(id) + '/stats'),
-    showAppName(current),
-  ]);
+  const [ep, types] = await Promise.all([api('GET', endpointPath(id)), eventTypes(), showAppName(current)]);
   // Drawn again after an action: a failure to read it back is the action's to report.
   const reload = () => route(true);
   const secret = $('code', { class: 'secret' });
@@ -139,8 +152,7 @@ async function showEndpoint(id, current) {
     $('h2', { class: 'endpoint-url' }, ep.url),
     ep.description ? $('p', { class: 'description' }, ep.description) : null,
     $('p', { class: 'status ' + ep.status }, ep.status + (ep.disabledReason ? ': ' + ep.disabledReason : '')),
-    $('p', { class: 'stats' }, 'Messages of the last 28 days: ' + stats.success + ' delivered, ' + stats.pending +
-      ' pending, ' + stats.sending + ' sending, ' + stats.fail + ' failed.'),
+    counts(id),
     $('div', { class: 'actions' },
       button(paused ? 'Resume' : 'Pause', (b) => act(b, async () => {
         await api('POST', endpointPath(id) + (paused ? '/resume' : '/pause'));
@@ -172,6 +184,7 @@ async function showEndpoint(id, current) {
       // too: sent back as read, it would undo what the operator changed meanwhile.
       if (body.url === ep.url) delete body.url;
       if (body.rateLimit === ep.rateLimit) delete body.rateLimit;
+      if (String(body.channels || []) === String(ep.channels || [])) delete body.channels;
       await api('PATCH', endpointPath(id), body);
       await reload();
       notice('Endpoint saved.', 'ok');
