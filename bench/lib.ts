@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { cliEntry } from '../bin/entry.js';
 import type { Database } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { PgDatabase } from '../src/store/pg.ts';
@@ -16,10 +17,28 @@ export const DATABASE_URL =
  * of its own, so a SIGKILL (bounds, a failed run) killed the wrapper and left the script running.
  */
 const TSX_LOADER = import.meta.resolve('tsx');
-/** The courier command line: compiled when dist/ is up to date (the full bench builds it), else through tsx. */
-export const COURIER_CLI = fileURLToPath(new URL('../bin/courier.js', import.meta.url));
-/** Courier's processes by command line, for CPU per delivery. */
-export const COURIER_PROCESS = /bin\/courier\.js/;
+type CliEntry = ReturnType<typeof cliEntry>;
+
+/**
+ * Returns the CLI entry every Courier process of a run starts, chosen at the first call and kept:
+ * bin/courier.js decides afresh at each start, so a source edited while a run went on switched its
+ * later processes to the TypeScript sources, whose tsx loader thread cost each of them about 30 MiB
+ * more (`courier serve` 182–191 MiB against 138–155 compiled) and CPU.
+ */
+export function pinnedCliEntry(root: string): () => CliEntry {
+  let entry: CliEntry | undefined;
+  return () => {
+    entry ??= cliEntry(root);
+    return entry;
+  };
+}
+/**
+ * This checkout's CLI: compiled when dist/ is up to date at the first call (the full bench builds
+ * it first), else its sources through tsx.
+ */
+export const courierCli = pinnedCliEntry(fileURLToPath(new URL('..', import.meta.url)));
+/** Courier's processes by command line, for CPU per delivery: this checkout's entry, or another's bin/courier.js (bench:ab). */
+export const COURIER_PROCESS = /bin\/courier\.js|dist\/cli\/main\.js|src\/cli\/main\.ts/;
 
 export interface Child {
   proc: ChildProcess;

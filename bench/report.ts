@@ -29,6 +29,8 @@ export interface BenchReport {
   latency: LatencyResult[];
   /** The idle host's CPU steadiness, measured before the latency runs (absent in older reports). */
   hostStalls?: HostStalls;
+  /** Whether Courier's processes ran the compiled CLI (dist/), not its sources through tsx (absent in older reports). */
+  courierCompiled?: boolean;
   /**
    * Head-to-head rounds: Courier (1 worker), the raw SQL pipeline, graphile-worker's performance
    * preset, pg-boss and Courier on top of the backlog, measured back to back, in rotating order.
@@ -263,7 +265,10 @@ export function renderMarkdown(r: BenchReport): string {
     ],
   ];
   const lines = [
-    `Run ${r.when} on ${r.machine}; ${fmt(r.messages)} messages of ${r.payloadBytes} bytes, one local receiver.`,
+    `Run ${r.when} on ${r.machine}; ${fmt(r.messages)} messages of ${r.payloadBytes} bytes, one local receiver.` +
+      (r.courierCompiled === false
+        ? ' Courier ran its TypeScript sources through tsx (dist/ was older than src/ as the run began): its memory and CPU are not those of the compiled CLI.'
+        : ''),
     '',
     '| System | deliveries/s | note |',
     '|---|---:|---|',

@@ -9,7 +9,7 @@ import { buildDist } from '../scripts/build.ts';
 import { renderChart } from './chart.ts';
 import { startCpuSampler } from './cpu.ts';
 import { probeHostStalls } from './host-stalls.ts';
-import { adminQuery, COURIER_PROCESS, startReceiver } from './lib.ts';
+import { adminQuery, COURIER_PROCESS, courierCli, startReceiver } from './lib.ts';
 import { type BenchReport, type HeadToHead, median, renderMarkdown } from './report.ts';
 import { apiThroughput } from './scenarios/api.ts';
 import {
@@ -65,6 +65,8 @@ export async function runBench(options: {
     const version = (await adminQuery<{ server_version: string }>('show server_version'))[0]!.server_version;
     const report: BenchReport = {
       when: new Date().toISOString(),
+      // Chosen now, after the full bench's build, for every Courier process of the run.
+      courierCompiled: courierCli().compiled,
       machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, PostgreSQL ${version}, Node ${process.version}`,
       messages: n,
       payloadBytes: 1024,

@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
 import {
   type BenchReceiver,
-  COURIER_CLI,
   concurrently,
+  courierCli,
   payload,
   peakRssMiB,
   spawnChild,
@@ -26,7 +26,7 @@ export interface ApiResult {
 export async function apiThroughput(receiver: BenchReceiver, n: number): Promise<ApiResult> {
   const setup = await setupCourier(receiver);
   const token = randomBytes(24).toString('hex');
-  const server = spawnChild([COURIER_CLI, 'serve'], {
+  const server = spawnChild([courierCli().path, 'serve'], {
     ...workerEnv(setup.schema),
     COURIER_PORT: '0',
     COURIER_HOST: '127.0.0.1',

@@ -11,8 +11,8 @@ import { createEndpoint } from '../../src/store/repos/endpoints.ts';
 import {
   analyzeSchema,
   type BenchReceiver,
-  COURIER_CLI,
   concurrently,
+  courierCli,
   DATABASE_URL,
   dropSchema,
   freshSchema,
@@ -95,7 +95,7 @@ export function workerEnv(schema: string): Record<string, string> {
   };
 }
 
-/** Node flags go before the CLI (--trace-gc, --cpu-prof); `cli` may be another checkout's bin/courier.js. */
+/** Node flags go before the CLI (--trace-gc, --cpu-prof); `cli` may be another checkout's bin/courier.js (by default this checkout's, pinned: courierCli). */
 export interface WorkerCommand {
   nodeFlags?: string[];
   cli?: string;
@@ -105,7 +105,7 @@ export async function startWorkers(
   schema: string,
   count: number,
   env: Record<string, string> = {},
-  { nodeFlags = [], cli = COURIER_CLI }: WorkerCommand = {},
+  { nodeFlags = [], cli = courierCli().path }: WorkerCommand = {},
 ) {
   const workers = Array.from({ length: count }, () =>
     spawnChild([...nodeFlags, cli, 'worker'], { ...workerEnv(schema), COURIER_LOG_LEVEL: 'info', ...env }),

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BenchReceiver, COURIER_CLI, peakRssMiB, spawnChild, waitFor } from '../lib.ts';
+import { type BenchReceiver, courierCli, peakRssMiB, spawnChild, waitFor } from '../lib.ts';
 
 const PREFILL = fileURLToPath(new URL('../workers/pglite-prefill.ts', import.meta.url));
 
@@ -21,7 +21,7 @@ export async function embeddedThroughput(receiver: BenchReceiver, n: number): Pr
     if ((await prefill.exited) !== 0) throw new Error(`PGlite prefill failed:\n${prefill.output()}`);
     const publishPerSec = Number(/publishPerSec=([\d.]+)/.exec(prefill.output())?.[1]);
     await receiver.reset();
-    const worker = spawnChild([COURIER_CLI, 'worker'], {
+    const worker = spawnChild([courierCli().path, 'worker'], {
       COURIER_DATA_DIR: dataDir,
       COURIER_DATABASE_URL: '',
       COURIER_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',

@@ -1,8 +1,16 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { peakRssMiB, spawnChild, waitFor } from '../../bench/lib.ts';
+import { COURIER_PROCESS, peakRssMiB, pinnedCliEntry, spawnChild, waitFor } from '../../bench/lib.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'courier-bench-lib-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -37,5 +45,39 @@ describe.runIf(process.platform === 'linux')('bench child processes', () => {
 
     await child.stop('SIGKILL');
     expect(processesRunning(script)).toEqual([]);
+  });
+});
+
+describe("a run's Courier CLI", () => {
+  /** A file (and its directories) at `atSec`, as the build and an edit leave them. */
+  function touch(path: string, atSec: number): void {
+    mkdirSync(join(path, '..'), { recursive: true });
+    writeFileSync(path, '');
+    utimesSync(path, atSec, atSec);
+  }
+
+  it('stays the one chosen at its first use, though a source is edited meanwhile', () => {
+    const root = mkdtempSync(join(dir, 'checkout-'));
+    touch(join(root, 'src/cli/main.ts'), 1_000);
+    utimesSync(join(root, 'src/cli'), 1_000, 1_000);
+    utimesSync(join(root, 'src'), 1_000, 1_000);
+    touch(join(root, 'dist/cli/main.js'), 2_000);
+    touch(join(root, 'dist/.built'), 2_000);
+    const entry = pinnedCliEntry(root);
+    expect(entry()).toEqual({ compiled: true, path: join(root, 'dist/cli/main.js') });
+    // bin/courier.js would now run the sources; the run's later processes keep the compiled CLI.
+    touch(join(root, 'src/cli/main.ts'), 3_000);
+    expect(entry()).toEqual({ compiled: true, path: join(root, 'dist/cli/main.js') });
+    expect(pinnedCliEntry(root)().compiled).toBe(false);
+  });
+
+  it("counts the CPU of Courier's processes whichever entry they run", () => {
+    for (const cmdline of [
+      'node /w/courier/dist/cli/main.js worker',
+      'node --import tsx /w/courier/src/cli/main.ts worker',
+      'node /w/other-checkout/bin/courier.js worker',
+    ])
+      expect(cmdline).toMatch(COURIER_PROCESS);
+    expect('node /w/courier/bench/workers/raw-sql.ts').not.toMatch(COURIER_PROCESS);
   });
 });
