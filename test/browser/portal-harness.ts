@@ -17,7 +17,6 @@ const CHROMIUM = process.env.COURIER_TEST_CHROMIUM ?? '/usr/bin/chromium';
 export interface Tab {
   document: {
     getElementById(id: string): { getAttribute(name: string): string | null } | null;
-    activeElement: { getAttribute(name: string): string | null } | null;
   };
   sessionStorage: { getItem(key: string): string | null };
 }

@@ -1,28 +1,57 @@
 /**
- * The app portal's messages log: the application's messages, newest first, by event type; and one
- * message with its payload, where it stands at each endpoint (with a resend) and its attempts.
+ * The app portal's messages log: the application's messages, newest first, by event type, channel,
+ * tag and time, and a form that finds one by its id or event id; and one message with its payload,
+ * where it stands at each endpoint (with a resend) and its attempts.
  */
 export const PORTAL_MESSAGES = `
-let refocusFilter = false;
-/** \`type\`: the event type the list shows alone (the # keeps it, so a reload shows the same). */
-async function showMessages(type, current) {
+/** The list's filters the # keeps (so a reload shows the same list): the API's own query parameters. */
+const MESSAGE_FILTERS = ['event_types', 'channel', 'tag', 'before'];
+/** An instant as a datetime-local input shows it: the browser's local time, to the minute. */
+function localInput(iso) {
+  const d = new Date(iso || '');
+  if (Number.isNaN(d.getTime())) return '';
+  const pad = (n) => String(n).padStart(2, '0');
+  return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes());
+}
+
+/** \`query\`: the filters after \`#messages?\`, sent to the API as they are, so it checks them. */
+async function showMessages(query, current) {
+  const chosen = new URLSearchParams(query || '');
+  const sent = new URLSearchParams();
+  for (const name of MESSAGE_FILTERS) if (chosen.get(name)) sent.set(name, chosen.get(name));
   const [types] = await Promise.all([eventTypes(), showAppName(current)]);
-  const filter = $('select', { name: 'eventType' },
-    $('option', { value: '' }, 'All event types'),
+  const type = sent.get('event_types') || '';
+  const eventType = $('select', { name: 'eventType' },
+    $('option', { value: '' }, 'All'),
     ...[...new Set([...types, ...(type ? [type] : [])])].map((name) => $('option', { value: name }, name)));
-  filter.value = type || '';
-  filter.addEventListener('change', () => {
-    refocusFilter = true;
-    location.hash = filter.value ? 'messages=' + enc(filter.value) : 'messages';
+  eventType.value = type;
+  const text = (name) => $('input', { type: 'text', name, size: '14', placeholder: 'any' });
+  const channel = text('channel');
+  const tag = text('tag');
+  channel.value = sent.get('channel') || '';
+  tag.value = sent.get('tag') || '';
+  const before = $('input', { type: 'datetime-local', name: 'before' });
+  before.value = localInput(sent.get('before'));
+  const filters = $('form', { class: 'actions filters' },
+    $('label', {}, 'Event type ', eventType), $('label', {}, 'Channel ', channel), $('label', {}, 'Tag ', tag),
+    $('label', {}, 'Sent before ', before), $('button', { type: 'submit' }, 'Show'));
+  filters.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const next = new URLSearchParams();
+    if (eventType.value) next.set('event_types', eventType.value);
+    if (channel.value.trim()) next.set('channel', channel.value.trim());
+    if (tag.value.trim()) next.set('tag', tag.value.trim());
+    if (before.value) next.set('before', new Date(before.value).toISOString());
+    location.hash = 'messages' + (String(next) ? '?' + next : '');
   });
-  const list = pagedTable(appPath() + '/msg?with_content=false' + (type ? '&event_types=' + enc(type) : ''),
+  const list = pagedTable(appPath() + '/msg?with_content=false' + (String(sent) ? '&' + sent : ''),
     ['Time', 'Event type', 'Event id', 'Message'], (m) =>
       $('tr', { 'data-message': m.id },
         $('td', {}, when(m.timestamp)),
         $('td', {}, m.eventType),
         $('td', {}, m.eventId || ''),
         $('td', {}, $('a', { href: '#message=' + enc(m.id) }, m.id))),
-    type ? 'No messages of this event type.' : 'No messages yet.');
+    String(sent) ? 'No messages match these filters.' : 'No messages yet.');
   await list.load();
   if (!current()) return;
   const wanted = $('input', { type: 'search', name: 'find', required: '', maxlength: '256', placeholder: 'msg_… or your event id' });
@@ -35,10 +64,7 @@ async function showMessages(type, current) {
     if (new RegExp('^' + ID + '$').test(value)) location.hash = 'message=' + value;
     else notice("An id or event id is letters, digits, '-', '_' and '.' (not . or ..), at most 256.", 'error');
   });
-  draw($('h2', {}, 'Messages'), find, $('div', { class: 'actions' }, $('label', {}, 'Show ', filter)), list.box);
-  // Drawn anew by its own change: the keyboard stays on it, to go on choosing.
-  if (refocusFilter) filter.focus();
-  refocusFilter = false;
+  draw($('h2', {}, 'Messages'), find, filters, list.box);
 }
 
 async function showMessage(id, current) {

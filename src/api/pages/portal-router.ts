@@ -23,7 +23,7 @@ const ID = '((?!\\\\.\\\\.?$)[A-Za-z0-9_.-]{1,256})';
 const VIEWS = [
   { pattern: new RegExp('^#endpoint=' + ID + '$'), show: showEndpoint, nav: '#', back: ['#', '← All endpoints'] },
   { pattern: new RegExp('^#message=' + ID + '$'), show: showMessage, nav: '#messages', back: ['#messages', '← All messages'] },
-  { pattern: /^#messages(?:=([A-Za-z0-9_.-]{1,256}))?$/, show: showMessages, nav: '#messages' },
+  { pattern: /^#messages(?:\\?([^#]*))?$/, show: showMessages, nav: '#messages', back: ['#messages', '← All messages'] },
   { pattern: /^#?$/, show: (_, current) => showEndpoints(current), nav: '#' },
 ];
 
