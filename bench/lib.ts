@@ -49,12 +49,17 @@ export interface Child {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs a TypeScript file (through tsx's loader) or a JavaScript one (the compiled CLI) as a child process, node's flags before it. */
-export function spawnChild(args: string[], env: Record<string, string> = {}): Child {
-  // The script is the first argument that is not a node flag (--cpu-prof, --trace-gc go before it).
-  const script = args.find((arg) => !arg.startsWith('-'));
-  const loader = script?.endsWith('.ts') ? ['--import', TSX_LOADER] : [];
-  const proc = spawn(process.execPath, [...loader, ...args], {
+/**
+ * Runs a script (`args[0]`, then its arguments), TypeScript through tsx's loader or JavaScript (the
+ * compiled CLI), as a child process, with node's own flags (--cpu-prof, --trace-gc) before it.
+ */
+export function spawnChild(
+  args: string[],
+  env: Record<string, string> = {},
+  nodeFlags: string[] = [],
+): Child {
+  const loader = args[0]?.endsWith('.ts') ? ['--import', TSX_LOADER] : [];
+  const proc = spawn(process.execPath, [...nodeFlags, ...loader, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

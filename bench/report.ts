@@ -267,7 +267,7 @@ export function renderMarkdown(r: BenchReport): string {
   const lines = [
     `Run ${r.when} on ${r.machine}; ${fmt(r.messages)} messages of ${r.payloadBytes} bytes, one local receiver.` +
       (r.courierCompiled === false
-        ? ' Courier ran its TypeScript sources through tsx (dist/ was older than src/ as the run began): its memory and CPU are not those of the compiled CLI.'
+        ? ' Courier ran its TypeScript sources through tsx (dist/ was older than src/, or absent, as the run began): its memory and CPU are not those of the compiled CLI.'
         : ''),
     '',
     '| System | deliveries/s | note |',

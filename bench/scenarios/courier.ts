@@ -108,7 +108,7 @@ export async function startWorkers(
   { nodeFlags = [], cli = courierCli().path }: WorkerCommand = {},
 ) {
   const workers = Array.from({ length: count }, () =>
-    spawnChild([...nodeFlags, cli, 'worker'], { ...workerEnv(schema), COURIER_LOG_LEVEL: 'info', ...env }),
+    spawnChild([cli, 'worker'], { ...workerEnv(schema), COURIER_LOG_LEVEL: 'info', ...env }, nodeFlags),
   );
   await Promise.all(
     workers.map((w) =>

@@ -4,7 +4,7 @@
  * resends it; sets and removes an endpoint's headers (a credential never shown again) and its rate
  * limit. The set-up and the checks after each test are in portal-harness.ts.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createEndpoint, publishMessage } from '../e2e/support.ts';
 import {
   api,
@@ -18,6 +18,7 @@ import {
   receiver,
   refusals,
   requested,
+  type Tab,
   usePortal,
 } from './portal-harness.ts';
 
@@ -31,6 +32,10 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
   it('lists the messages newest first, by event type, and opens one with its payload, endpoints and attempts', async () => {
     const ok = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
     const failing = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
+    // Its retries would fall due in a later test that moves the shared clock, however this one ends.
+    onTestFinished(async () => {
+      await api.request('DELETE', `/api/v1/app/${appId}/endpoint/${failing.id}`);
+    });
     const payload = { invoice: 'in_1', amount: 500, note: '<b>paid</b>' };
     const paid = await publishMessage(api, appId, { eventType: 'invoice.paid', eventId: 'evt-1', payload });
     api.clock.advance(1_000);
@@ -108,8 +113,6 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     await expect
       .poll(() => page.locator('p.stats').textContent())
       .toBe('Messages of the last 28 days: 0 delivered, 2 pending, 0 sending, 0 failed.');
-    // Its retries would fall due in a later test that moves the shared clock.
-    expect((await api.request('DELETE', `/api/v1/app/${appId}/endpoint/${failing.id}`)).status).toBe(204);
   });
 
   it('finds a message by its event id or id, and refuses what cannot be one', async () => {
@@ -164,10 +167,20 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
       await page.fill('form.filters input[name=channel]', fields.channel ?? '');
       await page.fill('form.filters input[name=tag]', fields.tag ?? '');
       await page.fill('form.filters input[name=before]', fields.before ?? '');
+      const drawn = await page.$('form.filters');
       await page.click('form.filters button[type=submit]');
+      // Until the view is drawn anew, the old form (with what was typed) is still the one on show.
+      await page.waitForFunction((form) => !(form as unknown as { isConnected: boolean }).isConnected, drawn);
     };
     await show({ channel: 'eu' });
     await expect.poll(() => rowIds(messageRows())).toEqual([other, early]);
+    // The list drawn anew leaves the keyboard on Show; the same filters again read it anew.
+    expect(
+      await page.evaluate(() => (globalThis as unknown as Tab).document.activeElement?.textContent),
+    ).toBe('Show');
+    const newer = await publishMessage(api, appId, { eventType: 'user.created', channels: ['eu'] });
+    await show({ channel: 'eu' });
+    await expect.poll(() => rowIds(messageRows())).toEqual([newer, other, early]);
     await show({ channel: 'eu', tag: 'vip' });
     await expect.poll(() => rowIds(messageRows())).toEqual([early]);
     expect(page.url()).toBe(`${api.url}/portal#messages?channel=eu&tag=vip`);
@@ -195,7 +208,7 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     await expect.poll(notice).toMatch(/^channel: /);
     expect(await page.locator('main').textContent()).toBe('← All messages');
     await page.click('main a');
-    await expect.poll(() => rowIds(messageRows())).toEqual([other, late, early]);
+    await expect.poll(() => rowIds(messageRows())).toEqual([newer, other, late, early]);
   });
 
   it('shows a message whose payload was deleted, and offers no resend', async () => {

@@ -6,6 +6,8 @@
 export const PORTAL_MESSAGES = `
 /** The list's filters the # keeps (so a reload shows the same list): the API's own query parameters. */
 const MESSAGE_FILTERS = ['event_types', 'channel', 'tag', 'before'];
+// Set by the filters' submit: the list drawn anew leaves the keyboard on its Show button.
+let refocusFilters = false;
 /** An instant as a datetime-local input shows it: the browser's local time, to the minute. */
 function localInput(iso) {
   const d = new Date(iso || '');
@@ -42,7 +44,11 @@ async function showMessages(query, current) {
     if (channel.value.trim()) next.set('channel', channel.value.trim());
     if (tag.value.trim()) next.set('tag', tag.value.trim());
     if (before.value) next.set('before', new Date(before.value).toISOString());
-    location.hash = 'messages' + (String(next) ? '?' + next : '');
+    const hash = '#messages' + (String(next) ? '?' + next : '');
+    refocusFilters = true;
+    // The same filters again change no #: the list is read anew all the same.
+    if (location.hash === hash) route();
+    else location.hash = hash;
   });
   const list = pagedTable(appPath() + '/msg?with_content=false' + (String(sent) ? '&' + sent : ''),
     ['Time', 'Event type', 'Event id', 'Message'], (m) =>
@@ -65,6 +71,8 @@ async function showMessages(query, current) {
     else notice("An id or event id is letters, digits, '-', '_' and '.' (not . or ..), at most 256.", 'error');
   });
   draw($('h2', {}, 'Messages'), find, filters, list.box);
+  if (refocusFilters) filters.querySelector('button').focus();
+  refocusFilters = false;
 }
 
 async function showMessage(id, current) {
