@@ -16,7 +16,14 @@
 import { parseArgs } from 'node:util';
 import { buildDist } from '../scripts/build.ts';
 import { type CpuPerDelivery, startCpuSampler } from './cpu.ts';
-import { analyzeSchema, type BenchReceiver, COURIER_PROCESS, courierCli, startReceiver } from './lib.ts';
+import {
+  analyzeSchema,
+  type BenchReceiver,
+  COURIER_PROCESS,
+  cliWording,
+  courierCli,
+  startReceiver,
+} from './lib.ts';
 import { fieldMedians, median } from './report.ts';
 import { publishMany, setupCourier, startWorkers, type WorkerCommand } from './scenarios/courier.ts';
 import { courierLatency } from './scenarios/latency.ts';
@@ -193,9 +200,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   buildDist();
   // Taken now, after the build, for every drain of the base (a variant's own cli decides at each start).
-  process.stdout.write(
-    `Courier's CLI: ${courierCli().compiled ? 'compiled (dist/)' : 'its sources through tsx'}\n`,
-  );
+  process.stdout.write(`Courier's CLI: ${cliWording(courierCli())}\n`);
   await runAb(variants, {
     messages,
     rounds,

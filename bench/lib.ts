@@ -37,6 +37,11 @@ export function pinnedCliEntry(root: string): () => CliEntry {
  * it first), else its sources through tsx.
  */
 export const courierCli = pinnedCliEntry(fileURLToPath(new URL('..', import.meta.url)));
+/** How a report or a log names the entry a run took. */
+export const cliWording = (entry: CliEntry): string =>
+  entry.compiled
+    ? 'compiled (dist/)'
+    : 'its TypeScript sources through tsx (dist/ older than src/, or absent)';
 /** Courier's processes by command line, for CPU per delivery: this checkout's entry, or another's bin/courier.js (bench:ab). */
 export const COURIER_PROCESS = /bin\/courier\.js|dist\/cli\/main\.js|src\/cli\/main\.ts/;
 

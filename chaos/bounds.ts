@@ -9,6 +9,7 @@
 import { createServer } from 'node:net';
 import {
   analyzeSchema,
+  cliWording,
   courierCli,
   payload,
   peakRssMiB,
@@ -219,7 +220,7 @@ const peaks = memory
 process.stdout.write(`
 | Check | Figure |
 |---|---|
-| Courier's CLI | ${cli.compiled ? 'compiled (dist/)' : 'its TypeScript sources through tsx (dist/ older than src/ or absent)'} |
+| Courier's CLI | ${cliWording(cli)} |
 | Healthy endpoints alone | latency p50 ${baseline.p50.toFixed(1)} ms, p99 ${baseline.p99.toFixed(1)} ms (500 messages, 20 endpoints) |
 | Beside a dead endpoint with 2,000 queued | latency p50 ${isolated.p50.toFixed(1)} ms, p99 ${isolated.p99.toFixed(1)} ms |
 | ${DUE.toLocaleString('en-US')} deliveries due at once | worker peak RSS so far, at ${peaks} |

@@ -1,16 +1,9 @@
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COURIER_PROCESS, peakRssMiB, pinnedCliEntry, spawnChild, waitFor } from '../../bench/lib.ts';
+import { touch } from '../support/files.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'courier-bench-lib-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -49,13 +42,6 @@ describe.runIf(process.platform === 'linux')('bench child processes', () => {
 });
 
 describe("a run's Courier CLI", () => {
-  /** A file (and its directories) at `atSec`, as the build and an edit leave them. */
-  function touch(path: string, atSec: number): void {
-    mkdirSync(join(path, '..'), { recursive: true });
-    writeFileSync(path, '');
-    utimesSync(path, atSec, atSec);
-  }
-
   it('stays the one chosen at its first use, though a source is edited meanwhile', () => {
     const root = mkdtempSync(join(dir, 'checkout-'));
     touch(join(root, 'src/cli/main.ts'), 1_000);

@@ -1,16 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cliEntry } from '../../bin/entry.js';
+import { touch } from '../support/files.ts';
 
 let root: string;
-
-function touch(path: string, atSec: number): void {
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, '');
-  utimesSync(path, atSec, atSec);
-}
 
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), 'courier-entry-'));
