@@ -75,7 +75,7 @@ allow(
   `POST ${ENDPOINT}/send-example`,
   `POST ${APP}/msg/:msg_id/endpoint/:endpoint_id/resend`,
 );
-allowGlobal([], 'POST /api/v1/auth/logout');
+allowGlobal([], 'POST /api/v1/auth/logout', 'GET /api/v1/auth/session');
 
 /** The event types' feature flags the request's token sees; undefined for the admin token, who sees them all. */
 export const flagsOf = (request: FastifyRequest): readonly string[] | undefined =>

@@ -74,6 +74,7 @@ export function authenticator(db: Database, config: Config, clock: Clock): Authe
         appId: found.appId,
         capabilities: new Set(found.capabilities),
         featureFlags: found.featureFlags,
+        expiresAt: found.expiresAt,
       };
     }
     if (configured) return null;

@@ -47,6 +47,8 @@ export interface AppPrincipal {
   capabilities: ReadonlySet<string>;
   /** The event types' feature flags it sees: one with flags is shown only when it holds one. */
   featureFlags: readonly string[];
+  /** When it stops working, ms since the epoch. */
+  expiresAt: number;
 }
 
 declare module 'fastify' {

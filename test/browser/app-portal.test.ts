@@ -20,6 +20,7 @@ import {
   refusals,
   requested,
   usePortal,
+  withoutSessionRoute,
 } from './portal-harness.ts';
 
 describe('app portal in Chromium', () => {
@@ -269,7 +270,12 @@ describe('app portal in Chromium', () => {
 
   it("shows the API's refusals and changes nothing", async () => {
     for (const status of [401, 403, 422]) refusals.add(status);
+    // A read-only token is offered no form (app-portal-capabilities.test.ts); from an earlier
+    // release's API, which does not say what the token may do, it is, and the API refuses.
+    await withoutSessionRoute();
     await openPortal({ readOnly: true });
+    // Nor does it say when the link ends.
+    expect(await page.locator('#expires').textContent()).toBe('');
     await page.fill('input[name=url]', 'https://hooks.example.com/in');
     await page.click('form button[type=submit]');
     await expect.poll(notice).toBe('This token lacks the capability this route needs: ManageEndpoint');

@@ -116,6 +116,20 @@ export async function openPortal(body: Record<string, unknown> = {}, app = appId
   expect(await page.locator('#app-name').textContent()).toBe(name);
   return access.body.token as string;
 }
+/**
+ * The page as an earlier release's API serves it during a rolling upgrade: without the route that
+ * says what the token may do (404), so the page offers every action and the API alone refuses.
+ */
+export async function withoutSessionRoute(): Promise<void> {
+  refusals.add(404);
+  await page.route('**/api/v1/auth/session', (route) =>
+    route.fulfill({
+      status: 404,
+      contentType: 'application/json',
+      body: '{"code":"not_found","detail":"Not Found"}',
+    }),
+  );
+}
 export const notice = () => page.locator('#notice').textContent();
 export const openEndpoint = async (id: string) => {
   await page.locator(`tr[data-endpoint="${id}"] a`).click();

@@ -4,6 +4,7 @@
  */
 import { ApiException, AppPortalCapability, Svix } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CAPABILITIES } from '../../src/api/app-capabilities.ts';
 import { capabilitiesFor, OPEN_ROUTES } from '../../src/api/app-token-access.ts';
 import { ensureAdminToken } from '../../src/api/auth.ts';
 import { routesOf } from '../../src/api/server.ts';
@@ -151,6 +152,34 @@ describe('app portal access tokens', () => {
       detail:
         'This token lacks the capability this route needs: ViewEndpointSecret or ManageEndpointSecret or ManageEndpoint',
     });
+  });
+
+  it('says what it is: its application, capabilities, flags and end; the admin token every capability', async () => {
+    const session = async (token?: string) =>
+      api.request('GET', '/api/v1/auth/session', token ? { token } : {});
+    const viewer = await tokenFor(appA, {
+      capabilities: ['ViewBase', 'CreateAttempts'],
+      featureFlags: ['beta'],
+      expiry: 7200,
+    });
+    const made = api.clock.now();
+    const own = await session(viewer);
+    expect(own.status).toBe(200);
+    // Not its feature flags: a flag may name a plan or another customer.
+    expect(own.body).toEqual({
+      kind: 'application',
+      appId: appA,
+      capabilities: ['ViewBase', 'CreateAttempts'],
+      expiresAt: new Date(made + 7200_000).toISOString(),
+    });
+    expect((await session(await tokenFor(appA, { readOnly: true }))).body.capabilities).toEqual(['ViewBase']);
+    expect((await session(await tokenFor(appA))).body.capabilities).toEqual([...CAPABILITIES]);
+    const admin = (await session()).body;
+    expect(admin).toEqual({ kind: 'admin', appId: null, capabilities: [...CAPABILITIES], expiresAt: null });
+    // Every capability the official SDK knows.
+    expect([...admin.capabilities].sort()).toEqual(Object.values(AppPortalCapability).sort());
+    api.clock.advance(7200_000);
+    expect((await session(viewer)).status).toBe(401);
   });
 
   it('refuses bad requests with the field named', async () => {

@@ -4,12 +4,15 @@
  */
 import { createHash } from 'node:crypto';
 
-/** `$(tag, attrs, ...children)`: builds elements; text is always text, never parsed as HTML. */
+/**
+ * `$(tag, attrs, ...children)`: builds elements; text is always text, never parsed as HTML; a child
+ * left out (null, undefined or false, as in `allowed && button`) is skipped.
+ */
 export const DOM_HELPER = `
 const $ = (tag, attrs = {}, ...kids) => {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) k === 'class' ? (el.className = v) : el.setAttribute(k, v);
-  for (const kid of kids) if (kid != null) el.append(kid instanceof Node ? kid : String(kid));
+  for (const kid of kids) if (kid != null && kid !== false) el.append(kid instanceof Node ? kid : String(kid));
   return el;
 };
 `;

@@ -1,11 +1,11 @@
 /**
  * The app portal's messages log: the application's messages, newest first, by event type, channel,
- * tag and time, and a form that finds one by its id or event id; and one message with its payload,
+ * tag and time range, and a form that finds one by its id or event id; and one message with its payload,
  * where it stands at each endpoint (with a resend) and its attempts.
  */
 export const PORTAL_MESSAGES = `
 /** The list's filters the # keeps (so a reload shows the same list): the API's own query parameters. */
-const MESSAGE_FILTERS = ['event_types', 'channel', 'tag', 'before'];
+const MESSAGE_FILTERS = ['event_types', 'channel', 'tag', 'after', 'before'];
 // Set by the filters' submit: the list drawn anew leaves the keyboard on its Show button.
 let refocusFilters = false;
 /** An instant as a datetime-local input shows it: the browser's local time, to the minute. */
@@ -32,18 +32,25 @@ async function showMessages(query, current) {
   const tag = text('tag');
   channel.value = sent.get('channel') || '';
   tag.value = sent.get('tag') || '';
-  const before = $('input', { type: 'datetime-local', name: 'before' });
-  before.value = localInput(sent.get('before'));
+  const time = (name) => {
+    const input = $('input', { type: 'datetime-local', name });
+    input.value = localInput(sent.get(name));
+    return input;
+  };
+  const after = time('after');
+  const before = time('before');
   const filters = $('form', { class: 'actions filters' },
     $('label', {}, 'Event type ', eventType), $('label', {}, 'Channel ', channel), $('label', {}, 'Tag ', tag),
-    $('label', {}, 'Sent before ', before), $('button', { type: 'submit' }, 'Show'));
+    $('label', {}, 'Sent after ', after), $('label', {}, 'and before ', before), $('button', { type: 'submit' }, 'Show'));
   filters.addEventListener('submit', (event) => {
     event.preventDefault();
     const next = new URLSearchParams();
     if (eventType.value) next.set('event_types', eventType.value);
     if (channel.value.trim()) next.set('channel', channel.value.trim());
     if (tag.value.trim()) next.set('tag', tag.value.trim());
-    if (before.value) next.set('before', new Date(before.value).toISOString());
+    for (const input of [after, before]) if (input.value) next.set(input.name, new Date(input.value).toISOString());
+    // A refusal of the filters before stays no longer than they do.
+    notice('', '');
     const hash = '#messages' + (String(next) ? '?' + next : '');
     refocusFilters = true;
     // The same filters again change no #: the list is read anew all the same.
@@ -58,7 +65,14 @@ async function showMessages(query, current) {
         $('td', {}, m.eventId || ''),
         $('td', {}, $('a', { href: '#message=' + enc(m.id) }, m.id))),
     String(sent) ? 'No messages match these filters.' : 'No messages yet.');
-  await list.load();
+  let refused = null;
+  try {
+    await list.load();
+  } catch (error) {
+    // Filters the API refuses (422): the form stays, to correct them, beside the way back to every message.
+    if (error.status !== 422) throw error;
+    refused = error;
+  }
   if (!current()) return;
   const wanted = $('input', { type: 'search', name: 'find', required: '', maxlength: '256', placeholder: 'msg_… or your event id' });
   const find = $('form', { class: 'actions find' }, $('label', {}, 'Find a message by its id or event id ', wanted),
@@ -70,7 +84,9 @@ async function showMessages(query, current) {
     if (new RegExp('^' + ID + '$').test(value)) location.hash = 'message=' + value;
     else notice("An id or event id is letters, digits, '-', '_' and '.' (not . or ..), at most 256.", 'error');
   });
-  draw($('h2', {}, 'Messages'), find, filters, list.box);
+  if (refused) notice(refused.message, 'error');
+  draw($('h2', {}, 'Messages'), find, filters,
+    refused ? $('p', { class: 'refused' }, backLink('#messages', '← All messages')) : list.box);
   if (refocusFilters) filters.querySelector('button').focus();
   refocusFilters = false;
 }

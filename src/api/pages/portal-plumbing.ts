@@ -102,8 +102,14 @@ const button = (label, onClick, attrs = {}) => {
   b.addEventListener('click', () => onClick(b));
   return b;
 };
-/** Replaces the view; a part left out (null) is skipped, not written as "null". */
-const draw = (...parts) => main.replaceChildren(...parts.filter((part) => part != null));
+/** The way back from a view that failed: taken, the failure's notice goes too. */
+function backLink(href, text) {
+  const link = $('a', { href }, text);
+  link.addEventListener('click', () => notice('', ''));
+  return link;
+}
+/** Replaces the view; a part left out (null or false) is skipped, not written as "null". */
+const draw = (...parts) => main.replaceChildren(...parts.filter((part) => part != null && part !== false));
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 
 /** A table of a list route's pages: the first at once, the next ones on "Load more". */

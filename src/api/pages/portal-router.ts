@@ -24,6 +24,7 @@ const VIEWS = [
   { pattern: new RegExp('^#endpoint=' + ID + '$'), show: showEndpoint, nav: '#', back: ['#', '← All endpoints'] },
   { pattern: new RegExp('^#message=' + ID + '$'), show: showMessage, nav: '#messages', back: ['#messages', '← All messages'] },
   { pattern: /^#messages(?:\\?([^#]*))?$/, show: showMessages, nav: '#messages', back: ['#messages', '← All messages'] },
+  { pattern: /^#event-types$/, show: (_, current) => showEventTypes(current), nav: '#event-types', back: ['#', '← All endpoints'] },
   { pattern: /^#?$/, show: (_, current) => showEndpoints(current), nav: '#' },
 ];
 
@@ -32,11 +33,12 @@ let shown = 0;
 async function route(rethrow = false) {
   const next = readSession();
   if (!next || !session || next.key !== session.key || next.app !== session.app) {
-    // Another token, or none: nothing of the previous one's view stays (its event types are
-    // cached for it alone, eventTypes()).
+    // Another token, or none: nothing of the previous one's view stays (its event types and what
+    // it may do are kept for it alone, eventTypes() and readAccess()).
     session = next;
     notice('', '');
     document.getElementById('app-name').textContent = 'Webhooks';
+    document.getElementById('expires').textContent = '';
     document.title = 'Webhooks';
     draw($('p', {}, session ? 'Loading…' : 'This page opens with the link your provider gives you; it holds your access.'));
   }
@@ -55,18 +57,24 @@ async function route(rethrow = false) {
   }
   main.setAttribute('aria-busy', 'true');
   try {
+    const { expiresAt } = await readAccess();
+    if (current()) document.getElementById('expires').textContent = expiresAt ? 'This link works until ' + when(expiresAt) : '';
     await view.show(param, current);
   } catch (error) {
     if (rethrow) throw error;
     if (current()) {
       notice(error.message, 'error');
       // Nothing stale under the message: a view gone, the way back to its list.
-      draw(view.back ? $('p', {}, $('a', { href: view.back[0] }, view.back[1])) : null);
+      draw(view.back ? $('p', {}, backLink(...view.back)) : null);
     }
   } finally {
     if (current()) main.setAttribute('aria-busy', 'false');
   }
 }
+// Leaving by the menu leaves the last view's refusal behind too.
+document.getElementById('nav').addEventListener('click', (event) => {
+  if (event.target.closest('a')) notice('', '');
+});
 window.addEventListener('hashchange', () => route());
 route();
 `;

@@ -1,6 +1,7 @@
 /**
  * The app portal's endpoint views: the endpoints with the add form, and one endpoint with its
- * actions, attempts, dead letters, custom headers and edit form. The messages log is in
+ * actions, attempts, dead letters, custom headers and edit form, each action offered only to a
+ * token that may take it (portal-access.ts). The messages log is in
  * portal-messages.ts, the router in portal-router.ts.
  */
 export const PORTAL_VIEWS = `
@@ -73,9 +74,12 @@ const attemptRow = (a, what, ...more) =>
     $('td', {}, a.attemptNumber),
     $('td', {}, a.detail, responseOf(a)),
     ...more);
-/** Sends the message to the endpoint again, with its id and body, signed afresh. */
+/**
+ * Sends the message to the endpoint again, with its id and body, signed afresh; false for a token
+ * that may not (put where $() and draw() skip it).
+ */
 const resendButton = (msgId, endpointId) =>
-  button('Resend', (b) => act(b, () => api('POST', appPath() + '/msg/' + enc(msgId) + '/endpoint/' + enc(endpointId) + '/resend'), 'Resend scheduled.'),
+  can('resend') && button('Resend', (b) => act(b, () => api('POST', appPath() + '/msg/' + enc(msgId) + '/endpoint/' + enc(endpointId) + '/resend'), 'Resend scheduled.'),
     { 'aria-label': 'Resend ' + msgId + ' to ' + endpointId });
 
 /**
@@ -98,23 +102,24 @@ function counts(id) {
 
 async function showEndpoints(current) {
   const [types] = await Promise.all([eventTypes(), showAppName(current)]);
+  const adds = can('add');
   const list = pagedTable(appPath() + '/endpoint', ['URL', 'Description', 'Status', 'Event types'], (ep) =>
     $('tr', { 'data-endpoint': ep.id },
       $('td', {}, $('a', { href: '#endpoint=' + enc(ep.id) }, ep.url)),
       $('td', {}, ep.description),
       $('td', { class: 'status ' + ep.status }, ep.status),
       $('td', {}, ep.filterTypes ? ep.filterTypes.join(', ') : 'all')),
-    'No endpoints yet: add one below.');
+    adds ? 'No endpoints yet: add one below.' : 'No endpoints yet.');
   await list.load();
   if (!current()) return;
   draw(
     $('h2', {}, 'Endpoints'), list.box,
-    $('h2', {}, 'Add an endpoint'),
-    endpointForm(types, null, async (body) => {
-      const ep = await api('POST', appPath() + '/endpoint', body);
-      location.hash = 'endpoint=' + enc(ep.id);
-      notice('Endpoint added.', 'ok');
-    }));
+    ...(adds ? [$('h2', {}, 'Add an endpoint'),
+      endpointForm(types, null, async (body) => {
+        const ep = await api('POST', appPath() + '/endpoint', body);
+        location.hash = 'endpoint=' + enc(ep.id);
+        notice('Endpoint added.', 'ok');
+      })] : []));
 }
 
 async function showEndpoint(id, current) {
@@ -122,6 +127,9 @@ async function showEndpoint(id, current) {
   // Drawn again after an action: a failure to read it back is the action's to report.
   const reload = () => route(true);
   const secret = $('code', { class: 'secret' });
+  const showSecret = async () => {
+    secret.textContent = (await api('GET', endpointPath(id) + '/secret')).key;
+  };
   // svix.ping needs no event type of its own, as in Svix's portal.
   const example = $('select', { name: 'example' },
     ...['svix.ping', ...types.filter((name) => name !== 'svix.ping')].map((name) => $('option', { value: name }, name)));
@@ -130,6 +138,7 @@ async function showEndpoint(id, current) {
       attemptRow(a, $('a', { href: '#message=' + enc(a.msgId) }, a.msg ? a.msg.eventType : a.msgId),
         $('td', {}, a.msg && a.msg.expungedAt ? '' : resendButton(a.msgId, id))),
     'No attempts yet.');
+  const replays = can('replay');
   const replayed = (answer) =>
     answer.replayed ? answer.replayed + ' scheduled again.' : 'Nothing to replay: no dead letter with a payload left.';
   const dead = pagedTable(endpointPath(id) + '/dead-letter', ['Message', 'Attempts', 'Last error', 'Since', ''], (d) =>
@@ -138,7 +147,7 @@ async function showEndpoint(id, current) {
       $('td', {}, d.attempts),
       $('td', {}, d.lastError || ''),
       $('td', {}, when(d.updatedAt)),
-      $('td', {}, d.payloadExpunged ? 'payload deleted: cannot be sent again' : button('Replay', (b) => act(b, async () => {
+      $('td', {}, d.payloadExpunged ? 'payload deleted: cannot be sent again' : replays && button('Replay', (b) => act(b, async () => {
         const answer = await api('POST', endpointPath(id) + '/dead-letter/replay', { deliveryIds: [d.deliveryId] });
         await reload();
         return answer;
@@ -154,14 +163,19 @@ async function showEndpoint(id, current) {
     $('p', { class: 'status ' + ep.status }, ep.status + (ep.disabledReason ? ': ' + ep.disabledReason : '')),
     counts(id),
     $('div', { class: 'actions' },
-      button(paused ? 'Resume' : 'Pause', (b) => act(b, async () => {
+      can('pause') && button(paused ? 'Resume' : 'Pause', (b) => act(b, async () => {
         await api('POST', endpointPath(id) + (paused ? '/resume' : '/pause'));
         await reload();
       }, paused ? 'Endpoint resumed.' : 'Endpoint paused.')),
-      button('Show signing secret', (b) => act(b, async () => {
-        secret.textContent = (await api('GET', endpointPath(id) + '/secret')).key;
-      })),
-      button('Delete', (b) => {
+      can('secret') && button('Show signing secret', (b) => act(b, showSecret)),
+      can('rotate') && button('Rotate signing secret', (b) => {
+        if (!confirm('Rotate the signing secret? A new one signs from now on; the current one signs too for ' + GRACE + ', so your receiver can switch without failures.')) return;
+        act(b, async () => {
+          await api('POST', endpointPath(id) + '/secret/rotate', {});
+          await showSecret();
+        }, 'Signing secret rotated: the previous one signs too for ' + GRACE + '.');
+      }),
+      can('remove') && button('Delete', (b) => {
         if (!confirm('Delete the endpoint ' + ep.url + '? Its messages will no longer be sent to it.')) return;
         act(b, async () => {
           await api('DELETE', endpointPath(id));
@@ -169,17 +183,17 @@ async function showEndpoint(id, current) {
         }, 'Endpoint deleted.');
       }, { class: 'danger' })),
     secret,
-    $('div', { class: 'actions' }, 'Send an example event: ', example,
+    can('example') && $('div', { class: 'actions' }, 'Send an example event: ', example,
       button('Send', (b) => act(b, () => api('POST', endpointPath(id) + '/send-example', { eventType: example.value }), 'Example sent.'))),
     $('h3', {}, 'Attempts'), button('Refresh', (b) => act(b, reload)), attempts.box,
     $('h3', {}, 'Dead letters'),
-    button('Replay all', (b) => act(b, async () => {
+    replays && button('Replay all', (b) => act(b, async () => {
       const answer = await api('POST', endpointPath(id) + '/dead-letter/replay', {});
       await reload();
       return answer;
     }, replayed)), dead.box,
-    headersEditor(id),
-    $('details', { class: 'edit' }, $('summary', {}, 'Edit'), endpointForm(types, ep, async (body) => {
+    can('headers') && headersEditor(id),
+    can('edit') && $('details', { class: 'edit' }, $('summary', {}, 'Edit'), endpointForm(types, ep, async (body) => {
       // An unchanged URL is left out: it is checked again only when it changes. An unchanged rate
       // too: sent back as read, it would undo what the operator changed meanwhile.
       if (body.url === ep.url) delete body.url;

@@ -8,7 +8,12 @@ import { forbidden } from '../app-token-access.ts';
 import { generateAppToken } from '../auth.ts';
 import { fieldError } from '../errors.ts';
 import { requireApp } from '../lookup.ts';
-import { ApplicationTokenExpireIn, AppPortalAccessIn, AppPortalAccessOut } from '../schemas/auth.ts';
+import {
+  ApplicationTokenExpireIn,
+  AppPortalAccessIn,
+  AppPortalAccessOut,
+  TokenSessionOut,
+} from '../schemas/auth.ts';
 import { NoContent } from '../schemas/common.ts';
 import type { Api, ApiDeps } from '../types.ts';
 import { AppParams } from './messages.ts';
@@ -149,6 +154,38 @@ export function appPortalAccessRoutes(app: Api, deps: ApiDeps): void {
         throw forbidden("Only an application's token logs out; this is an admin token");
       await deleteAppToken(db, principal.tokenId);
       return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    `${BASE}/session`,
+    {
+      schema: {
+        tags,
+        summary: 'What this token is (Courier extension)',
+        description:
+          'Courier extension. The token this request is made with: its application, capabilities and when it ends ' +
+          '(the app portal offers only what the token may do); for the admin token, every capability. Its feature ' +
+          'flags are not told: a flag may name a plan or another customer.',
+        response: { 200: TokenSessionOut },
+      },
+    },
+    async (request) => {
+      const principal = request.principal!;
+      if (principal.kind !== 'app') {
+        return {
+          kind: 'admin' as const,
+          appId: null,
+          capabilities: [...CAPABILITIES],
+          expiresAt: null,
+        };
+      }
+      return {
+        kind: 'application' as const,
+        appId: principal.appId,
+        capabilities: CAPABILITIES.filter((c) => principal.capabilities.has(c)),
+        expiresAt: new Date(principal.expiresAt).toISOString(),
+      };
     },
   );
 }

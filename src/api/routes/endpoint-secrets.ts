@@ -5,10 +5,8 @@ import { normalizeSecret } from '../endpoint-input.ts';
 import { APP_ENDPOINT, type EndpointScope, OPERATIONAL_ENDPOINT } from '../endpoint-scope.ts';
 import { limitReached } from '../errors.ts';
 import { NoContent } from '../schemas/common.ts';
-import { EndpointSecretOut, EndpointSecretRotateIn } from '../schemas/endpoints.ts';
+import { DEFAULT_GRACE_S, EndpointSecretOut, EndpointSecretRotateIn } from '../schemas/endpoints.ts';
 import type { Api, ApiDeps } from '../types.ts';
-
-const DEFAULT_GRACE_S = 24 * 3600;
 
 const secretRoutes = (scope: EndpointScope) => (app: Api, deps: ApiDeps) => {
   const { db, clock } = deps;

@@ -82,3 +82,24 @@ export const ApplicationTokenExpireIn = Type.Object(
   },
   { title: 'ApplicationTokenExpireIn' },
 );
+
+export const TokenSessionOut = Type.Object(
+  {
+    kind: StringEnum(['admin', 'application'] as const, {
+      description: "admin: the whole API; application: an application's token (app portal access).",
+    }),
+    appId: Nullable(
+      Type.String({ description: "The application's id an application's token opens; null for admin." }),
+    ),
+    capabilities: Type.Array(StringEnum(CAPABILITIES), {
+      description: "What the token may do: an application's token's own, every one for admin.",
+    }),
+    expiresAt: Nullable(
+      Type.String({
+        format: 'date-time',
+        description: "When an application's token stops working; null for admin.",
+      }),
+    ),
+  },
+  { title: 'TokenSessionOut' },
+);

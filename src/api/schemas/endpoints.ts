@@ -183,6 +183,9 @@ export function endpointOut(e: Endpoint) {
 }
 
 export const EndpointSecretOut = Type.Object({ key: Type.String() }, { title: 'EndpointSecretOut' });
+/** How long a rotated secret's predecessor keeps signing unless the rotation says otherwise. */
+export const DEFAULT_GRACE_S = 24 * 3600;
+
 export const EndpointSecretRotateIn = Nullable(
   Type.Object(
     {
@@ -192,7 +195,7 @@ export const EndpointSecretRotateIn = Nullable(
           Type.Integer({
             minimum: 0,
             maximum: 30 * 86_400,
-            description: 'Courier extension: how long the previous secret keeps signing too (default 24 h).',
+            description: `Courier extension: how long the previous secret keeps signing too (default ${DEFAULT_GRACE_S / 3600} h).`,
           }),
         ),
       ),

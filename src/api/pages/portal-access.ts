@@ -1,0 +1,61 @@
+/**
+ * What the app portal's token may do: each action's capabilities come from the API's own rule
+ * table (app-token-access.ts) as the page is built, and the token's own from GET /auth/session,
+ * read at each navigation (an operator's expire-all may have moved its end meanwhile), so the views
+ * offer only what the API would allow.
+ */
+import { capabilitiesFor } from '../app-token-access.ts';
+import { DEFAULT_GRACE_S } from '../schemas/endpoints.ts';
+
+const APP = '/api/v1/app/:app_id';
+const ENDPOINT = `${APP}/endpoint/:endpoint_id`;
+
+/** The capabilities of which one opens the route; a route missing from the table fails the build. */
+function needs(method: string, route: string): readonly string[] {
+  const capabilities = capabilitiesFor(method, route);
+  if (!capabilities) throw new Error(`${method} ${route} is not open to an application's token`);
+  return capabilities;
+}
+
+/** The page's actions by the route each calls. */
+const NEEDS = {
+  add: needs('POST', `${APP}/endpoint`),
+  edit: needs('PATCH', ENDPOINT),
+  pause: needs('POST', `${ENDPOINT}/pause`),
+  remove: needs('DELETE', ENDPOINT),
+  headers: needs('GET', `${ENDPOINT}/headers`),
+  secret: needs('GET', `${ENDPOINT}/secret`),
+  rotate: needs('POST', `${ENDPOINT}/secret/rotate`),
+  example: needs('POST', `${ENDPOINT}/send-example`),
+  resend: needs('POST', `${APP}/msg/:msg_id/endpoint/:endpoint_id/resend`),
+  replay: needs('POST', `${ENDPOINT}/dead-letter/replay`),
+};
+
+export const PORTAL_ACCESS = `
+const NEEDS = ${JSON.stringify(NEEDS)};
+/** How long a rotated secret's predecessor still signs, as the API rotates by default. */
+const GRACE = '${DEFAULT_GRACE_S / 3600} hours';
+// Each token's answer, kept with the session it is for: one token's never decides for another's.
+const granted = new WeakMap();
+/**
+ * The token's capabilities and end; an earlier release's API without the route (404, during a
+ * rolling upgrade) says neither, and every action is offered, the API still refusing what the
+ * token may not do.
+ */
+async function readAccess() {
+  const as = session;
+  let answer = { capabilities: null, expiresAt: null };
+  try {
+    answer = await api('GET', '/auth/session', undefined, as);
+  } catch (error) {
+    if (error.status !== 404) throw error;
+  }
+  granted.set(as, answer);
+  return answer;
+}
+/** Whether the token may take the action (a key of NEEDS); not known: yes, and the API decides. */
+function can(action) {
+  const answer = granted.get(session);
+  return !answer || !answer.capabilities || NEEDS[action].some((name) => answer.capabilities.includes(name));
+}
+`;

@@ -1,0 +1,86 @@
+/**
+ * The app portal's event catalogue in a real browser: the event types the token sees, with their
+ * descriptions, the latest version's schema and its example. The set-up and the checks after each
+ * test are in portal-harness.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { api, openPortal, page, usePortal } from './portal-harness.ts';
+
+describe('app portal in Chromium: the event catalogue', () => {
+  usePortal();
+
+  const rows = () => page.locator('tr[data-event-type]');
+  const openCatalogue = async () => {
+    await page.click('#nav a:has-text("Event types")');
+    await rows().first().waitFor();
+  };
+
+  it('lists the event types this token sees, with the latest schema and its example', async () => {
+    const type = (body: Record<string, unknown>) => api.request('POST', '/api/v1/event-type', { body });
+    const schema = (version: number) => ({
+      type: 'object',
+      title: `v${version}`,
+      properties: { amount: { type: 'integer' } },
+      examples: [{ amount: version * 100 }],
+    });
+    expect(
+      (
+        await type({
+          name: 'order.shipped',
+          description: 'An order <i>left</i>',
+          schemas: { 1: schema(1), 2: schema(2) },
+        })
+      ).status,
+    ).toBe(201);
+    expect((await type({ name: 'order.legacy', description: 'old', deprecated: true })).status).toBe(201);
+    expect((await type({ name: 'beta.thing', description: 'beta', featureFlags: ['beta'] })).status).toBe(
+      201,
+    );
+    expect((await type({ name: 'gone.type', description: 'archived', archived: true })).status).toBe(201);
+    // A version that is no schema at all is passed over, and one without examples shows none.
+    const odd = await type({
+      name: 'odd.type',
+      description: 'odd',
+      schemas: { 1: { type: 'object' }, 2: null },
+    });
+    expect(odd.status, odd.text).toBe(201);
+    await openPortal();
+    await openCatalogue();
+    expect(await page.locator('#nav a[aria-current=page]').textContent()).toBe('Event types');
+    // Those the harness makes too; the flagged one hidden from a token without its flag, the archived one from all.
+    expect(await rows().evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-event-type')))).toEqual([
+      'invoice.paid',
+      'odd.type',
+      'order.legacy',
+      'order.shipped',
+      'user.created',
+    ]);
+    const shipped = page.locator('tr[data-event-type="order.shipped"] td');
+    expect(await shipped.nth(1).textContent()).toBe('An order <i>left</i>');
+    expect(await page.locator('tr[data-event-type="order.legacy"] td').first().textContent()).toBe(
+      'order.legacy (deprecated)',
+    );
+    expect(await page.locator('tr[data-event-type="order.legacy"] td').last().textContent()).toBe(
+      'none given',
+    );
+    await shipped.locator('summary').click();
+    expect(await shipped.locator('summary').textContent()).toBe('Version 2');
+    expect(JSON.parse((await shipped.locator('pre.example').textContent()) ?? '')).toEqual({ amount: 200 });
+    expect(JSON.parse((await shipped.locator('pre.json-schema').textContent()) ?? '')).toEqual(schema(2));
+    const oddCell = page.locator('tr[data-event-type="odd.type"] td').last();
+    await oddCell.locator('summary').click();
+    expect(await oddCell.locator('summary').textContent()).toBe('Version 1');
+    expect(await oddCell.locator('pre.example').count()).toBe(0);
+    expect(JSON.parse((await oddCell.locator('pre.json-schema').textContent()) ?? '')).toEqual({
+      type: 'object',
+    });
+
+    // A token with the flag sees the flagged type; a reload keeps the view.
+    await openPortal({ featureFlags: ['beta'] });
+    await openCatalogue();
+    expect(await page.locator('tr[data-event-type="beta.thing"]').count()).toBe(1);
+    await page.reload();
+    await rows().first().waitFor();
+    expect(await rows().count()).toBe(6);
+  });
+});
