@@ -122,6 +122,9 @@ async function showEndpoints(current) {
       })] : []));
 }
 
+/** The result an endpoint's attempts are shown by ('': all, '0': succeeded, '2': failed), and for which endpoint. */
+let attemptResult = { endpoint: null, status: '' };
+
 async function showEndpoint(id, current) {
   const [ep, types] = await Promise.all([api('GET', endpointPath(id)), eventTypes(), showAppName(current)]);
   // Drawn again after an action: a failure to read it back is the action's to report.
@@ -133,11 +136,27 @@ async function showEndpoint(id, current) {
   // svix.ping needs no event type of its own, as in Svix's portal.
   const example = $('select', { name: 'example' },
     ...['svix.ping', ...types.filter((name) => name !== 'svix.ping')].map((name) => $('option', { value: name }, name)));
-  const attempts = pagedTable(appPath() + '/attempt/endpoint/' + enc(id) + '?with_msg=true&with_content=false',
-    ['Time', 'Event', 'Result', 'Attempt', 'Detail', ''], (a) =>
-      attemptRow(a, $('a', { href: '#message=' + enc(a.msgId) }, a.msg ? a.msg.eventType : a.msgId),
-        $('td', {}, a.msg && a.msg.expungedAt ? '' : resendButton(a.msgId, id))),
-    'No attempts yet.');
+  // The result chosen stays through the view's reloads (Refresh, an action), not to another endpoint.
+  if (attemptResult.endpoint !== id) attemptResult = { endpoint: id, status: '' };
+  const attemptsOf = (status) =>
+    pagedTable(appPath() + '/attempt/endpoint/' + enc(id) + '?with_msg=true&with_content=false' + (status ? '&status=' + status : ''),
+      ['Time', 'Event', 'Result', 'Attempt', 'Detail', ''], (a) =>
+        attemptRow(a, $('a', { href: '#message=' + enc(a.msgId) }, a.msg ? a.msg.eventType : a.msgId),
+          $('td', {}, a.msg && a.msg.expungedAt ? '' : resendButton(a.msgId, id))),
+      status ? 'No attempts with this result.' : 'No attempts yet.');
+  const attempts = attemptsOf(attemptResult.status);
+  const attemptsBox = $('div', {}, attempts.box);
+  const result = $('select', { name: 'attemptResult', 'aria-label': 'Attempts by result' },
+    $('option', { value: '' }, 'All'), $('option', { value: '0' }, 'Succeeded'), $('option', { value: '2' }, 'Failed'));
+  result.value = attemptResult.status;
+  result.addEventListener('change', () => act(null, async () => {
+    const status = result.value;
+    attemptResult = { endpoint: id, status };
+    const chosen = attemptsOf(status);
+    await chosen.load();
+    // A later choice, or a view gone, wins over this slower read.
+    if (result.value === status && attemptsBox.isConnected) attemptsBox.replaceChildren(chosen.box);
+  }));
   const replays = can('replay');
   const replayed = (answer) =>
     answer.replayed ? answer.replayed + ' scheduled again.' : 'Nothing to replay: no dead letter with a payload left.';
@@ -185,7 +204,9 @@ async function showEndpoint(id, current) {
     secret,
     can('example') && $('div', { class: 'actions' }, 'Send an example event: ', example,
       button('Send', (b) => act(b, () => api('POST', endpointPath(id) + '/send-example', { eventType: example.value }), 'Example sent.'))),
-    $('h3', {}, 'Attempts'), button('Refresh', (b) => act(b, reload)), attempts.box,
+    $('h3', {}, 'Attempts'),
+    $('div', { class: 'actions' }, $('label', {}, 'Result ', result), button('Refresh', (b) => act(b, reload))),
+    attemptsBox,
     $('h3', {}, 'Dead letters'),
     replays && button('Replay all', (b) => act(b, async () => {
       const answer = await api('POST', endpointPath(id) + '/dead-letter/replay', {});
