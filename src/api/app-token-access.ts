@@ -13,8 +13,8 @@ import type { AppPrincipal } from './types.ts';
 
 export const forbidden = createError('forbidden', 'This token may not do that', 403);
 
-const APP = '/api/v1/app/:app_id';
-const ENDPOINT = `${APP}/endpoint/:endpoint_id`;
+export const APP = '/api/v1/app/:app_id';
+export const ENDPOINT = `${APP}/endpoint/:endpoint_id`;
 
 /** Route (method and Fastify pattern) → the capabilities of which the token needs one. */
 const RULES: Record<string, readonly Capability[]> = {};

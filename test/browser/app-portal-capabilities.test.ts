@@ -160,6 +160,7 @@ describe('app portal in Chromium: what the token may do', () => {
     await page.click('#nav a:has-text("Endpoints")');
     await expect.poll(notice).toBe('This link has expired or was revoked: ask for a new one.');
     expect(await page.locator('main').textContent()).toBe('');
+    expect(await page.locator('#expires').textContent()).toBe('');
 
     await openPortal({ expiry: 7200 });
     await page.click('#sign-out');

@@ -118,46 +118,6 @@ describe('app portal in Chromium', () => {
     await expect.poll(() => rows.count()).toBe(2);
   });
 
-  it("shows an endpoint's attempts by result, the choice kept through a refresh, not to another endpoint", async () => {
-    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
-    const failed = await publishMessage(api, appId, { eventType: 'invoice.paid' });
-    expect(await engine.worker.runOnce()).toBe(1);
-    await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${ep.id}`, {
-      body: { url: `${receiver.url}/ok` },
-    });
-    const delivered = await publishMessage(api, appId, { eventType: 'user.created' });
-    expect(await engine.worker.runOnce()).toBe(1);
-    const other = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
-    await openPortal();
-    await openEndpoint(ep.id);
-    const messagesShown = () =>
-      page
-        .locator('tr[data-attempt] td:nth-child(2) a')
-        .evaluateAll((links) => links.map((a) => a.getAttribute('href')));
-    await expect.poll(messagesShown).toEqual([`#message=${delivered}`, `#message=${failed}`]);
-    await page.selectOption('select[name=attemptResult]', '2');
-    await expect.poll(messagesShown).toEqual([`#message=${failed}`]);
-    await page.selectOption('select[name=attemptResult]', '0');
-    await expect.poll(messagesShown).toEqual([`#message=${delivered}`]);
-    // Until the view is drawn anew, the old one (with the choice made in it) is still on show.
-    const drawn = await page.$('select[name=attemptResult]');
-    await page.click('button:has-text("Refresh")');
-    await page.waitForFunction(
-      (select) => !(select as unknown as { isConnected: boolean }).isConnected,
-      drawn,
-    );
-    expect(await messagesShown()).toEqual([`#message=${delivered}`]);
-    expect(await page.locator('select[name=attemptResult]').inputValue()).toBe('0');
-    await page.click('a:has-text("← All endpoints")');
-    await openEndpoint(other.id);
-    expect(await page.locator('select[name=attemptResult]').inputValue()).toBe('');
-    expect(await page.locator('main p.empty').first().textContent()).toBe('No attempts yet.');
-    await page.selectOption('select[name=attemptResult]', '2');
-    await expect
-      .poll(() => page.locator('main p.empty').first().textContent())
-      .toBe('No attempts with this result.');
-  });
-
   it('lists dead letters, replays one, then all; a deleted payload is shown, not offered', async () => {
     const ep = await createEndpoint(api, appId, { url: `${receiver.url}/gone` });
     const msgIds = [];

@@ -154,7 +154,7 @@ describe('app portal access tokens', () => {
     });
   });
 
-  it('says what it is: its application, capabilities, flags and end; the admin token every capability', async () => {
+  it('says what it is: its application, capabilities and end, not its flags; the admin token every capability', async () => {
     const session = async (token?: string) =>
       api.request('GET', '/api/v1/auth/session', token ? { token } : {});
     const viewer = await tokenFor(appA, {

@@ -4,31 +4,34 @@
  * read at each navigation (an operator's expire-all may have moved its end meanwhile), so the views
  * offer only what the API would allow.
  */
-import { capabilitiesFor } from '../app-token-access.ts';
+import { APP, capabilitiesFor, ENDPOINT } from '../app-token-access.ts';
 import { DEFAULT_GRACE_S } from '../schemas/endpoints.ts';
 
-const APP = '/api/v1/app/:app_id';
-const ENDPOINT = `${APP}/endpoint/:endpoint_id`;
-
-/** The capabilities of which one opens the route; a route missing from the table fails the build. */
-function needs(method: string, route: string): readonly string[] {
-  const capabilities = capabilitiesFor(method, route);
-  if (!capabilities) throw new Error(`${method} ${route} is not open to an application's token`);
-  return capabilities;
+/**
+ * For each route an action calls (`METHOD pattern`), the capabilities of which the token needs one
+ * (none: open to every token); a route missing from the table stops Courier at start-up.
+ */
+function needs(...routes: string[]): (readonly string[])[] {
+  return routes.map((route) => {
+    const [method, url] = route.split(' ') as [string, string];
+    const capabilities = capabilitiesFor(method, url);
+    if (!capabilities) throw new Error(`${route} is not open to an application's token`);
+    return capabilities;
+  });
 }
 
-/** The page's actions by the route each calls. */
+/** The page's actions by every route each calls. */
 const NEEDS = {
-  add: needs('POST', `${APP}/endpoint`),
-  edit: needs('PATCH', ENDPOINT),
-  pause: needs('POST', `${ENDPOINT}/pause`),
-  remove: needs('DELETE', ENDPOINT),
-  headers: needs('GET', `${ENDPOINT}/headers`),
-  secret: needs('GET', `${ENDPOINT}/secret`),
-  rotate: needs('POST', `${ENDPOINT}/secret/rotate`),
-  example: needs('POST', `${ENDPOINT}/send-example`),
-  resend: needs('POST', `${APP}/msg/:msg_id/endpoint/:endpoint_id/resend`),
-  replay: needs('POST', `${ENDPOINT}/dead-letter/replay`),
+  add: needs(`POST ${APP}/endpoint`),
+  edit: needs(`PATCH ${ENDPOINT}`),
+  pause: needs(`POST ${ENDPOINT}/pause`, `POST ${ENDPOINT}/resume`),
+  remove: needs(`DELETE ${ENDPOINT}`),
+  headers: needs(`GET ${ENDPOINT}/headers`, `PATCH ${ENDPOINT}/headers`),
+  secret: needs(`GET ${ENDPOINT}/secret`),
+  rotate: needs(`POST ${ENDPOINT}/secret/rotate`, `GET ${ENDPOINT}/secret`),
+  example: needs(`POST ${ENDPOINT}/send-example`),
+  resend: needs(`POST ${APP}/msg/:msg_id/endpoint/:endpoint_id/resend`),
+  replay: needs(`POST ${ENDPOINT}/dead-letter/replay`),
 };
 
 export const PORTAL_ACCESS = `
@@ -46,16 +49,18 @@ async function readAccess() {
   const as = session;
   let answer = { capabilities: null, expiresAt: null };
   try {
-    answer = await api('GET', '/auth/session', undefined, as);
+    // An answer without a body (a proxy's) says nothing either.
+    answer = (await api('GET', '/auth/session', undefined, as)) || answer;
   } catch (error) {
     if (error.status !== 404) throw error;
   }
   granted.set(as, answer);
   return answer;
 }
-/** Whether the token may take the action (a key of NEEDS); not known: yes, and the API decides. */
+/** Whether the token may take the action (a key of NEEDS): every route it calls open to it; not known: yes, and the API decides. */
 function can(action) {
   const answer = granted.get(session);
-  return !answer || !answer.capabilities || NEEDS[action].some((name) => answer.capabilities.includes(name));
+  if (!answer || !answer.capabilities) return true;
+  return NEEDS[action].every((route) => route.length === 0 || route.some((name) => answer.capabilities.includes(name)));
 }
 `;

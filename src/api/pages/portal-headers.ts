@@ -1,8 +1,9 @@
 /**
  * The app portal's editor of an endpoint's custom headers (often the receiver's credentials):
  * offered to a token that may read them (ManageEndpoint), and read when opened, so the endpoint's
- * view neither waits for them nor fails with them (an earlier release's API offers the editor to
- * every token, and a read-only one's refusal shows when it is opened).
+ * view neither waits for them nor fails with them (where the API does not say what a token may do,
+ * an earlier release's, the page offers the editor to every token, and a read-only one's refusal
+ * shows when it is opened).
  * A credential's value is never read back (the API lists its name alone); each change is a PATCH
  * of that one header, so the hidden values stay as they are.
  */

@@ -49,8 +49,6 @@ async function showMessages(query, current) {
     if (channel.value.trim()) next.set('channel', channel.value.trim());
     if (tag.value.trim()) next.set('tag', tag.value.trim());
     for (const input of [after, before]) if (input.value) next.set(input.name, new Date(input.value).toISOString());
-    // A refusal of the filters before stays no longer than they do.
-    notice('', '');
     const hash = '#messages' + (String(next) ? '?' + next : '');
     refocusFilters = true;
     // The same filters again change no #: the list is read anew all the same.

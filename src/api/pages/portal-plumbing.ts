@@ -102,10 +102,15 @@ const button = (label, onClick, attrs = {}) => {
   b.addEventListener('click', () => onClick(b));
   return b;
 };
-/** The way back from a view that failed: taken, the failure's notice goes too. */
+/** The way back from a view that failed; to the address shown already (no # changes), it draws it anew. */
 function backLink(href, text) {
   const link = $('a', { href }, text);
-  link.addEventListener('click', () => notice('', ''));
+  link.addEventListener('click', (event) => {
+    if (href === (location.hash || '#')) {
+      event.preventDefault();
+      route();
+    }
+  });
   return link;
 }
 /** Replaces the view; a part left out (null or false) is skipped, not written as "null". */

@@ -55,6 +55,9 @@ async function route(rethrow = false) {
     if (link.getAttribute('href') === view.nav) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
+  // A navigation leaves the last view's refusal behind (an action's own reload keeps its notice,
+  // and a success's stays to be read).
+  if (!rethrow && document.getElementById('notice').className === 'error') notice('', '');
   main.setAttribute('aria-busy', 'true');
   try {
     const { expiresAt } = await readAccess();
@@ -63,6 +66,8 @@ async function route(rethrow = false) {
   } catch (error) {
     if (rethrow) throw error;
     if (current()) {
+      // An ended link no longer works until a time.
+      if (error.status === 401) document.getElementById('expires').textContent = '';
       notice(error.message, 'error');
       // Nothing stale under the message: a view gone, the way back to its list.
       draw(view.back ? $('p', {}, backLink(...view.back)) : null);
@@ -71,10 +76,6 @@ async function route(rethrow = false) {
     if (current()) main.setAttribute('aria-busy', 'false');
   }
 }
-// Leaving by the menu leaves the last view's refusal behind too.
-document.getElementById('nav').addEventListener('click', (event) => {
-  if (event.target.closest('a')) notice('', '');
-});
 window.addEventListener('hashchange', () => route());
 route();
 `;

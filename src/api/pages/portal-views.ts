@@ -122,9 +122,6 @@ async function showEndpoints(current) {
       })] : []));
 }
 
-/** The result an endpoint's attempts are shown by ('': all, '0': succeeded, '2': failed), and for which endpoint. */
-let attemptResult = { endpoint: null, status: '' };
-
 async function showEndpoint(id, current) {
   const [ep, types] = await Promise.all([api('GET', endpointPath(id)), eventTypes(), showAppName(current)]);
   // Drawn again after an action: a failure to read it back is the action's to report.
@@ -136,24 +133,29 @@ async function showEndpoint(id, current) {
   // svix.ping needs no event type of its own, as in Svix's portal.
   const example = $('select', { name: 'example' },
     ...['svix.ping', ...types.filter((name) => name !== 'svix.ping')].map((name) => $('option', { value: name }, name)));
-  // The result chosen stays through the view's reloads (Refresh, an action), not to another endpoint.
-  if (attemptResult.endpoint !== id) attemptResult = { endpoint: id, status: '' };
   const attemptsOf = (status) =>
     pagedTable(appPath() + '/attempt/endpoint/' + enc(id) + '?with_msg=true&with_content=false' + (status ? '&status=' + status : ''),
       ['Time', 'Event', 'Result', 'Attempt', 'Detail', ''], (a) =>
         attemptRow(a, $('a', { href: '#message=' + enc(a.msgId) }, a.msg ? a.msg.eventType : a.msgId),
           $('td', {}, a.msg && a.msg.expungedAt ? '' : resendButton(a.msgId, id))),
       status ? 'No attempts with this result.' : 'No attempts yet.');
-  const attempts = attemptsOf(attemptResult.status);
+  // The view draws every attempt (the endpoint's index serves it); a result is read when chosen, off
+  // the view's path: unindexed, it may walk the endpoint's history, and the view and its actions
+  // must not wait for it. A reload shows them all again.
+  const attempts = attemptsOf('');
   const attemptsBox = $('div', {}, attempts.box);
-  const result = $('select', { name: 'attemptResult', 'aria-label': 'Attempts by result' },
+  const result = $('select', { name: 'attemptResult' },
     $('option', { value: '' }, 'All'), $('option', { value: '0' }, 'Succeeded'), $('option', { value: '2' }, 'Failed'));
-  result.value = attemptResult.status;
   result.addEventListener('change', () => act(null, async () => {
     const status = result.value;
-    attemptResult = { endpoint: id, status };
     const chosen = attemptsOf(status);
-    await chosen.load();
+    try {
+      await chosen.load();
+    } catch (error) {
+      // A view left meanwhile takes no notice of it.
+      if (attemptsBox.isConnected) throw error;
+      return;
+    }
     // A later choice, or a view gone, wins over this slower read.
     if (result.value === status && attemptsBox.isConnected) attemptsBox.replaceChildren(chosen.box);
   }));

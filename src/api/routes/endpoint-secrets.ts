@@ -40,7 +40,7 @@ const secretRoutes = (scope: EndpointScope) => (app: Api, deps: ApiDeps) => {
         summary: "Rotate the endpoint's signing secret",
         description:
           'The new secret (generated unless key is given) signs from now on; the previous one keeps signing too ' +
-          'for gracePeriodSeconds (Courier extension, default 24 h), so receivers can switch without failures.',
+          `for gracePeriodSeconds (Courier extension, default ${DEFAULT_GRACE_S / 3600} h), so receivers can switch without failures.`,
         params,
         body: EndpointSecretRotateIn,
         response: { 204: NoContent },

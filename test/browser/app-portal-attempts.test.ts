@@ -1,0 +1,85 @@
+/**
+ * The app portal's attempts of an endpoint by result in a real browser: all when the view is
+ * drawn, succeeded or failed when chosen, a slower read for an earlier choice never drawn over a
+ * later one. The set-up and the checks after each test are in portal-harness.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { createEndpoint, publishMessage } from '../e2e/support.ts';
+import { api, appId, engine, openEndpoint, openPortal, page, receiver, usePortal } from './portal-harness.ts';
+
+describe('app portal in Chromium: attempts by result', () => {
+  usePortal();
+
+  const messagesShown = () =>
+    page
+      .locator('tr[data-attempt] td:nth-child(2) a')
+      .evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+
+  /** An endpoint with one failed attempt, then (its URL moved to a receiver that answers 200) one delivered. */
+  async function endpointWithBoth() {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
+    const failed = await publishMessage(api, appId, { eventType: 'invoice.paid' });
+    expect(await engine.worker.runOnce()).toBe(1);
+    await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${ep.id}`, {
+      body: { url: `${receiver.url}/ok` },
+    });
+    const delivered = await publishMessage(api, appId, { eventType: 'user.created' });
+    expect(await engine.worker.runOnce()).toBe(1);
+    return { ep, failed: `#message=${failed}`, delivered: `#message=${delivered}` };
+  }
+
+  it('shows all, then those that failed or succeeded; a reload shows all again', async () => {
+    const { ep, failed, delivered } = await endpointWithBoth();
+    const other = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    await openPortal();
+    await openEndpoint(ep.id);
+    await expect.poll(messagesShown).toEqual([delivered, failed]);
+    await page.selectOption('select[name=attemptResult]', '2');
+    await expect.poll(messagesShown).toEqual([failed]);
+    await page.selectOption('select[name=attemptResult]', '0');
+    await expect.poll(messagesShown).toEqual([delivered]);
+    // Until the view is drawn anew, the old one (with the choice made in it) is still on show.
+    const drawn = await page.$('select[name=attemptResult]');
+    await page.click('button:has-text("Refresh")');
+    await page.waitForFunction(
+      (select) => !(select as unknown as { isConnected: boolean }).isConnected,
+      drawn,
+    );
+    expect(await messagesShown()).toEqual([delivered, failed]);
+    expect(await page.locator('select[name=attemptResult]').inputValue()).toBe('');
+
+    await page.click('a:has-text("← All endpoints")');
+    await openEndpoint(other.id);
+    expect(await page.locator('main p.empty').first().textContent()).toBe('No attempts yet.');
+    await page.selectOption('select[name=attemptResult]', '2');
+    await expect
+      .poll(() => page.locator('main p.empty').first().textContent())
+      .toBe('No attempts with this result.');
+  });
+
+  it('never draws a slower read for an earlier choice over a later one', async () => {
+    const { ep, failed, delivered } = await endpointWithBoth();
+    await openPortal();
+    await openEndpoint(ep.id);
+    await expect.poll(messagesShown).toEqual([delivered, failed]);
+    // The failed ones' read answers after the succeeded ones'.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/attempt/endpoint/**status=2*', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.selectOption('select[name=attemptResult]', '2');
+    await page.selectOption('select[name=attemptResult]', '0');
+    await expect.poll(messagesShown).toEqual([delivered]);
+    const slow = page.waitForResponse((r) => r.url().includes('status=2'));
+    release();
+    await (await slow).finished();
+    // Past the tasks that handle it: still the succeeded ones.
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+    expect(await messagesShown()).toEqual([delivered]);
+    expect(await page.locator('select[name=attemptResult]').inputValue()).toBe('0');
+  });
+});
