@@ -9,10 +9,11 @@ import { createHash } from 'node:crypto';
  * left out (null, undefined or false, as in `allowed && button`) is skipped.
  */
 export const DOM_HELPER = `
+const kept = (part) => part != null && part !== false;
 const $ = (tag, attrs = {}, ...kids) => {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) k === 'class' ? (el.className = v) : el.setAttribute(k, v);
-  for (const kid of kids) if (kid != null && kid !== false) el.append(kid instanceof Node ? kid : String(kid));
+  for (const kid of kids.filter(kept)) el.append(kid instanceof Node ? kid : String(kid));
   return el;
 };
 `;

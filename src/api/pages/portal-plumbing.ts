@@ -114,7 +114,7 @@ function backLink(href, text) {
   return link;
 }
 /** Replaces the view; a part left out (null or false) is skipped, not written as "null". */
-const draw = (...parts) => main.replaceChildren(...parts.filter((part) => part != null && part !== false));
+const draw = (...parts) => main.replaceChildren(...parts.filter(kept));
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 
 /** A table of a list route's pages: the first at once, the next ones on "Load more". */
