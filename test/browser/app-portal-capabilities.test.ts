@@ -137,6 +137,36 @@ describe('app portal in Chromium: what the token may do', () => {
     expect(header('webhook-signature').split(' ').sort()).toEqual([signedAs(before), signedAs(after)].sort());
   });
 
+  it('reads what the token may do beside the view, and offers nothing before it is known', async () => {
+    await createEndpoint(api, appId, { url: `${receiver.url}/` });
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/api/v1/auth/session', async (route) => {
+      await held;
+      await route.continue();
+    });
+    const access = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, {
+      body: { readOnly: true },
+    });
+    const from = requested.length;
+    await page.goto(access.body.url);
+    // The view's own reads go out while the session's answer is held, not after it.
+    const reads = () => requested.slice(from).map((r) => r.url);
+    await expect.poll(reads).toContain(`${api.url}/api/v1/app/${appId}`);
+    expect(reads()).toContain(`${api.url}/api/v1/event-type?limit=250`);
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+    expect(await page.locator('main').getAttribute('aria-busy')).toBe('true');
+    expect(await page.locator('form.endpoint-form').count()).toBe(0);
+    release();
+    await expect.poll(() => page.locator('main').getAttribute('aria-busy')).toBe('false');
+    await page.locator('tr[data-endpoint]').waitFor();
+    // A read-only link: no form to add an endpoint, drawn or left behind.
+    expect(await page.locator('form.endpoint-form').count()).toBe(0);
+    expect(await page.locator('#expires').textContent()).toMatch(/^This link works until /);
+  });
+
   it('says until when the link works, as the operator moves it, and forgets it with the token', async () => {
     const until = async (token: string) => {
       const { expiresAt } = (await api.request('GET', '/api/v1/auth/session', { token })).body;

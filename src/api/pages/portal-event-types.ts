@@ -28,7 +28,7 @@ async function showEventTypes(current) {
             $('pre', { class: 'json-schema' }, JSON.stringify(latest.schema, null, 2)))
         : $('span', { class: 'empty' }, 'none given')));
   }, 'No event types are listed.');
-  await Promise.all([list.load(), showAppName(current)]);
+  await Promise.all([list.load(), showHeader(current)]);
   if (!current()) return;
   draw($('h2', {}, 'Event types'),
     $('p', {}, 'The events an endpoint can subscribe to; an endpoint that ticks none receives them all.'),

@@ -21,7 +21,7 @@ async function showMessages(query, current) {
   const chosen = new URLSearchParams(query || '');
   const sent = new URLSearchParams();
   for (const name of MESSAGE_FILTERS) if (chosen.get(name)) sent.set(name, chosen.get(name));
-  const [types] = await Promise.all([eventTypes(), showAppName(current)]);
+  const [types] = await Promise.all([eventTypes(), showHeader(current)]);
   const type = sent.get('event_types') || '';
   const eventType = $('select', { name: 'eventType' },
     $('option', { value: '' }, 'All'),
@@ -90,7 +90,7 @@ async function showMessages(query, current) {
 }
 
 async function showMessage(id, current) {
-  const [msg] = await Promise.all([api('GET', appPath() + '/msg/' + enc(id)), showAppName(current)]);
+  const [msg] = await Promise.all([api('GET', appPath() + '/msg/' + enc(id)), showHeader(current)]);
   const destinations = pagedTable(appPath() + '/msg/' + enc(msg.id) + '/endpoint',
     ['Endpoint', 'Status', 'Attempts', 'Next attempt', ''], (d) =>
       $('tr', { 'data-endpoint': d.id },

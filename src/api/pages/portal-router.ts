@@ -60,8 +60,6 @@ async function route(rethrow = false) {
   if (!rethrow && document.getElementById('notice').className === 'error') notice('', '');
   main.setAttribute('aria-busy', 'true');
   try {
-    const { expiresAt } = await readAccess();
-    if (current()) document.getElementById('expires').textContent = expiresAt ? 'This link works until ' + when(expiresAt) : '';
     await view.show(param, current);
   } catch (error) {
     if (rethrow) throw error;

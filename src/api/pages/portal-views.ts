@@ -50,12 +50,17 @@ function endpointForm(types, endpoint, save) {
   return form;
 }
 
-/** The application's name in the header, on either view. */
-async function showAppName(current) {
-  const application = await api('GET', appPath());
+/**
+ * The header: the application's name and until when the link works. What the token may do is read
+ * beside the name, not before the view's own reads: every view awaits this before drawing its
+ * actions, so can() answers for this navigation's token.
+ */
+async function showHeader(current) {
+  const [application, { expiresAt }] = await Promise.all([api('GET', appPath()), readAccess()]);
   if (!current()) return;
   document.getElementById('app-name').textContent = application.name;
   document.title = application.name + ' webhooks';
+  document.getElementById('expires').textContent = expiresAt ? 'This link works until ' + when(expiresAt) : '';
 }
 
 /** What the receiver answered, folded: the status, how long it took, the body as Courier kept it. */
@@ -101,7 +106,7 @@ function counts(id) {
 }
 
 async function showEndpoints(current) {
-  const [types] = await Promise.all([eventTypes(), showAppName(current)]);
+  const [types] = await Promise.all([eventTypes(), showHeader(current)]);
   const adds = can('add');
   const list = pagedTable(appPath() + '/endpoint', ['URL', 'Description', 'Status', 'Event types'], (ep) =>
     $('tr', { 'data-endpoint': ep.id },
@@ -123,7 +128,7 @@ async function showEndpoints(current) {
 }
 
 async function showEndpoint(id, current) {
-  const [ep, types] = await Promise.all([api('GET', endpointPath(id)), eventTypes(), showAppName(current)]);
+  const [ep, types] = await Promise.all([api('GET', endpointPath(id)), eventTypes(), showHeader(current)]);
   // Drawn again after an action: a failure to read it back is the action's to report.
   const reload = () => route(true);
   const secret = $('code', { class: 'secret' });
