@@ -8,7 +8,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Endpoint, EndpointFields } from '../store/repos/endpoints.ts';
-import { fieldError } from './errors.ts';
+import { validationFailed } from './errors.ts';
+import type { ValidationItem } from './validation.ts';
 
 /** The most a token may set: the defaults an endpoint created without them gets. */
 export interface AppLimits {
@@ -22,7 +23,7 @@ const DEFAULT_OF = {
 };
 
 /**
- * The fields as a token may write them, or a 422 on the first it may not; `rateLoc` is the rate
+ * The fields as a token may write them, or a 422 naming every one it may not; `rateLoc` is the rate
  * field the caller used. A raised value the endpoint has stays with its URL: when the token moves
  * the endpoint, it comes down to the default, even sent back as it was read.
  */
@@ -33,6 +34,7 @@ export function withinAppLimits(
   rateLoc: 'rateLimit' | 'throttleRate',
 ): EndpointFields {
   const moved = fields.url !== current?.url;
+  const refused: ValidationItem[] = [];
   const bound = (field: keyof AppLimits, loc: string): number => {
     const value = fields[field];
     const own = moved ? limits[field] : Math.max(limits[field], current![field]);
@@ -45,17 +47,21 @@ export function withinAppLimits(
         : current && current[field] > own
           ? `${DEFAULT_OF[field]}, as a new URL brings the endpoint's ${current[field]} down to it`
           : DEFAULT_OF[field];
-    throw fieldError(
-      ['body', loc],
-      `an application's token sets ${loc} up to ${own} (${why}); more takes the admin token`,
-    );
+    refused.push({
+      loc: ['body', loc],
+      msg: `an application's token sets ${loc} up to ${own} (${why}); more takes the admin token`,
+      type: 'value_error',
+    });
+    return value;
   };
   const maxInFlight = bound('maxInFlight', 'maxInFlight');
   const rateLimit = bound('rateLimit', rateLoc);
   if (!isDeepStrictEqual(fields.retryPolicy ?? null, current?.retryPolicy ?? null))
-    throw fieldError(
-      ['body', 'retryPolicy'],
-      "only the admin token sets retryPolicy; an application's token may send it unchanged",
-    );
+    refused.push({
+      loc: ['body', 'retryPolicy'],
+      msg: "only the admin token sets retryPolicy; an application's token may send it unchanged",
+      type: 'value_error',
+    });
+  if (refused.length > 0) throw validationFailed(refused);
   return { ...fields, maxInFlight, rateLimit };
 }

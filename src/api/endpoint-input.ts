@@ -14,7 +14,7 @@ import { formatSecret, parseSecret } from '../signing/index.ts';
 import type { Application } from '../store/repos/applications.ts';
 import type { Endpoint, EndpointFields } from '../store/repos/endpoints.ts';
 import { withinAppLimits } from './app-endpoint-limits.ts';
-import { fieldError } from './errors.ts';
+import { fieldChecks, fieldError } from './errors.ts';
 import { checkHeaders } from './headers.ts';
 import type { EndpointPatch } from './schemas/endpoints.ts';
 
@@ -83,23 +83,33 @@ function alias<T>(a: T | null | undefined, b: T | null | undefined): T | null | 
   return a !== undefined ? a : b;
 }
 
-export function endpointFields(
+/**
+ * The endpoint's fields as written, and the secret the body gives in its stored form (null: none
+ * given); one 422 names every field refused.
+ */
+export function endpointInput(
   body: EndpointBody,
   mode: Mode,
   current: Endpoint | null,
   config: Config,
   application: Pick<Application, 'rateLimit' | 'retryPolicy'>,
   writer: Writer,
-): EndpointFields {
+): { fields: EndpointFields; secret: string | null } {
   const appPolicy = application.retryPolicy;
   // The application's rate limit is its endpoints' default; the installation's when it has none.
   const defaultRate = application.rateLimit ?? config.rateLimit;
   const url = body.url ?? current?.url;
   if (url === undefined) throw fieldError(['body', 'url'], 'Field required', 'value_error.missing');
-  const publicOnly = publicOnlyOf(body, url, current, writer);
+  const refused = fieldChecks();
+  const secret = body.secret
+    ? refused.check(() => normalizeSecret(body.secret!, ['body', 'secret']), null)
+    : null;
+  // A refused publicOnly is a token's, whose endpoint stays public-only.
+  const publicOnly = refused.check(() => publicOnlyOf(body, url, current, writer), true);
   // A URL kept is checked again when the flag now closes private networks to it.
-  if (body.url !== undefined || (publicOnly && !current?.publicOnly)) checkUrl(config, url, publicOnly);
-  if (body.headers) checkHeaders(body.headers, ['body', 'headers']);
+  if (body.url !== undefined || (publicOnly && !current?.publicOnly))
+    refused.check(() => checkUrl(config, url, publicOnly), undefined);
+  if (body.headers) refused.check(() => checkHeaders(body.headers!, ['body', 'headers']), undefined);
   // The operator's delivery settings stay when a token leaves them out, its PUT too (the SDK's
   // endpoint.update does not know Courier's extensions).
   const settingsMode = writer === 'app' ? 'patch' : mode;
@@ -134,8 +144,13 @@ export function endpointFields(
     const rateLoc =
       body.rateLimit === undefined && body.throttleRate !== undefined ? 'throttleRate' : 'rateLimit';
     const limits = { maxInFlight: config.maxInFlight, rateLimit: defaultRate };
-    fields = withinAppLimits(fields, current, limits, rateLoc);
+    fields = refused.check(() => withinAppLimits(fields, current, limits, rateLoc), fields);
   }
-  if (body.retryPolicy) checkPolicy(config, [appPolicy, body.retryPolicy], ['body', 'retryPolicy']);
-  return fields;
+  if (body.retryPolicy)
+    refused.check(
+      () => checkPolicy(config, [appPolicy, body.retryPolicy], ['body', 'retryPolicy']),
+      undefined,
+    );
+  refused.done();
+  return { fields, secret };
 }

@@ -19,7 +19,7 @@ import {
   updateEndpoint,
 } from '../store/repos/endpoints.ts';
 import { recordEndpointEvent } from './endpoint-events.ts';
-import { type EndpointBody, endpointFields, normalizeSecret, type Writer } from './endpoint-input.ts';
+import { type EndpointBody, endpointInput, type Writer } from './endpoint-input.ts';
 import { applyDisabled } from './endpoint-status.ts';
 import { conflict, isUidTaken, notFound } from './errors.ts';
 import { createOnce } from './idempotency.ts';
@@ -41,8 +41,9 @@ export async function createEndpointOf(
   request?: FastifyRequest,
 ): Promise<Endpoint> {
   const { db, clock, config } = deps;
-  const fields = { ...endpointFields(body, 'replace', null, config, application, writer), uid };
-  const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : generateSecret();
+  const input = endpointInput(body, 'replace', null, config, application, writer);
+  const fields = { ...input.fields, uid };
+  const secret = input.secret ?? generateSecret();
   const now = clock.now();
   const make = async (id: string) => {
     await uidFree(db, application.id, uid);
@@ -70,13 +71,12 @@ export async function updateEndpointOf(
   writer: Writer,
 ): Promise<Endpoint> {
   const { db, clock, config } = deps;
-  const secret = body.secret ? normalizeSecret(body.secret, ['body', 'secret']) : null;
   const disabled = mode === 'replace' ? (body.disabled ?? false) : body.disabled;
   return db.transaction(async (tx) => {
     const current = await lockLiveEndpoint(tx, found.id);
     // Deleted since it was looked up (a concurrent DELETE): a 404, as if the lookup had missed.
     if (!current) throw notFound(`Endpoint ${found.id} not found`);
-    const fields = endpointFields(body, mode, current, config, application, writer);
+    const { fields, secret } = endpointInput(body, mode, current, config, application, writer);
     await uidFree(tx, application.id, fields.uid, current.id);
     const now = clock.now();
     await updateEndpoint(tx, current.id, fields, now);

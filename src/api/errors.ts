@@ -50,6 +50,31 @@ export function fieldError(loc: string[], msg: string, type = 'value_error'): Ap
   return validationFailed([{ loc, msg, type }]);
 }
 
+/**
+ * Checks that each throw a 422, run so that one 422 names every field refused: a client corrects
+ * them all at once. `check` answers the check's value, or `otherwise` when it refused.
+ */
+export function fieldChecks() {
+  const refused: ValidationItem[] = [];
+  return {
+    check<T>(run: () => T, otherwise: T): T {
+      try {
+        return run();
+      } catch (error) {
+        if (!(error instanceof ApiError) || typeof error.detail === 'string') throw error;
+        // One reason per field: the first check to refuse it.
+        const named = new Set(refused.map((item) => item.loc.join('.')));
+        refused.push(...error.detail.filter((item) => !named.has(item.loc.join('.'))));
+        return otherwise;
+      }
+    },
+    /** Throws the 422 naming them all, if any. */
+    done(): void {
+      if (refused.length > 0) throw validationFailed(refused);
+    },
+  };
+}
+
 /** A PostgreSQL unique violation (a concurrent insert of the same uid, name, …). */
 export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '23505';

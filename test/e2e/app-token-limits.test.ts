@@ -68,6 +68,19 @@ describe("an application's token and an endpoint's delivery settings", () => {
     expect(await settingsOf(lower.body.id)).toEqual({ maxInFlight: 2, rateLimit: 5, retryPolicy: null });
   });
 
+  it('names every setting it refuses the token in one answer, beside the other refused fields', async () => {
+    const res = await asToken('POST', '', {
+      url: URL,
+      publicOnly: false,
+      maxInFlight: 9,
+      rateLimit: 101,
+      retryPolicy: POLICY,
+    });
+    expect(res.status, res.text).toBe(422);
+    expect(locs(res)).toEqual(['body.publicOnly', 'body.maxInFlight', 'body.rateLimit', 'body.retryPolicy']);
+    expect((await api.request('GET', `/api/v1/app/${appId}/endpoint`)).body.data).toEqual([]);
+  });
+
   it("bounds the rate limit by the application's own default, below or above COURIER_RATE_LIMIT", async () => {
     for (const [rate, over] of [
       [20, "up to 20 (the endpoint's default"],

@@ -121,6 +121,31 @@ describe('endpoints', () => {
     expect((await api.request('GET', `${base()}/${ep.id}/secret`)).body).toEqual({ key: secret });
   });
 
+  it('names every field it refuses in one answer, on create, replace and patch; nothing is written', async () => {
+    const bad = {
+      url: 'http://192.168.1.1/x',
+      secret: 'whsec_tooShort',
+      headers: { 'X-Evil': 'a\r\nInjected: yes' },
+      retryPolicy: { backoff: { baseMs: 5000, capMs: 10 } },
+    };
+    const made = await api.request('POST', base(), { body: bad });
+    expect(made.status, made.text).toBe(422);
+    expect(locs(made)).toEqual(['body.secret', 'body.url', 'body.headers.X-Evil', 'body.retryPolicy']);
+    expect((await api.request('GET', base())).body.data).toEqual([]);
+
+    const ep = await createEndpoint(api, appId, { url: 'https://example.com/x', description: 'kept' });
+    const { headers: _, ...noHeaders } = bad;
+    for (const method of ['PUT', 'PATCH']) {
+      const res = await api.request(method, `${base()}/${ep.id}`, {
+        body: { ...noHeaders, description: 'changed' },
+      });
+      expect(res.status, res.text).toBe(422);
+      expect(locs(res), method).toEqual(['body.secret', 'body.url', 'body.retryPolicy']);
+    }
+    const kept = (await api.request('GET', `${base()}/${ep.id}`)).body;
+    expect([kept.url, kept.description, kept.retryPolicy]).toEqual(['https://example.com/x', 'kept', null]);
+  });
+
   it('lets the signing secret leave only through the secret endpoint', async () => {
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
     const created = await api.request('POST', base(), { body: { url: 'https://example.com/s', secret } });

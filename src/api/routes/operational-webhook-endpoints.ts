@@ -7,7 +7,7 @@ import { type Static, type TObject, Type } from 'typebox';
 import { OPERATOR_APP_UID, operatorApplication } from '../../dispatch/operator-webhook.ts';
 import { isValidUid } from '../../ids.ts';
 import { findApplication } from '../../store/repos/applications.ts';
-import { endpointFields, normalizeSecret } from '../endpoint-input.ts';
+import { endpointInput } from '../endpoint-input.ts';
 import { endpointPage, OPERATIONAL_ENDPOINT, requireOperationalEndpoint } from '../endpoint-scope.ts';
 import { createEndpointOf, deleteEndpointOf, putEndpoint } from '../endpoint-writes.ts';
 import { idIterator, listQuery } from '../pagination.ts';
@@ -46,8 +46,7 @@ export function operationalEndpointRoutes(app: Api, deps: ApiDeps): void {
   async function applicationFor(body: OperationalBody) {
     const found = await findApplication(db, OPERATOR_APP_UID);
     if (found) return found;
-    endpointFields(body, 'replace', null, config, { rateLimit: null, retryPolicy: null }, 'operator');
-    if (body.secret) normalizeSecret(body.secret, ['body', 'secret']);
+    endpointInput(body, 'replace', null, config, { rateLimit: null, retryPolicy: null }, 'operator');
     return db.transaction((tx) => operatorApplication(tx, clock.now()));
   }
 
