@@ -21,11 +21,16 @@ import type { EndpointPatch } from './schemas/endpoints.ts';
 export type EndpointBody = Static<typeof EndpointPatch> & { headers?: Record<string, string> | null };
 export type Mode = 'replace' | 'patch';
 
-/** Who writes an endpoint: the operator (the admin token, the configuration) or, with its token, an application's owner. */
-export type Writer = 'operator' | 'app';
+/**
+ * Who writes an endpoint: the operator (the admin token, the configuration), or with its token an
+ * application's owner, who sees the event types its feature flags show.
+ */
+export type Writer = 'operator' | { readonly featureFlags: readonly string[] };
 
 export function writerOf(request: FastifyRequest): Writer {
-  return request.principal?.kind === 'admin' ? 'operator' : 'app';
+  const principal = request.principal;
+  if (principal?.kind === 'admin') return 'operator';
+  return { featureFlags: principal?.kind === 'app' ? principal.featureFlags : [] };
 }
 
 function checkUrl(config: Config, url: string, publicOnly: boolean): void {
@@ -42,7 +47,7 @@ function checkUrl(config: Config, url: string, publicOnly: boolean): void {
  */
 function publicOnlyOf(body: EndpointBody, url: string, current: Endpoint | null, writer: Writer): boolean {
   const moved = url !== current?.url;
-  if (writer === 'app') {
+  if (writer !== 'operator') {
     const publicOnly = moved || body.publicOnly === true || !!current?.publicOnly;
     if (publicOnly && body.publicOnly === false)
       throw fieldError(
@@ -79,13 +84,14 @@ function choose<T>(value: T | null | undefined, mode: Mode, current: T, fallback
 }
 
 /** The first of two alias fields the caller set (filterTypes/eventTypes, rateLimit/throttleRate). */
-function alias<T>(a: T | null | undefined, b: T | null | undefined): T | null | undefined {
+export function alias<T>(a: T | null | undefined, b: T | null | undefined): T | null | undefined {
   return a !== undefined ? a : b;
 }
 
 /**
  * The endpoint's fields as written, and the secret the body gives in its stored form (null: none
- * given); one 422 names every field refused.
+ * given); one 422 names every field refused. `unseenTypes`: event types its filter names that the
+ * writer may not name (endpoint-writes.ts).
  */
 export function endpointInput(
   body: EndpointBody,
@@ -94,6 +100,7 @@ export function endpointInput(
   config: Config,
   application: Pick<Application, 'rateLimit' | 'retryPolicy'>,
   writer: Writer,
+  unseenTypes: readonly string[] = [],
 ): { fields: EndpointFields; secret: string | null } {
   const appPolicy = application.retryPolicy;
   // The application's rate limit is its endpoints' default; the installation's when it has none.
@@ -112,8 +119,14 @@ export function endpointInput(
   if (body.headers) refused.check(() => checkHeaders(body.headers!, ['body', 'headers']), undefined);
   // The operator's delivery settings stay when a token leaves them out, its PUT too (the SDK's
   // endpoint.update does not know Courier's extensions).
-  const settingsMode = writer === 'app' ? 'patch' : mode;
+  const settingsMode = writer !== 'operator' ? 'patch' : mode;
   const types = choose(alias(body.filterTypes, body.eventTypes), mode, current?.eventTypes ?? null, null);
+  if (unseenTypes.length > 0)
+    refused.refuse({
+      loc: ['body', body.filterTypes === undefined ? 'eventTypes' : 'filterTypes'],
+      msg: `The following event types don't exist: ${unseenTypes.join(', ')}`,
+      type: 'value_error',
+    });
   const channels = choose(body.channels, mode, current?.channels ?? null, null);
   let fields: EndpointFields = {
     url,
@@ -140,7 +153,7 @@ export function endpointInput(
     metadata: choose(body.metadata, mode, current?.metadata ?? {}, {}),
     version: choose(body.version, mode, current?.version ?? 1, 1),
   };
-  if (writer === 'app') {
+  if (writer !== 'operator') {
     const rateLoc =
       body.rateLimit === undefined && body.throttleRate !== undefined ? 'throttleRate' : 'rateLimit';
     const limits = { maxInFlight: config.maxInFlight, rateLimit: defaultRate };

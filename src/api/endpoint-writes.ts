@@ -18,8 +18,9 @@ import {
   rotateSecret,
   updateEndpoint,
 } from '../store/repos/endpoints.ts';
+import { shownEventTypeNames } from '../store/repos/event-types.ts';
 import { recordEndpointEvent } from './endpoint-events.ts';
-import { type EndpointBody, endpointInput, type Writer } from './endpoint-input.ts';
+import { alias, type EndpointBody, endpointInput, type Writer } from './endpoint-input.ts';
 import { applyDisabled } from './endpoint-status.ts';
 import { conflict, isUidTaken, notFound } from './errors.ts';
 import { createOnce } from './idempotency.ts';
@@ -29,6 +30,26 @@ async function uidFree(q: Queryable, appId: string, uid: string | null | undefin
   if (!uid) return;
   const other = await findEndpoint(q, appId, uid);
   if (other && other.id !== self) throw conflict(`An endpoint with uid ${uid} already exists`);
+}
+
+/**
+ * The event types an application's token names in the endpoint's filter without seeing them (none
+ * such, archived, or behind a feature flag it lacks), those the endpoint has aside: answered alike,
+ * as Svix answers a name that is not there, so a token learns nothing of hidden ones and cannot
+ * subscribe to them. The operator names any.
+ */
+async function unseenTypes(
+  q: Queryable,
+  body: EndpointBody,
+  current: Endpoint | null,
+  writer: Writer,
+): Promise<string[]> {
+  if (writer === 'operator') return [];
+  const named = alias(body.filterTypes, body.eventTypes) ?? [];
+  const added = named.filter((name) => !current?.eventTypes?.includes(name));
+  if (added.length === 0) return [];
+  const shown = await shownEventTypeNames(q, added, writer.featureFlags);
+  return added.filter((name) => !shown.has(name));
 }
 
 /** By a POST (`request`: once, under its idempotency key's id) or by a PUT naming a new uid. */
@@ -41,7 +62,8 @@ export async function createEndpointOf(
   request?: FastifyRequest,
 ): Promise<Endpoint> {
   const { db, clock, config } = deps;
-  const input = endpointInput(body, 'replace', null, config, application, writer);
+  const unseen = await unseenTypes(db, body, null, writer);
+  const input = endpointInput(body, 'replace', null, config, application, writer, unseen);
   const fields = { ...input.fields, uid };
   const secret = input.secret ?? generateSecret();
   const now = clock.now();
@@ -76,7 +98,8 @@ export async function updateEndpointOf(
     const current = await lockLiveEndpoint(tx, found.id);
     // Deleted since it was looked up (a concurrent DELETE): a 404, as if the lookup had missed.
     if (!current) throw notFound(`Endpoint ${found.id} not found`);
-    const { fields, secret } = endpointInput(body, mode, current, config, application, writer);
+    const unseen = await unseenTypes(tx, body, current, writer);
+    const { fields, secret } = endpointInput(body, mode, current, config, application, writer, unseen);
     await uidFree(tx, application.id, fields.uid, current.id);
     const now = clock.now();
     await updateEndpoint(tx, current.id, fields, now);

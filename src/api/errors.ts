@@ -56,18 +56,22 @@ export function fieldError(loc: string[], msg: string, type = 'value_error'): Ap
  */
 export function fieldChecks() {
   const refused: ValidationItem[] = [];
+  // One reason per field: the first check to refuse it.
+  const refuse = (item: ValidationItem) => {
+    const loc = item.loc.join('.');
+    if (!refused.some((other) => other.loc.join('.') === loc)) refused.push(item);
+  };
   return {
     check<T>(run: () => T, otherwise: T): T {
       try {
         return run();
       } catch (error) {
         if (!(error instanceof ApiError) || typeof error.detail === 'string') throw error;
-        // One reason per field: the first check to refuse it.
-        const named = new Set(refused.map((item) => item.loc.join('.')));
-        refused.push(...error.detail.filter((item) => !named.has(item.loc.join('.'))));
+        error.detail.forEach(refuse);
         return otherwise;
       }
     },
+    refuse,
     /** Throws the 422 naming them all, if any. */
     done(): void {
       if (refused.length > 0) throw validationFailed(refused);

@@ -4,7 +4,7 @@
  * Courier sets itself (signatures, framing) cannot be overridden.
  */
 import { CONNECTION_HEADERS } from '../delivery/connection-headers.ts';
-import { fieldError } from './errors.ts';
+import { fieldChecks, fieldError } from './errors.ts';
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Visible ASCII, space, tab and obs-text; everything else (CR, LF, NUL, other controls) is refused.
@@ -20,31 +20,30 @@ export function isReservedHeader(name: string): boolean {
   );
 }
 
-/** Throws a 422 naming the first bad header under `loc`. */
+/** Throws a 422 naming every bad header under `loc`, each with why. */
 export function checkHeaders(headers: Record<string, string>, loc: string[]): void {
   const names = Object.keys(headers);
   if (names.length > MAX_HEADERS) throw fieldError(loc, `at most ${MAX_HEADERS} headers`);
+  const refused = fieldChecks();
   const seen = new Set<string>();
+  const refuse = (name: string, msg: string) =>
+    refused.refuse({ loc: [...loc, name], msg, type: 'value_error' });
   for (const name of names) {
-    const at = [...loc, name];
     if (!TOKEN.test(name))
-      throw fieldError(at, "header name must be an HTTP token (letters, digits, !#$%&'*+-.^_`|~)");
-    if (CONNECTION_HEADERS.has(name.toLowerCase()))
-      throw fieldError(
-        at,
-        `header ${name} describes the connection, which Courier manages; it cannot be set`,
-      );
-    if (isReservedHeader(name))
-      throw fieldError(at, `header ${name} is set by Courier and cannot be overridden`);
-    if (seen.has(name.toLowerCase())) throw fieldError(at, 'header given twice (names are case-insensitive)');
-    seen.add(name.toLowerCase());
-    if (!VALUE.test(headers[name]!)) {
-      throw fieldError(
-        at,
+      refuse(name, "header name must be an HTTP token (letters, digits, !#$%&'*+-.^_`|~)");
+    else if (CONNECTION_HEADERS.has(name.toLowerCase()))
+      refuse(name, `header ${name} describes the connection, which Courier manages; it cannot be set`);
+    else if (isReservedHeader(name))
+      refuse(name, `header ${name} is set by Courier and cannot be overridden`);
+    else if (seen.has(name.toLowerCase())) refuse(name, 'header given twice (names are case-insensitive)');
+    else if (!VALUE.test(headers[name]!))
+      refuse(
+        name,
         'header value must not contain CR, LF, NUL, other control characters or non-Latin-1 characters',
       );
-    }
+    seen.add(name.toLowerCase());
   }
+  refused.done();
 }
 
 /** Applies a patch: `set` replaces headers of the same name whatever its case; `remove` deletes by name. */

@@ -59,6 +59,20 @@ describe('endpoint headers', () => {
         expect(locs(res)[0], JSON.stringify(headers)).toMatch(/^body\.headers/);
       }
     }
+    // Every bad header in one answer, each with why; the good ones beside them are not written.
+    const several = await api.request('PUT', path, {
+      body: { headers: { 'X-Good': 'g', 'X-Evil': 'a\nb', 'Bad Name': 'x', 'x-good': 'again', Host: 'h' } },
+    });
+    expect(several.status, several.text).toBe(422);
+    expect(several.body.detail.map((d: { loc: string[]; msg: string }) => [d.loc.join('.'), d.msg])).toEqual([
+      [
+        'body.headers.X-Evil',
+        'header value must not contain CR, LF, NUL, other control characters or non-Latin-1 characters',
+      ],
+      ['body.headers.Bad Name', "header name must be an HTTP token (letters, digits, !#$%&'*+-.^_`|~)"],
+      ['body.headers.x-good', 'header given twice (names are case-insensitive)'],
+      ['body.headers.Host', 'header Host is set by Courier and cannot be overridden'],
+    ]);
     expect((await api.request('GET', path)).body.headers).toEqual({ 'x-a': 'A2', 'X-C': 'c' });
     expect(locs(await api.request('PUT', path, { body: {} }))).toEqual(['body.headers']);
     expect(locs(await api.request('PUT', path, { body: { headers: { 'X-N': 5 } } }))).toEqual([

@@ -145,6 +145,75 @@ describe('event type feature flags', () => {
     expect((await send(TOKEN, 'c.legacy')).status).toBe(200);
   });
 
+  it("lets a token filter an endpoint by the event types it sees alone, the endpoint's own kept", async () => {
+    await create({ name: 'g.archived' });
+    expect((await api.request('DELETE', '/api/v1/event-type/g.archived')).status).toBe(204);
+    const base = `/api/v1/app/${appId}/endpoint`;
+    const url = 'https://hooks.customer.example/filtered';
+    const plain = await tokenWith();
+    // Hidden, archived or missing: alike, none of them is there for this token.
+    const refused = await api.request('POST', base, {
+      token: plain,
+      body: { url, filterTypes: ['a.plain', 'b.beta', 'g.archived', 'no.such'] },
+    });
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.body.detail).toEqual([
+      {
+        loc: ['body', 'filterTypes'],
+        msg: "The following event types don't exist: b.beta, g.archived, no.such",
+        type: 'value_error',
+      },
+    ]);
+    const byAlias = await api.request('POST', base, {
+      token: plain,
+      body: { url, eventTypes: ['c.legacy'] },
+    });
+    expect(locs(byAlias)).toEqual(['body.eventTypes']);
+    const filtered = async () =>
+      (await api.request('GET', base)).body.data.filter((e: { url: string }) => e.url === url);
+    expect(await filtered()).toEqual([]);
+
+    const made = await api.request('POST', base, {
+      token: plain,
+      body: { url, filterTypes: ['a.plain', 'e.plain'] },
+    });
+    expect(made.status, made.text).toBe(201);
+    const path = `${base}/${made.body.id}`;
+    const withBeta = await api.request('PATCH', path, {
+      token: await tokenWith(['beta']),
+      body: { filterTypes: ['a.plain', 'b.beta', 'd.either'] },
+    });
+    expect(withBeta.status, withBeta.text).toBe(200);
+    // The operator names any: flagged ones, and names the catalogue does not hold (yet).
+    const byOperator = await api.request('PATCH', path, {
+      body: { filterTypes: ['a.plain', 'b.beta', 'd.either', 'f.enterprise', 'not.yet'] },
+    });
+    expect(byOperator.status, byOperator.text).toBe(200);
+    // The token's SDK sends the filter back as it read it: what the endpoint has is kept.
+    const customer = new Svix(plain, { serverUrl: api.url });
+    const read = await customer.endpoint.get(appId, made.body.id);
+    const updated = await customer.endpoint.update(appId, made.body.id, {
+      url,
+      filterTypes: read.filterTypes,
+      description: 'kept filter',
+    });
+    expect([...(updated.filterTypes ?? [])].sort()).toEqual([
+      'a.plain',
+      'b.beta',
+      'd.either',
+      'f.enterprise',
+      'not.yet',
+    ]);
+    // One more it does not see is refused, named alone.
+    const more = await api.request('PATCH', path, {
+      token: plain,
+      body: { filterTypes: [...(read.filterTypes ?? []), 'c.legacy'] },
+    });
+    expect(more.status, more.text).toBe(422);
+    expect(more.body.detail[0].msg).toBe("The following event types don't exist: c.legacy");
+    expect((await api.request('DELETE', '/api/v1/event-type/g.archived?expunge=true')).status).toBe(204);
+  });
+
   it('keeps the flags through a PATCH without them, and clears them with null, a PUT, or an empty list', async () => {
     await create({ name: 'h.flagged', featureFlags: ['beta'] });
     const flagsOf = async () =>

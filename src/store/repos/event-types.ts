@@ -127,6 +127,20 @@ export async function listEventTypes(
   return { data: rows.slice(0, opts.limit).map(fromRow), done: rows.length <= opts.limit };
 }
 
+/** Which of `names` are event types a token holding `flags` sees (see shownTo), archived ones left out. */
+export async function shownEventTypeNames(
+  db: Queryable,
+  names: readonly string[],
+  flags: readonly string[],
+): Promise<Set<string>> {
+  const { rows } = await db.query<{ name: string }>(
+    `select name from courier_event_types
+      where name = any($1::text[]) and not archived and (feature_flags is null or feature_flags && $2)`,
+    [names, flags],
+  );
+  return new Set(rows.map((r) => r.name));
+}
+
 /**
  * The event types not in `keep` and not archived: archived (an import's replaceAll), or with
  * `dryRun` only named. Returns their names, sorted.
