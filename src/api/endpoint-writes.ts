@@ -36,7 +36,8 @@ async function uidFree(q: Queryable, appId: string, uid: string | null | undefin
  * The event types an application's token names in the endpoint's filter without seeing them (none
  * such, archived, or behind a feature flag it lacks), those the endpoint has aside: answered alike,
  * as Svix answers a name that is not there, so a token learns nothing of hidden ones and cannot
- * subscribe to them. The operator names any.
+ * name them (an endpoint without a filter still takes every type, flagged ones too, as in Svix).
+ * The operator names any.
  */
 async function unseenTypes(
   q: Queryable,

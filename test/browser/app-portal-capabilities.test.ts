@@ -151,15 +151,18 @@ describe('app portal in Chromium: what the token may do', () => {
       body: { readOnly: true },
     });
     const from = requested.length;
-    await page.goto(access.body.url);
-    // The view's own reads go out while the session's answer is held, not after it.
-    const reads = () => requested.slice(from).map((r) => r.url);
-    await expect.poll(reads).toContain(`${api.url}/api/v1/app/${appId}`);
-    expect(reads()).toContain(`${api.url}/api/v1/event-type?limit=250`);
-    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
-    expect(await page.locator('main').getAttribute('aria-busy')).toBe('true');
-    expect(await page.locator('form.endpoint-form').count()).toBe(0);
-    release();
+    try {
+      await page.goto(access.body.url);
+      // The view's own reads go out while the session's answer is held, not after it.
+      const reads = () => requested.slice(from).map((r) => r.url);
+      await expect.poll(reads).toContain(`${api.url}/api/v1/app/${appId}`);
+      expect(reads()).toContain(`${api.url}/api/v1/event-type?limit=250`);
+      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+      expect(await page.locator('main').getAttribute('aria-busy')).toBe('true');
+      expect(await page.locator('form.endpoint-form').count()).toBe(0);
+    } finally {
+      release();
+    }
     await expect.poll(() => page.locator('main').getAttribute('aria-busy')).toBe('false');
     await page.locator('tr[data-endpoint]').waitFor();
     // A read-only link: no form to add an endpoint, drawn or left behind.

@@ -168,7 +168,9 @@ describe('event type feature flags', () => {
       token: plain,
       body: { url, eventTypes: ['c.legacy'] },
     });
+    expect(byAlias.status, byAlias.text).toBe(422);
     expect(locs(byAlias)).toEqual(['body.eventTypes']);
+    expect(byAlias.body.detail[0].msg).toBe("The following event types don't exist: c.legacy");
     const filtered = async () =>
       (await api.request('GET', base)).body.data.filter((e: { url: string }) => e.url === url);
     expect(await filtered()).toEqual([]);
