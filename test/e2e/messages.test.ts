@@ -92,6 +92,24 @@ describe('messages', () => {
       [{ eventType: 'a', payload: {}, eventId: 'x/y' }, ['body.eventId']],
       // Scheduled delivery is refused rather than delivered at once.
       [{ eventType: 'a', payload: {}, deliverAt: '2030-01-01T00:00:00Z' }, ['body.deliverAt']],
+      // What Courier does not do, every such field in one answer.
+      [
+        {
+          eventType: 'a',
+          payload: {},
+          deliverAt: '2030-01-01T00:00:00Z',
+          transformationsParams: { rawPayload: 'a,b' },
+          tags: ['courier.example'],
+          payloadRetentionPeriod: 30,
+          payloadRetentionHours: 24,
+        },
+        [
+          'body.deliverAt',
+          'body.transformationsParams.rawPayload',
+          'body.tags',
+          'body.payloadRetentionHours',
+        ],
+      ],
       [
         {
           eventType: 'a',

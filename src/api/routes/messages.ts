@@ -6,7 +6,7 @@ import { flushBarrier } from '../../store/queries/publish.ts';
 import { EXAMPLE_TAG } from '../../store/queries/publish-to-endpoint.ts';
 import { findMessage, listMessages, type MessageFilter } from '../../store/repos/messages.ts';
 import { appOnDemand } from '../app-on-demand.ts';
-import { conflict, databaseUnavailable, fieldError, isUniqueViolation } from '../errors.ts';
+import { conflict, databaseUnavailable, fieldChecks, fieldError, isUniqueViolation } from '../errors.ts';
 import { requireApp, requireMessage } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import { Channel, IdOrUid, iso, ListResponse, msOf, Tag } from '../schemas/common.ts';
@@ -101,10 +101,14 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       },
     },
     async (request, reply) => {
+      // What Courier does not do is refused, every such field named in one answer.
+      const refused = fieldChecks();
+      const refuse = (loc: string[], msg: string) =>
+        refused.refuse({ loc: ['body', ...loc], msg, type: 'value_error' });
       if (request.body.deliverAt != null) {
         // Delivering now what was meant for later would be worse than refusing it.
-        throw fieldError(
-          ['body', 'deliverAt'],
+        refuse(
+          ['deliverAt'],
           'scheduled delivery is not supported: Courier delivers a message as soon as it is published',
         );
       }
@@ -112,16 +116,17 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         .transformationsParams?.rawPayload;
       if (raw != null) {
         // Sent as a JSON {} with the real bytes aside: accepted, receivers would get {}.
-        throw fieldError(
-          ['body', 'transformationsParams', 'rawPayload'],
+        refuse(
+          ['transformationsParams', 'rawPayload'],
           'raw (non-JSON) payloads are not supported: send the payload as a JSON object',
         );
       }
       const { eventType, payload, eventId, channels, tags: messageTags } = request.body;
       if (messageTags?.includes(EXAMPLE_TAG)) {
-        throw fieldError(['body', 'tags'], `${EXAMPLE_TAG} is reserved for example messages (send-example)`);
+        refuse(['tags'], `${EXAMPLE_TAG} is reserved for example messages (send-example)`);
       }
-      const keepPayloadMs = payloadRetentionMs(request.body);
+      const keepPayloadMs = refused.check(() => payloadRetentionMs(request.body), null);
+      refused.done();
       const application = await appOnDemand(deps, request.params.app_id, request.body.application, [
         'body',
         'application',
