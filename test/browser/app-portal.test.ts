@@ -324,6 +324,65 @@ describe('app portal in Chromium', () => {
     ]);
   });
 
+  it("opens a new tab with an open tab's session, and lets it go when it is signed out there", async () => {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    await openPortal();
+    const second = await page.context().newPage();
+    try {
+      // A view's address opened in a new tab (a middle click): the open tab lends its session.
+      await second.goto(`${api.url}/portal#endpoint=${ep.id}`);
+      await expect.poll(() => second.locator('h2.endpoint-url').textContent()).toBe(`${receiver.url}/ok`);
+      expect(await second.locator('#app-name').textContent()).toBe('Acme <b>Corp</b>');
+      // Signed out in the first tab, the token has ended: the second lets it go, and says why.
+      await page.click('#sign-out');
+      await expect
+        .poll(() => second.locator('main').textContent())
+        .toBe('This page opens with the link your provider gives you; it holds your access.');
+      expect(await second.locator('#notice').textContent()).toBe(
+        'Signed out in another tab: this link no longer opens the page.',
+      );
+      expect(await second.locator('#nav').isHidden()).toBe(true);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('asks a new tab for the link when no open tab holds one; a tab signed out takes none', async () => {
+    await openPortal();
+    const second = await page.context().newPage();
+    try {
+      // The second tab opens a link of its own, then signs out: the first tab's session is not
+      // its to take, not even after a reload.
+      const access = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body: {} });
+      await second.goto(access.body.url);
+      await second.locator('#sign-out').click();
+      await expect
+        .poll(() => second.locator('#notice').textContent())
+        .toBe('Signed out: this link no longer opens the page.');
+      await second.reload();
+      await second.waitForTimeout(600);
+      expect(await second.locator('main').textContent()).toBe(
+        'This page opens with the link your provider gives you; it holds your access.',
+      );
+      // The first tab kept its own.
+      await page.click('#nav a:has-text("Messages")');
+      await expect.poll(() => page.locator('main h2').first().textContent()).toBe('Messages');
+    } finally {
+      await second.close();
+    }
+    await page.click('#sign-out');
+    await expect.poll(notice).toBe('Signed out: this link no longer opens the page.');
+    const third = await page.context().newPage();
+    try {
+      await third.goto(`${api.url}/portal`);
+      await expect
+        .poll(() => third.locator('main').textContent())
+        .toBe('This page opens with the link your provider gives you; it holds your access.');
+    } finally {
+      await third.close();
+    }
+  });
+
   it('signs out: the token ends and the page holds nothing', async () => {
     const token = await openPortal();
     expect(await page.locator('#nav').isVisible()).toBe(true);

@@ -16,6 +16,7 @@ function readSession() {
   const hash = new URLSearchParams(location.hash.slice(1));
   if (hash.get('key') && hash.get('app')) {
     remembered = { app: hash.get('app'), key: hash.get('key') };
+    signedOut(false);
     // Out of the address bar and this tab's history: a shared screen or a copied URL holds no token.
     history.replaceState(null, '', location.pathname + location.search);
     try {
@@ -35,6 +36,54 @@ function forgetSession() {
   } catch {}
 }
 let session = null;
+// The portal's open tabs share their session: a tab opened from another's link (a new tab, a
+// view's address pasted) asks them for it rather than for the link again. Only this origin's
+// pages, in the same storage partition, hear the channel; nothing is written beyond this tab.
+const tabs = typeof BroadcastChannel === 'function' ? new BroadcastChannel(KEY) : null;
+// Signed out in this tab (kept through its reloads): it takes no other tab's session until a link
+// of its own opens it.
+let signedOutHere = false;
+function signedOut(value) {
+  if (value === undefined) {
+    try {
+      return signedOutHere || sessionStorage.getItem(KEY + '.signed-out') === '1';
+    } catch {
+      return signedOutHere;
+    }
+  }
+  signedOutHere = value;
+  try {
+    if (value) sessionStorage.setItem(KEY + '.signed-out', '1');
+    else sessionStorage.removeItem(KEY + '.signed-out');
+  } catch {}
+}
+/** This tab's session, else one another open tab holds (the first to answer), else null. */
+async function findSession() {
+  const own = readSession();
+  if (own || !tabs || signedOut()) return own;
+  const shared = await new Promise((resolve) => {
+    const take = (event) => {
+      const offered = event.data && event.data.session;
+      if (!offered || typeof offered.app !== 'string' || typeof offered.key !== 'string') return;
+      done({ app: offered.app, key: offered.key });
+    };
+    const timer = setTimeout(() => done(null), 300);
+    const done = (found) => {
+      clearTimeout(timer);
+      tabs.removeEventListener('message', take);
+      resolve(found);
+    };
+    tabs.addEventListener('message', take);
+    tabs.postMessage({ ask: true });
+  });
+  // Asked meanwhile by a link of its own, or signed out: those win.
+  if (!shared || signedOut() || readSession()) return readSession();
+  remembered = shared;
+  try {
+    sessionStorage.setItem(KEY, JSON.stringify(shared));
+  } catch {}
+  return shared;
+}
 const main = document.getElementById('main');
 const enc = encodeURIComponent;
 const appPath = (as = session) => '/app/' + enc(as.app);

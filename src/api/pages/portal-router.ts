@@ -4,6 +4,7 @@
  */
 export const PORTAL_ROUTER = `
 async function signOut(b) {
+  const ended = session && session.key;
   await act(b, async () => {
     try {
       await api('POST', '/auth/logout');
@@ -12,8 +13,22 @@ async function signOut(b) {
       if (error.status !== 401) throw error;
     }
     forgetSession();
-    route();
+    signedOut(true);
+    // The token has ended: the other tabs holding it let it go too.
+    if (tabs && ended) tabs.postMessage({ ended });
+    await route();
   }, 'Signed out: this link no longer opens the page.');
+}
+if (tabs) {
+  tabs.addEventListener('message', async (event) => {
+    const message = event.data || {};
+    if (message.ask && session) tabs.postMessage({ session: { app: session.app, key: session.key } });
+    if (message.ended && session && message.ended === session.key) {
+      forgetSession();
+      await route();
+      notice('Signed out in another tab: this link no longer opens the page.', 'ok');
+    }
+  });
 }
 document.getElementById('sign-out').addEventListener('click', (event) => signOut(event.target));
 
@@ -31,7 +46,7 @@ const VIEWS = [
 let shown = 0;
 /** Draws the view the # names; \`rethrow\`: an action's reload, whose failure the action reports. */
 async function route(rethrow = false) {
-  const next = readSession();
+  const next = await findSession();
   if (!next || !session || next.key !== session.key || next.app !== session.app) {
     // Another token, or none: nothing of the previous one's view stays (its event types and what
     // it may do are kept for it alone, eventTypes() and readAccess()).
