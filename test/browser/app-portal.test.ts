@@ -347,6 +347,31 @@ describe('app portal in Chromium', () => {
     }
   });
 
+  it('lets a signed-out token go in every tab: none hands it back to another', async () => {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    await openPortal();
+    const others = [await page.context().newPage(), await page.context().newPage()];
+    const askLink = 'This page opens with the link your provider gives you; it holds your access.';
+    try {
+      for (const tab of others) {
+        await tab.goto(`${api.url}/portal#endpoint=${ep.id}`);
+        await expect.poll(() => tab.locator('h2.endpoint-url').textContent()).toBe(`${receiver.url}/ok`);
+      }
+      await page.click('#sign-out');
+      for (const tab of others) await expect.poll(() => tab.locator('main').textContent()).toBe(askLink);
+      // Past any ask the two could make of each other, and after a reload: still without it.
+      await others[0]!.waitForTimeout(600);
+      await others[1]!.reload();
+      await others[1]!.waitForTimeout(600);
+      for (const tab of others) {
+        expect(await tab.locator('main').textContent()).toBe(askLink);
+        expect(await tab.locator('#nav').isHidden()).toBe(true);
+      }
+    } finally {
+      for (const tab of others) await tab.close();
+    }
+  });
+
   it('asks a new tab for the link when no open tab holds one; a tab signed out takes none', async () => {
     await openPortal();
     const second = await page.context().newPage();

@@ -40,9 +40,11 @@ let session = null;
 // view's address pasted) asks them for it rather than for the link again. Only this origin's
 // pages, in the same storage partition, hear the channel; nothing is written beyond this tab.
 const tabs = typeof BroadcastChannel === 'function' ? new BroadcastChannel(KEY) : null;
-// Signed out in this tab (kept through its reloads): it takes no other tab's session until a link
-// of its own opens it.
+// Signed out in this tab or in another that held its token (kept through its reloads where the tab
+// keeps storage): it takes no other tab's session until a link of its own opens it.
 let signedOutHere = false;
+// Tokens signed out in any tab: never lent nor taken, whichever tab still holds them.
+const endedKeys = new Set();
 function signedOut(value) {
   if (value === undefined) {
     try {
@@ -65,6 +67,7 @@ async function findSession() {
     const take = (event) => {
       const offered = event.data && event.data.session;
       if (!offered || typeof offered.app !== 'string' || typeof offered.key !== 'string') return;
+      if (endedKeys.has(offered.key)) return;
       done({ app: offered.app, key: offered.key });
     };
     const timer = setTimeout(() => done(null), 300);

@@ -15,6 +15,7 @@ async function signOut(b) {
     forgetSession();
     signedOut(true);
     // The token has ended: the other tabs holding it let it go too.
+    if (ended) endedKeys.add(ended);
     if (tabs && ended) tabs.postMessage({ ended });
     await route();
   }, 'Signed out: this link no longer opens the page.');
@@ -22,9 +23,15 @@ async function signOut(b) {
 if (tabs) {
   tabs.addEventListener('message', async (event) => {
     const message = event.data || {};
-    if (message.ask && session) tabs.postMessage({ session: { app: session.app, key: session.key } });
-    if (message.ended && session && message.ended === session.key) {
+    if (message.ask && session && !endedKeys.has(session.key)) {
+      tabs.postMessage({ session: { app: session.app, key: session.key } });
+    }
+    if (typeof message.ended !== 'string') return;
+    endedKeys.add(message.ended);
+    if (session && message.ended === session.key) {
+      // Its owner signed out: this tab is signed out too, and asks no other tab.
       forgetSession();
+      signedOut(true);
       await route();
       notice('Signed out in another tab: this link no longer opens the page.', 'ok');
     }
