@@ -372,6 +372,24 @@ describe('app portal in Chromium', () => {
     }
   });
 
+  it('lends no token it found ended: a new tab asks for the link', async () => {
+    refusals.add(401);
+    await openPortal();
+    await api.request('POST', `/api/v1/auth/app/${appId}/expire-all`, { body: {} });
+    await page.click('#nav a:has-text("Messages")');
+    await expect.poll(notice).toBe('This link has expired or was revoked: ask for a new one.');
+    const second = await page.context().newPage();
+    try {
+      await second.goto(`${api.url}/portal#messages`);
+      await second.waitForTimeout(600);
+      expect(await second.locator('main').textContent()).toBe(
+        'This page opens with the link your provider gives you; it holds your access.',
+      );
+    } finally {
+      await second.close();
+    }
+  });
+
   it('asks a new tab for the link when no open tab holds one; a tab signed out takes none', async () => {
     await openPortal();
     const second = await page.context().newPage();

@@ -43,7 +43,7 @@ const tabs = typeof BroadcastChannel === 'function' ? new BroadcastChannel(KEY) 
 // Signed out in this tab or in another that held its token (kept through its reloads where the tab
 // keeps storage): it takes no other tab's session until a link of its own opens it.
 let signedOutHere = false;
-// Tokens signed out in any tab: never lent nor taken, whichever tab still holds them.
+// Tokens signed out in any tab, or found ended here: never lent nor taken, whichever tab holds them.
 const endedKeys = new Set();
 function signedOut(value) {
   if (value === undefined) {
@@ -129,6 +129,8 @@ async function api(method, path, body, as = session) {
   try {
     data = text ? JSON.parse(text) : null;
   } catch {}
+  // Ended (expired or revoked; nothing revives it): not lent to another tab.
+  if (response.status === 401) endedKeys.add(as.key);
   if (!response.ok) throw Object.assign(new Error(explain(response.status, data)), { status: response.status });
   return data;
 }
