@@ -5,7 +5,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createEndpoint, publishMessage } from '../e2e/support.ts';
-import { api, appId, engine, openEndpoint, openPortal, page, receiver, usePortal } from './portal-harness.ts';
+import {
+  api,
+  appId,
+  engine,
+  holdRequests,
+  openEndpoint,
+  openPortal,
+  page,
+  receiver,
+  usePortal,
+} from './portal-harness.ts';
 
 describe('app portal in Chromium: attempts by result', () => {
   usePortal();
@@ -63,14 +73,7 @@ describe('app portal in Chromium: attempts by result', () => {
     await openEndpoint(ep.id);
     await expect.poll(messagesShown).toEqual([delivered, failed]);
     // The failed ones' read answers after the succeeded ones'.
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    await page.route('**/attempt/endpoint/**status=2*', async (route) => {
-      await held;
-      await route.continue();
-    });
+    const release = await holdRequests('**/attempt/endpoint/**status=2*');
     await page.selectOption('select[name=attemptResult]', '2');
     await page.selectOption('select[name=attemptResult]', '0');
     await expect.poll(messagesShown).toEqual([delivered]);

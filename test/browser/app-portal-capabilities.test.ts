@@ -10,6 +10,7 @@ import {
   api,
   appId,
   engine,
+  holdRequests,
   notice,
   openEndpoint,
   openPortal,
@@ -139,14 +140,7 @@ describe('app portal in Chromium: what the token may do', () => {
 
   it('reads what the token may do beside the view, and offers nothing before it is known', async () => {
     await createEndpoint(api, appId, { url: `${receiver.url}/` });
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    await page.route('**/api/v1/auth/session', async (route) => {
-      await held;
-      await route.continue();
-    });
+    const release = await holdRequests('**/api/v1/auth/session');
     const access = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, {
       body: { readOnly: true },
     });

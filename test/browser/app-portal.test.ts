@@ -12,6 +12,7 @@ import {
   appId,
   endpoint,
   engine,
+  holdRequests,
   notice,
   openEndpoint,
   openPortal,
@@ -25,6 +26,15 @@ import {
 
 describe('app portal in Chromium', () => {
   usePortal();
+
+  /** A link opened, then ended by the operator: the page's next call answers 401. */
+  const openEndedLink = async () => {
+    refusals.add(401);
+    await openPortal();
+    expect((await api.request('POST', `/api/v1/auth/app/${appId}/expire-all`, { body: {} })).status).toBe(
+      204,
+    );
+  };
 
   it('opens from the access link, keeps the token out of the address bar and lists the endpoints', async () => {
     const admin = await createEndpoint(api, appId, { url: `${receiver.url}/ok`, description: 'orders' });
@@ -373,9 +383,7 @@ describe('app portal in Chromium', () => {
   });
 
   it('lends no token it found ended: a new tab asks for the link', async () => {
-    refusals.add(401);
-    await openPortal();
-    await api.request('POST', `/api/v1/auth/app/${appId}/expire-all`, { body: {} });
+    await openEndedLink();
     await page.click('#nav a:has-text("Messages")');
     await expect.poll(notice).toBe('This link has expired or was revoked: ask for a new one.');
     const second = await page.context().newPage();
@@ -450,17 +458,7 @@ describe('app portal in Chromium', () => {
     await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
     await openPortal();
     // Hold the list's next read until the sign-out is done.
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    await page.route(
-      (url) => url.pathname.endsWith('/endpoint'),
-      async (route) => {
-        await held;
-        await route.continue();
-      },
-    );
+    const release = await holdRequests((url) => url.pathname.endsWith('/endpoint'));
     const listRead = page.waitForRequest((r) => r.url().includes('/endpoint?'));
     await page.reload();
     await listRead;
@@ -477,9 +475,7 @@ describe('app portal in Chromium', () => {
   });
 
   it('signs out with a token already ended, and clears the tab all the same', async () => {
-    refusals.add(401);
-    await openPortal();
-    await api.request('POST', `/api/v1/auth/app/${appId}/expire-all`, { body: {} });
+    await openEndedLink();
     await page.click('#sign-out');
     await expect.poll(notice).toBe('Signed out: this link no longer opens the page.');
     await page.reload();

@@ -130,6 +130,18 @@ export async function withoutSessionRoute(): Promise<void> {
     }),
   );
 }
+/** Holds the tab's requests to `url` (a glob or a predicate) until the returned function is called. */
+export async function holdRequests(url: string | ((url: URL) => boolean)): Promise<() => void> {
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  await page.route(url, async (route) => {
+    await held;
+    await route.continue();
+  });
+  return release;
+}
 export const notice = () => page.locator('#notice').textContent();
 export const openEndpoint = async (id: string) => {
   await page.locator(`tr[data-endpoint="${id}"] a`).click();
