@@ -145,6 +145,12 @@ export const OPTIONS: readonly OptionSpec[] = [
       "The page an application's access link (POST /api/v1/auth/app-portal-access/{app_id}, its url) leads to, such as your dashboard's webhooks page: {app_id} and {token} in it are replaced, e.g. https://dashboard.example.com/webhooks#token={token}. Unset: the link opens this server's own app portal page, /portal, with the token after its #.",
   },
   {
+    name: 'COURIER_TRUST_PROXY',
+    default: '',
+    description:
+      'The proxies in front of the API (a load balancer, a TLS-terminating reverse proxy) whose X-Forwarded-Proto, X-Forwarded-Host and X-Forwarded-For it believes, comma-separated addresses or CIDRs, or loopback, linklocal, uniquelocal: e.g. 10.0.0.0/8. A request that comes through one of them is read as its client sent it, so an access link made behind TLS termination reads https:// and the public host. Unset: no proxy is believed, and a link names the address the request reached.',
+  },
+  {
     name: 'COURIER_APP_PORTAL_FRAME_ANCESTORS',
     default: '',
     description:

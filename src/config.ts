@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import ipaddr from 'ipaddr.js';
 import { OPTIONS } from './config-options.ts';
 import { GuardSettingError } from './delivery/nat64.ts';
 import { SsrfGuard } from './delivery/ssrf-guard.ts';
@@ -35,6 +36,8 @@ export interface Config {
   /** COURIER_APP_PORTAL_FRAME_ANCESTORS: the origins that may frame /portal (a CSP source list); null: none. */
   appPortalFrameAncestors: string | null;
   allowPrivateNetworks: string[];
+  /** COURIER_TRUST_PROXY: the proxies whose X-Forwarded-* headers the API believes (addresses, CIDRs, names); empty: none. */
+  trustProxy: string[];
   /** Network-specific NAT64 prefixes the SSRF guard decodes, beside the well-known 64:ff9b::/96. */
   nat64Prefixes: string[];
   maxPayloadBytes: number;
@@ -194,6 +197,30 @@ function appPortalFrameAncestors(r: Reader): string | null {
     );
   }
   return sources.join(' ');
+}
+
+// proxy-addr's (Fastify's) names for ranges.
+const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** Addresses, CIDRs or range names, as Fastify's trustProxy takes them; a typo would trust nothing, or too much. */
+function trustProxy(r: Reader): string[] {
+  const entries = list(r, 'COURIER_TRUST_PROXY');
+  const bad = entries.find((entry) => {
+    if (PROXY_RANGES.includes(entry) || ipaddr.isValid(entry)) return false;
+    try {
+      ipaddr.parseCIDR(entry);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (bad !== undefined) {
+    throw new ConfigError(
+      'COURIER_TRUST_PROXY',
+      `must be addresses or CIDRs (or ${PROXY_RANGES.join(', ')}), comma-separated, not ${bad}`,
+    );
+  }
+  return entries;
 }
 
 /** Off, or an hour at least: a shorter run of failures is a receiver's restart, not a dead endpoint. */
@@ -360,6 +387,7 @@ export function loadConfig(env: Source = process.env): Config {
     appPortalUrl: appPortalUrl(r),
     appPortalFrameAncestors: appPortalFrameAncestors(r),
     allowPrivateNetworks,
+    trustProxy: trustProxy(r),
     nat64Prefixes,
     maxPayloadBytes: r.int('COURIER_MAX_PAYLOAD', 1024, 64 * 1024 * 1024),
     workerConcurrency: r.int('COURIER_WORKER_CONCURRENCY', 1, 100_000),

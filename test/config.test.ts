@@ -98,6 +98,8 @@ describe('configuration', () => {
     ['COURIER_APP_PORTAL_FRAME_ANCESTORS', "'unsafe-inline'"],
     ['COURIER_APP_PORTAL_FRAME_ANCESTORS', '*'],
     ['COURIER_APP_PORTAL_FRAME_ANCESTORS', 'https://*.com'],
+    ['COURIER_TRUST_PROXY', '10.0.0.0/99'],
+    ['COURIER_TRUST_PROXY', 'proxy.internal'],
     ['COURIER_ADMIN_TOKEN', 'short'],
     ['COURIER_ADMIN_TOKEN', 'correct horse battery staple'],
     ['COURIER_SCHEMA', 'Robert; drop table'],
@@ -118,6 +120,16 @@ describe('configuration', () => {
   ])('a bad %s (%s) stops start-up with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
+  });
+
+  it('takes the proxies whose forwarded headers the API believes, and none by default', () => {
+    expect(loadConfig({ COURIER_TRUST_PROXY: '10.0.0.0/8, loopback,::1, 192.168.1.7' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      'loopback',
+      '::1',
+      '192.168.1.7',
+    ]);
+    expect(loadConfig({}).trustProxy).toEqual([]);
   });
 
   it('takes an app portal link with its placeholders, and none', () => {

@@ -360,6 +360,29 @@ describe('app portal access links', () => {
     }
   });
 
+  it('name the public address behind a proxy COURIER_TRUST_PROXY names, and only there', async () => {
+    // What a TLS-terminating proxy on this host forwards; a client elsewhere could send the same.
+    const headers = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'hooks.example.com' };
+    for (const [env, base] of [
+      [{ COURIER_TRUST_PROXY: 'loopback' }, 'https://hooks.example.com'],
+      [{ COURIER_TRUST_PROXY: '127.0.0.1/32,10.0.0.0/8' }, 'https://hooks.example.com'],
+      [{ COURIER_TRUST_PROXY: '10.0.0.0/8' }, null],
+      [{}, null],
+    ] as const) {
+      const api = await startApi({ env });
+      try {
+        const app = await createApp(api);
+        const res = await api.request('POST', `/api/v1/auth/app-portal-access/${app}`, { body: {}, headers });
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.url, JSON.stringify(env)).toBe(
+          `${base ?? api.url}/portal#app=${app}&key=${encodeURIComponent(res.body.token)}`,
+        );
+      } finally {
+        await api.close();
+      }
+    }
+  });
+
   it('serve the portal page with no token, framed by no one unless COURIER_APP_PORTAL_FRAME_ANCESTORS says', async () => {
     for (const [env, ancestors] of [
       [{}, "'none'"],
