@@ -148,7 +148,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_TRUST_PROXY',
     default: '',
     description:
-      'The proxies in front of the API (a load balancer, a TLS-terminating reverse proxy) whose X-Forwarded-Proto, X-Forwarded-Host and X-Forwarded-For it believes, comma-separated addresses or CIDRs, or loopback, linklocal, uniquelocal: e.g. 10.0.0.0/8. A request that comes through one of them is read as its client sent it, so an access link made behind TLS termination reads https:// and the public host. Unset: no proxy is believed, and a link names the address the request reached.',
+      'The proxies in front of the API (a load balancer, a TLS-terminating reverse proxy) whose X-Forwarded-Proto and X-Forwarded-Host it believes, comma-separated addresses or CIDRs, or loopback, linklocal, uniquelocal: e.g. 10.0.0.0/8. Each must set both headers (their last value counts), overwriting what a client sent: a request through one of them makes an access link with the public https address. Unset: no proxy is believed, and a link names the scheme and Host header the request reached Courier with.',
   },
   {
     name: 'COURIER_APP_PORTAL_FRAME_ANCESTORS',

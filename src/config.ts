@@ -202,22 +202,31 @@ function appPortalFrameAncestors(r: Reader): string | null {
 // proxy-addr's (Fastify's) names for ranges.
 const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
 
-/** Addresses, CIDRs or range names, as Fastify's trustProxy takes them; a typo would trust nothing, or too much. */
+/** An address as written out in full: four decimal parts for IPv4 (10/8 or 010.0.0.1 would be read as another). */
+const fullAddress = (text: string) =>
+  ipaddr.IPv4.isIPv4(text) ? ipaddr.IPv4.isValidFourPartDecimal(text) : ipaddr.IPv6.isValid(text);
+
+/** Whether Fastify's trustProxy (proxy-addr) takes the entry as meant; a typo would trust nothing, or too much. */
+function proxyEntry(entry: string): boolean {
+  if (PROXY_RANGES.includes(entry)) return true;
+  const [address, bits, ...rest] = entry.split('/');
+  if (rest.length > 0 || !fullAddress(address!)) return false;
+  if (bits === undefined) return true;
+  if (!/^[0-9]{1,3}$/.test(bits)) return false;
+  const prefix = Number(bits);
+  // /0 would believe every client (proxy-addr refuses it at start); a mapped IPv4 range matches only from /96.
+  const mapped = ipaddr.IPv6.isValid(address!) && ipaddr.IPv6.parse(address!).isIPv4MappedAddress();
+  return prefix > (mapped ? 95 : 0) && prefix <= (ipaddr.IPv4.isIPv4(address!) ? 32 : 128);
+}
+
+/** Addresses, CIDRs or range names, as Fastify's trustProxy takes them. */
 function trustProxy(r: Reader): string[] {
   const entries = list(r, 'COURIER_TRUST_PROXY');
-  const bad = entries.find((entry) => {
-    if (PROXY_RANGES.includes(entry) || ipaddr.isValid(entry)) return false;
-    try {
-      ipaddr.parseCIDR(entry);
-      return false;
-    } catch {
-      return true;
-    }
-  });
+  const bad = entries.find((entry) => !proxyEntry(entry));
   if (bad !== undefined) {
     throw new ConfigError(
       'COURIER_TRUST_PROXY',
-      `must be addresses or CIDRs (or ${PROXY_RANGES.join(', ')}), comma-separated, not ${bad}`,
+      `must be addresses or CIDRs of the proxies (prefix 1 or more; or ${PROXY_RANGES.join(', ')}), comma-separated, not ${bad}`,
     );
   }
   return entries;

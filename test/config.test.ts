@@ -100,6 +100,12 @@ describe('configuration', () => {
     ['COURIER_APP_PORTAL_FRAME_ANCESTORS', 'https://*.com'],
     ['COURIER_TRUST_PROXY', '10.0.0.0/99'],
     ['COURIER_TRUST_PROXY', 'proxy.internal'],
+    ['COURIER_TRUST_PROXY', '0.0.0.0/0'], // every client
+    ['COURIER_TRUST_PROXY', '::/0'],
+    ['COURIER_TRUST_PROXY', '10/8'], // 0.0.0.0/8 to an IPv4 parser
+    ['COURIER_TRUST_PROXY', '010.0.0.1'], // 8.0.0.1 to an IPv4 parser
+    ['COURIER_TRUST_PROXY', '::ffff:10.0.0.0/8'], // matches no one
+    ['COURIER_TRUST_PROXY', '10.0.0.0/255.0.0.0'],
     ['COURIER_ADMIN_TOKEN', 'short'],
     ['COURIER_ADMIN_TOKEN', 'correct horse battery staple'],
     ['COURIER_SCHEMA', 'Robert; drop table'],
@@ -123,12 +129,11 @@ describe('configuration', () => {
   });
 
   it('takes the proxies whose forwarded headers the API believes, and none by default', () => {
-    expect(loadConfig({ COURIER_TRUST_PROXY: '10.0.0.0/8, loopback,::1, 192.168.1.7' }).trustProxy).toEqual([
-      '10.0.0.0/8',
-      'loopback',
-      '::1',
-      '192.168.1.7',
-    ]);
+    expect(
+      loadConfig({
+        COURIER_TRUST_PROXY: '10.0.0.0/8, loopback,::1, 192.168.1.7,fd00::/8,::ffff:10.0.0.0/104',
+      }).trustProxy,
+    ).toEqual(['10.0.0.0/8', 'loopback', '::1', '192.168.1.7', 'fd00::/8', '::ffff:10.0.0.0/104']);
     expect(loadConfig({}).trustProxy).toEqual([]);
   });
 

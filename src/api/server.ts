@@ -103,7 +103,7 @@ export async function buildServer(input: ServerDeps): Promise<FastifyInstance> {
     // Fastify's default is none: a client that sent part of a request and went silent would hold
     // its connection, and a graceful shutdown waiting for it, for ever.
     requestTimeout: 30_000,
-    // X-Forwarded-* read only from the operator's own proxies: a client could claim any host otherwise.
+    // X-Forwarded-Proto and -Host read only from the operator's own proxies, which set them.
     trustProxy: deps.config.trustProxy.length > 0 ? deps.config.trustProxy : false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
     frameworkErrors: (error, request, reply) => {

@@ -377,6 +377,12 @@ describe('app portal access links', () => {
         expect(res.body.url, JSON.stringify(env)).toBe(
           `${base ?? api.url}/portal#app=${app}&key=${encodeURIComponent(res.body.token)}`,
         );
+        // A scheme that is not https, however forwarded, is http.
+        const odd = await api.request('POST', `/api/v1/auth/app-portal-access/${app}`, {
+          body: {},
+          headers: { ...headers, 'x-forwarded-proto': 'javascript' },
+        });
+        expect(odd.body.url).toMatch(/^http:\/\//);
       } finally {
         await api.close();
       }

@@ -77,7 +77,9 @@ export function appPortalAccessRoutes(app: Api, deps: ApiDeps): void {
     return { url, token };
   }
 
-  const origin = (request: { protocol: string; host: string }) => `${request.protocol}://${request.host}`;
+  // A trusted proxy's X-Forwarded-Proto is taken as https or http, nothing else.
+  const origin = (request: { protocol: string; host: string }) =>
+    `${request.protocol === 'https' ? 'https' : 'http'}://${request.host}`;
 
   app.post(
     `${BASE}/app-portal-access/:app_id`,
