@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import ipaddr from 'ipaddr.js';
 import { OPTIONS } from './config-options.ts';
+import { isProxyEntry, PROXY_RANGES } from './config-proxies.ts';
 import { GuardSettingError } from './delivery/nat64.ts';
 import { SsrfGuard } from './delivery/ssrf-guard.ts';
 import { definePolicy, formatDuration, type PolicyOverrides, parseDuration } from './policy/index.ts';
@@ -199,30 +199,10 @@ function appPortalFrameAncestors(r: Reader): string | null {
   return sources.join(' ');
 }
 
-// proxy-addr's (Fastify's) names for ranges.
-const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
-
-/** An address as written out in full: four decimal parts for IPv4 (10/8 or 010.0.0.1 would be read as another). */
-const fullAddress = (text: string) =>
-  ipaddr.IPv4.isIPv4(text) ? ipaddr.IPv4.isValidFourPartDecimal(text) : ipaddr.IPv6.isValid(text);
-
-/** Whether Fastify's trustProxy (proxy-addr) takes the entry as meant; a typo would trust nothing, or too much. */
-function proxyEntry(entry: string): boolean {
-  if (PROXY_RANGES.includes(entry)) return true;
-  const [address, bits, ...rest] = entry.split('/');
-  if (rest.length > 0 || !fullAddress(address!)) return false;
-  if (bits === undefined) return true;
-  if (!/^[0-9]{1,3}$/.test(bits)) return false;
-  const prefix = Number(bits);
-  // /0 would believe every client (proxy-addr refuses it at start); a mapped IPv4 range matches only from /96.
-  const mapped = ipaddr.IPv6.isValid(address!) && ipaddr.IPv6.parse(address!).isIPv4MappedAddress();
-  return prefix > (mapped ? 95 : 0) && prefix <= (ipaddr.IPv4.isIPv4(address!) ? 32 : 128);
-}
-
 /** Addresses, CIDRs or range names, as Fastify's trustProxy takes them. */
 function trustProxy(r: Reader): string[] {
   const entries = list(r, 'COURIER_TRUST_PROXY');
-  const bad = entries.find((entry) => !proxyEntry(entry));
+  const bad = entries.find((entry) => !isProxyEntry(entry));
   if (bad !== undefined) {
     throw new ConfigError(
       'COURIER_TRUST_PROXY',
