@@ -38,7 +38,7 @@ describe('app portal in Chromium: attempts by result', () => {
     return { ep, failed: `#message=${failed}`, delivered: `#message=${delivered}` };
   }
 
-  it('shows all, then those that failed or succeeded; a reload shows all again', async () => {
+  it('shows all, then those that failed or succeeded; the choice stays through a reload and a way back', async () => {
     const { ep, failed, delivered } = await endpointWithBoth();
     const other = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
     await openPortal();
@@ -55,16 +55,46 @@ describe('app portal in Chromium: attempts by result', () => {
       (select) => !(select as unknown as { isConnected: boolean }).isConnected,
       drawn,
     );
-    expect(await messagesShown()).toEqual([delivered, failed]);
-    expect(await page.locator('select[name=attemptResult]').inputValue()).toBe('');
+    expect(await page.locator('select[name=attemptResult]').inputValue()).toBe('0');
+    await expect.poll(messagesShown).toEqual([delivered]);
 
+    // Another endpoint has a choice of its own; back on the first, its choice is still made.
     await page.click('a:has-text("← All endpoints")');
     await openEndpoint(other.id);
     expect(await page.locator('main p.empty').first().textContent()).toBe('No attempts yet.');
+    expect(await page.locator('select[name=attemptResult]').inputValue()).toBe('');
+    await page.click('a:has-text("← All endpoints")');
+    await openEndpoint(ep.id);
+    expect(await page.locator('select[name=attemptResult]').inputValue()).toBe('0');
+    await expect.poll(messagesShown).toEqual([delivered]);
+    await page.selectOption('select[name=attemptResult]', '');
+    await expect.poll(messagesShown).toEqual([delivered, failed]);
+
+    await page.click('a:has-text("← All endpoints")');
+    await openEndpoint(other.id);
     await page.selectOption('select[name=attemptResult]', '2');
     await expect
       .poll(() => page.locator('main p.empty').first().textContent())
       .toBe('No attempts with this result.');
+  });
+
+  it("keeps the failed ones on show through an action's reload, and the action's notice", async () => {
+    const { ep, failed } = await endpointWithBoth();
+    await openPortal();
+    await openEndpoint(ep.id);
+    await page.selectOption('select[name=attemptResult]', '2');
+    await expect.poll(messagesShown).toEqual([failed]);
+    // Pause draws the view anew.
+    const drawn = await page.$('select[name=attemptResult]');
+    await page.click('button:has-text("Pause")');
+    await page.waitForFunction(
+      (select) => !(select as unknown as { isConnected: boolean }).isConnected,
+      drawn,
+    );
+    expect(await page.locator('select[name=attemptResult]').inputValue()).toBe('2');
+    await expect.poll(messagesShown).toEqual([failed]);
+    await page.waitForTimeout(200);
+    expect(await page.locator('#notice').textContent()).toBe('Endpoint paused.');
   });
 
   it('never draws a slower read for an earlier choice over a later one', async () => {

@@ -5,6 +5,8 @@
  * portal-messages.ts, the router in portal-router.ts.
  */
 export const PORTAL_VIEWS = `
+/** The attempts' result chosen on each endpoint's view (its id → the API's status), for this page view. */
+const chosenResults = new Map();
 /** The add and edit form: URL, description, rate limit, channels and the event types (none ticked: every event). */
 function endpointForm(types, endpoint, save) {
   const url = $('input', { type: 'url', name: 'url', required: '', placeholder: 'https://example.com/webhooks' });
@@ -144,14 +146,16 @@ async function showEndpoint(id, current) {
         attemptRow(a, $('a', { href: '#message=' + enc(a.msgId) }, a.msg ? a.msg.eventType : a.msgId),
           $('td', {}, a.msg && a.msg.expungedAt ? '' : resendButton(a.msgId, id))),
       status ? 'No attempts with this result.' : 'No attempts yet.');
-  // The view draws every attempt (the endpoint's index serves it); a result is read when chosen, off
-  // the view's path: unindexed, it may walk the endpoint's history, and the view and its actions
-  // must not wait for it. A reload shows them all again.
-  const attempts = attemptsOf('');
-  const attemptsBox = $('div', {}, attempts.box);
+  // Every attempt is read with the view (the endpoint's index serves it); a result is read off the
+  // view's path: unindexed, it may walk the endpoint's history, and the view and its actions must
+  // not wait for it. The result chosen stays with the endpoint through reloads and a way back.
+  const kept = chosenResults.get(id) || '';
+  const attempts = kept ? null : attemptsOf('');
+  const attemptsBox = $('div', {}, attempts ? attempts.box : $('p', { class: 'empty' }, 'Reading the attempts…'));
   const result = $('select', { name: 'attemptResult' },
     $('option', { value: '' }, 'All'), $('option', { value: '0' }, 'Succeeded'), $('option', { value: '2' }, 'Failed'));
-  result.addEventListener('change', () => act(null, async () => {
+  result.value = kept;
+  const readResult = async () => {
     const status = result.value;
     const chosen = attemptsOf(status);
     try {
@@ -163,7 +167,11 @@ async function showEndpoint(id, current) {
     }
     // A later choice, or a view gone, wins over this slower read.
     if (result.value === status && attemptsBox.isConnected) attemptsBox.replaceChildren(chosen.box);
-  }));
+  };
+  result.addEventListener('change', () => {
+    chosenResults.set(id, result.value);
+    act(null, readResult);
+  });
   const replays = can('replay');
   const replayed = (answer) =>
     answer.replayed ? answer.replayed + ' scheduled again.' : 'Nothing to replay: no dead letter with a payload left.';
@@ -179,7 +187,7 @@ async function showEndpoint(id, current) {
         return answer;
       }, replayed)))),
     'No dead letters: nothing has failed for good.');
-  await Promise.all([attempts.load(), dead.load()]);
+  await Promise.all([attempts && attempts.load(), dead.load()]);
   if (!current()) return;
   const paused = ep.status !== 'enabled';
   draw(
@@ -231,5 +239,7 @@ async function showEndpoint(id, current) {
       await reload();
       notice('Endpoint saved.', 'ok');
     })));
+  // Read once the view is drawn (an action's reload sets its notice after this starts).
+  if (kept) act(null, readResult);
 }
 `;
