@@ -1,18 +1,15 @@
 /** COURIER_TRUST_PROXY's entries, checked as Fastify's trustProxy (proxy-addr) will read them. */
 import ipaddr from 'ipaddr.js';
+import { isFullAddress } from './delivery/ssrf-guard.ts';
 
 // proxy-addr's (Fastify's) names for ranges.
 export const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
-
-/** An address as written out in full: four decimal parts for IPv4 (10/8 or 010.0.0.1 would be read as another). */
-const fullAddress = (text: string) =>
-  ipaddr.IPv4.isIPv4(text) ? ipaddr.IPv4.isValidFourPartDecimal(text) : ipaddr.IPv6.isValid(text);
 
 /** Whether Fastify's trustProxy (proxy-addr) takes the entry as meant; a typo would trust nothing, or too much. */
 export function isProxyEntry(entry: string): boolean {
   if (PROXY_RANGES.includes(entry)) return true;
   const [address, bits, ...rest] = entry.split('/');
-  if (rest.length > 0 || !fullAddress(address!)) return false;
+  if (rest.length > 0 || !isFullAddress(address!)) return false;
   if (bits === undefined) return true;
   if (!/^[0-9]{1,3}$/.test(bits)) return false;
   const prefix = Number(bits);

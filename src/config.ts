@@ -206,7 +206,7 @@ function trustProxy(r: Reader): string[] {
   if (bad !== undefined) {
     throw new ConfigError(
       'COURIER_TRUST_PROXY',
-      `must be addresses or CIDRs of the proxies (prefix 1 or more; or ${PROXY_RANGES.join(', ')}), comma-separated, not ${bad}`,
+      `must be addresses or CIDRs of the proxies (prefix 1 or more, 96 or more for a mapped IPv4 range; or ${PROXY_RANGES.join(', ')}), comma-separated, not ${bad}`,
     );
   }
   return entries;

@@ -8,8 +8,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Endpoint, EndpointFields } from '../store/repos/endpoints.ts';
-import { validationFailed } from './errors.ts';
-import type { ValidationItem } from './validation.ts';
+import { fieldChecks } from './errors.ts';
 
 /** The most a token may set: the defaults an endpoint created without them gets. */
 export interface AppLimits {
@@ -34,7 +33,7 @@ export function withinAppLimits(
   rateLoc: 'rateLimit' | 'throttleRate',
 ): EndpointFields {
   const moved = fields.url !== current?.url;
-  const refused: ValidationItem[] = [];
+  const refused = fieldChecks();
   const bound = (field: keyof AppLimits, loc: string): number => {
     const value = fields[field];
     const own = moved ? limits[field] : Math.max(limits[field], current![field]);
@@ -47,7 +46,7 @@ export function withinAppLimits(
         : current && current[field] > own
           ? `${DEFAULT_OF[field]}, as a new URL brings the endpoint's ${current[field]} down to it`
           : DEFAULT_OF[field];
-    refused.push({
+    refused.refuse({
       loc: ['body', loc],
       msg: `an application's token sets ${loc} up to ${own} (${why}); more takes the admin token`,
       type: 'value_error',
@@ -57,11 +56,11 @@ export function withinAppLimits(
   const maxInFlight = bound('maxInFlight', 'maxInFlight');
   const rateLimit = bound('rateLimit', rateLoc);
   if (!isDeepStrictEqual(fields.retryPolicy ?? null, current?.retryPolicy ?? null))
-    refused.push({
+    refused.refuse({
       loc: ['body', 'retryPolicy'],
       msg: "only the admin token sets retryPolicy; an application's token may send it unchanged",
       type: 'value_error',
     });
-  if (refused.length > 0) throw validationFailed(refused);
+  refused.done();
   return { ...fields, maxInFlight, rateLimit };
 }

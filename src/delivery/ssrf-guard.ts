@@ -275,11 +275,14 @@ function literalHost(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
 }
 
+/** An address written out in full (no "10.1", hex or octal IPv4 forms): in a setting, a typo would widen it. */
+export const isFullAddress = (address: string): boolean =>
+  ipaddr.IPv4.isValidFourPartDecimal(address) || ipaddr.IPv6.isValid(address);
+
 function parseAllowEntry(entry: string): [Addr, number] {
   const text = entry.trim();
   const [address = '', prefix] = text.split('/', 2);
-  // Strict here (no "10.1" or hex forms): a typo in this list widens what may be reached.
-  const strict = ipaddr.IPv4.isValidFourPartDecimal(address) || ipaddr.IPv6.isValid(address);
+  const strict = isFullAddress(address);
   if (strict && prefix === undefined) {
     const addr = ipaddr.parse(address);
     return [addr, addr.kind() === 'ipv4' ? 32 : 128];

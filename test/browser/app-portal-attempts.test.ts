@@ -14,6 +14,7 @@ import {
   openPortal,
   page,
   receiver,
+  refusals,
   usePortal,
 } from './portal-harness.ts';
 
@@ -95,6 +96,33 @@ describe('app portal in Chromium: attempts by result', () => {
     await expect.poll(messagesShown).toEqual([failed]);
     await page.waitForTimeout(200);
     expect(await page.locator('#notice').textContent()).toBe('Endpoint paused.');
+
+    // The chosen read failing: said where the attempts go, the action's notice kept.
+    refusals.add(500);
+    await page.route('**/attempt/endpoint/**status=2*', (route) =>
+      route.fulfill({
+        status: 500,
+        contentType: 'application/json',
+        body: '{"code":"internal_error","detail":"Internal server error"}',
+      }),
+    );
+    await page.click('button:has-text("Resume")');
+    await expect
+      .poll(() => page.locator('main p.empty').first().textContent())
+      .toBe('The attempts could not be read: Internal server error');
+    expect(await page.locator('#notice').textContent()).toBe('Endpoint resumed.');
+  });
+
+  it("forgets the choices with the link: another link's view shows all", async () => {
+    const { ep, failed, delivered } = await endpointWithBoth();
+    await openPortal();
+    await openEndpoint(ep.id);
+    await page.selectOption('select[name=attemptResult]', '2');
+    await expect.poll(messagesShown).toEqual([failed]);
+    await openPortal();
+    await openEndpoint(ep.id);
+    expect(await page.locator('select[name=attemptResult]').inputValue()).toBe('');
+    await expect.poll(messagesShown).toEqual([delivered, failed]);
   });
 
   it('never draws a slower read for an earlier choice over a later one', async () => {

@@ -55,9 +55,10 @@ let shown = 0;
 async function route(rethrow = false) {
   const next = await findSession();
   if (!next || !session || next.key !== session.key || next.app !== session.app) {
-    // Another token, or none: nothing of the previous one's view stays (its event types and what
-    // it may do are kept for it alone, eventTypes() and readAccess()).
+    // Another token, or none: nothing of the previous one's view stays, its choices of results
+    // included (its event types and what it may do are kept for it alone, eventTypes() and readAccess()).
     session = next;
+    chosenResults.clear();
     notice('', '');
     document.getElementById('app-name').textContent = 'Webhooks';
     document.getElementById('expires').textContent = '';

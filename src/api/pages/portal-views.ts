@@ -5,7 +5,7 @@
  * portal-messages.ts, the router in portal-router.ts.
  */
 export const PORTAL_VIEWS = `
-/** The attempts' result chosen on each endpoint's view (its id → the API's status), for this page view. */
+/** The attempts' result chosen on each endpoint's view (its id → the API's status), for this page view and token. */
 const chosenResults = new Map();
 /** The add and edit form: URL, description, rate limit, channels and the event types (none ticked: every event). */
 function endpointForm(types, endpoint, save) {
@@ -239,7 +239,11 @@ async function showEndpoint(id, current) {
       await reload();
       notice('Endpoint saved.', 'ok');
     })));
-  // Read once the view is drawn (an action's reload sets its notice after this starts).
-  if (kept) act(null, readResult);
+  // Read once the view is drawn, its failure said where the attempts go: an action's notice stays.
+  if (kept) {
+    readResult().catch((error) => {
+      if (result.value === kept) attemptsBox.replaceChildren($('p', { class: 'empty' }, 'The attempts could not be read: ' + error.message));
+    });
+  }
 }
 `;
