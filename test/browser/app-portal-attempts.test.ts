@@ -26,6 +26,16 @@ describe('app portal in Chromium: attempts by result', () => {
       .locator('tr[data-attempt] td:nth-child(2) a')
       .evaluateAll((links) => links.map((a) => a.getAttribute('href')));
 
+  /** Clicks the button and waits for the view to be drawn anew (until then the old one, its choice made, is on show). */
+  const redrawnBy = async (label: string) => {
+    const drawn = await page.$('select[name=attemptResult]');
+    await page.click(`button:has-text("${label}")`);
+    await page.waitForFunction(
+      (select) => !(select as unknown as { isConnected: boolean }).isConnected,
+      drawn,
+    );
+  };
+
   /** An endpoint with one failed attempt, then (its URL moved to a receiver that answers 200) one delivered. */
   async function endpointWithBoth() {
     const ep = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
@@ -49,13 +59,7 @@ describe('app portal in Chromium: attempts by result', () => {
     await expect.poll(messagesShown).toEqual([failed]);
     await page.selectOption('select[name=attemptResult]', '0');
     await expect.poll(messagesShown).toEqual([delivered]);
-    // Until the view is drawn anew, the old one (with the choice made in it) is still on show.
-    const drawn = await page.$('select[name=attemptResult]');
-    await page.click('button:has-text("Refresh")');
-    await page.waitForFunction(
-      (select) => !(select as unknown as { isConnected: boolean }).isConnected,
-      drawn,
-    );
+    await redrawnBy('Refresh');
     expect(await page.locator('select[name=attemptResult]').inputValue()).toBe('0');
     await expect.poll(messagesShown).toEqual([delivered]);
 
@@ -85,13 +89,7 @@ describe('app portal in Chromium: attempts by result', () => {
     await openEndpoint(ep.id);
     await page.selectOption('select[name=attemptResult]', '2');
     await expect.poll(messagesShown).toEqual([failed]);
-    // Pause draws the view anew.
-    const drawn = await page.$('select[name=attemptResult]');
-    await page.click('button:has-text("Pause")');
-    await page.waitForFunction(
-      (select) => !(select as unknown as { isConnected: boolean }).isConnected,
-      drawn,
-    );
+    await redrawnBy('Pause');
     expect(await page.locator('select[name=attemptResult]').inputValue()).toBe('2');
     await expect.poll(messagesShown).toEqual([failed]);
     await page.waitForTimeout(200);
