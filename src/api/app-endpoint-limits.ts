@@ -46,21 +46,19 @@ export function withinAppLimits(
         : current && current[field] > own
           ? `${DEFAULT_OF[field]}, as a new URL brings the endpoint's ${current[field]} down to it`
           : DEFAULT_OF[field];
-    refused.refuse({
-      loc: ['body', loc],
-      msg: `an application's token sets ${loc} up to ${own} (${why}); more takes the admin token`,
-      type: 'value_error',
-    });
+    refused.refuse(
+      ['body', loc],
+      `an application's token sets ${loc} up to ${own} (${why}); more takes the admin token`,
+    );
     return value;
   };
   const maxInFlight = bound('maxInFlight', 'maxInFlight');
   const rateLimit = bound('rateLimit', rateLoc);
   if (!isDeepStrictEqual(fields.retryPolicy ?? null, current?.retryPolicy ?? null))
-    refused.refuse({
-      loc: ['body', 'retryPolicy'],
-      msg: "only the admin token sets retryPolicy; an application's token may send it unchanged",
-      type: 'value_error',
-    });
+    refused.refuse(
+      ['body', 'retryPolicy'],
+      "only the admin token sets retryPolicy; an application's token may send it unchanged",
+    );
   refused.done();
   return { ...fields, maxInFlight, rateLimit };
 }

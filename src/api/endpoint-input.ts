@@ -122,11 +122,10 @@ export function endpointInput(
   const settingsMode = writer !== 'operator' ? 'patch' : mode;
   const types = choose(alias(body.filterTypes, body.eventTypes), mode, current?.eventTypes ?? null, null);
   if (unseenTypes.length > 0)
-    refused.refuse({
-      loc: ['body', body.filterTypes === undefined ? 'eventTypes' : 'filterTypes'],
-      msg: `The following event types don't exist: ${unseenTypes.join(', ')}`,
-      type: 'value_error',
-    });
+    refused.refuse(
+      ['body', body.filterTypes === undefined ? 'eventTypes' : 'filterTypes'],
+      `The following event types don't exist: ${unseenTypes.join(', ')}`,
+    );
   const channels = choose(body.channels, mode, current?.channels ?? null, null);
   let fields: EndpointFields = {
     url,

@@ -57,7 +57,7 @@ export function fieldError(loc: string[], msg: string, type = 'value_error'): Ap
 export function fieldChecks() {
   const refused: ValidationItem[] = [];
   // One reason per field: the first check to refuse it.
-  const refuse = (item: ValidationItem) => {
+  const add = (item: ValidationItem) => {
     const loc = item.loc.join('.');
     if (!refused.some((other) => other.loc.join('.') === loc)) refused.push(item);
   };
@@ -67,11 +67,14 @@ export function fieldChecks() {
         return run();
       } catch (error) {
         if (!(error instanceof ApiError) || typeof error.detail === 'string') throw error;
-        error.detail.forEach(refuse);
+        error.detail.forEach(add);
         return otherwise;
       }
     },
-    refuse,
+    /** Refuses one field, as fieldError would. */
+    refuse(loc: string[], msg: string, type = 'value_error'): void {
+      add({ loc, msg, type });
+    },
     /** Throws the 422 naming them all, if any. */
     done(): void {
       if (refused.length > 0) throw validationFailed(refused);

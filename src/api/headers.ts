@@ -26,8 +26,7 @@ export function checkHeaders(headers: Record<string, string>, loc: string[]): vo
   if (names.length > MAX_HEADERS) throw fieldError(loc, `at most ${MAX_HEADERS} headers`);
   const refused = fieldChecks();
   const seen = new Set<string>();
-  const refuse = (name: string, msg: string) =>
-    refused.refuse({ loc: [...loc, name], msg, type: 'value_error' });
+  const refuse = (name: string, msg: string) => refused.refuse([...loc, name], msg);
   for (const name of names) {
     if (!TOKEN.test(name))
       refuse(name, "header name must be an HTTP token (letters, digits, !#$%&'*+-.^_`|~)");

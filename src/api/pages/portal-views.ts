@@ -149,12 +149,12 @@ async function showEndpoint(id, current) {
   // Every attempt is read with the view (the endpoint's index serves it); a result is read off the
   // view's path: unindexed, it may walk the endpoint's history, and the view and its actions must
   // not wait for it. The result chosen stays with the endpoint through reloads and a way back.
-  const kept = chosenResults.get(id) || '';
-  const attempts = kept ? null : attemptsOf('');
+  const savedResult = chosenResults.get(id) || '';
+  const attempts = savedResult ? null : attemptsOf('');
   const attemptsBox = $('div', {}, attempts ? attempts.box : $('p', { class: 'empty' }, 'Reading the attempts…'));
   const result = $('select', { name: 'attemptResult' },
     $('option', { value: '' }, 'All'), $('option', { value: '0' }, 'Succeeded'), $('option', { value: '2' }, 'Failed'));
-  result.value = kept;
+  result.value = savedResult;
   const readResult = async () => {
     const status = result.value;
     const chosen = attemptsOf(status);
@@ -240,9 +240,9 @@ async function showEndpoint(id, current) {
       notice('Endpoint saved.', 'ok');
     })));
   // Read once the view is drawn, its failure said where the attempts go: an action's notice stays.
-  if (kept) {
+  if (savedResult) {
     readResult().catch((error) => {
-      if (result.value === kept) attemptsBox.replaceChildren($('p', { class: 'empty' }, 'The attempts could not be read: ' + error.message));
+      if (result.value === savedResult) attemptsBox.replaceChildren($('p', { class: 'empty' }, 'The attempts could not be read: ' + error.message));
     });
   }
 }

@@ -103,12 +103,10 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
     async (request, reply) => {
       // What Courier does not do is refused, every such field named in one answer.
       const refused = fieldChecks();
-      const refuse = (loc: string[], msg: string) =>
-        refused.refuse({ loc: ['body', ...loc], msg, type: 'value_error' });
       if (request.body.deliverAt != null) {
         // Delivering now what was meant for later would be worse than refusing it.
-        refuse(
-          ['deliverAt'],
+        refused.refuse(
+          ['body', 'deliverAt'],
           'scheduled delivery is not supported: Courier delivers a message as soon as it is published',
         );
       }
@@ -116,14 +114,14 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         .transformationsParams?.rawPayload;
       if (raw != null) {
         // Sent as a JSON {} with the real bytes aside: accepted, receivers would get {}.
-        refuse(
-          ['transformationsParams', 'rawPayload'],
+        refused.refuse(
+          ['body', 'transformationsParams', 'rawPayload'],
           'raw (non-JSON) payloads are not supported: send the payload as a JSON object',
         );
       }
       const { eventType, payload, eventId, channels, tags: messageTags } = request.body;
       if (messageTags?.includes(EXAMPLE_TAG)) {
-        refuse(['tags'], `${EXAMPLE_TAG} is reserved for example messages (send-example)`);
+        refused.refuse(['body', 'tags'], `${EXAMPLE_TAG} is reserved for example messages (send-example)`);
       }
       const keepPayloadMs = refused.check(() => payloadRetentionMs(request.body), null);
       refused.done();
