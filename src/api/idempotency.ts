@@ -16,8 +16,11 @@ import {
   type IdempotencyKey,
   purgeExpiredIdempotencyKeys,
   releaseIdempotencyKey,
+  type StoredResponse,
 } from '../store/repos/idempotency.ts';
+import { payloadGoneAt } from '../store/repos/messages.ts';
 import { createError, fieldError, isUniqueViolation } from './errors.ts';
+import { iso } from './schemas/common.ts';
 import type { Api, ApiDeps } from './types.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -63,6 +66,24 @@ function canonical(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * The stored answer as it reads at `now`: one that published a message whose payload has gone
+ * since (expunged, or past its own retention, swept or not) shows it gone, as a read of the message
+ * does. The stored copy's bytes were blanked by the expunge itself; this adds the instant.
+ */
+function replayedBody(stored: StoredResponse, now: number): string | null {
+  const goneAt = stored.message && payloadGoneAt(stored.message, now);
+  if (goneAt == null || !stored.body) return stored.body;
+  let answer: unknown;
+  try {
+    answer = JSON.parse(stored.body);
+  } catch {
+    return stored.body;
+  }
+  if (answer === null || typeof answer !== 'object' || !('payload' in answer)) return stored.body;
+  return JSON.stringify({ ...answer, payload: {}, expungedAt: iso(goneAt) });
 }
 
 function fingerprint(request: FastifyRequest): string {
@@ -155,7 +176,7 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
       if (stored.status !== null) {
         reply.code(stored.status).header('idempotent-replayed', 'true');
         if (stored.contentType) reply.header('content-type', stored.contentType);
-        return reply.send(stored.body || undefined);
+        return reply.send(replayedBody(stored, now) || undefined);
       }
       await sleep(WAIT_STEP_MS);
     }

@@ -138,6 +138,80 @@ describe('app portal in Chromium: what the token may do', () => {
     expect(header('webhook-signature').split(' ').sort()).toEqual([signedAs(before), signedAs(after)].sort());
   });
 
+  it('past the most earlier secrets that may sign, rotates only when told the current one stops signing at once', async () => {
+    const ep = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const path = `/api/v1/app/${appId}/endpoint/${ep.id}/secret`;
+    const secretOf = async () => (await api.request('GET', path)).body.key as string;
+    // Five rotations within the grace period: five earlier secrets sign beside the current one.
+    for (let i = 0; i < 5; i++)
+      expect((await api.request('POST', `${path}/rotate`, { body: {} })).status).toBe(204);
+    const current = await secretOf();
+    await openPortal({ capabilities: ['ViewBase', 'ManageEndpointSecret'] });
+    await openEndpoint(ep.id);
+    /** Answers the rotation's questions in turn (its confirmation, then the one past the limit). */
+    const answer = (...accepts: (boolean | (() => boolean))[]) => {
+      const asked: string[] = [];
+      page.on('dialog', function reply(dialog) {
+        asked.push(dialog.message());
+        if (asked.length === accepts.length) page.off('dialog', reply);
+        const accept = accepts[asked.length - 1]!;
+        void ((typeof accept === 'function' ? accept() : accept) ? dialog.accept() : dialog.dismiss());
+      });
+      return asked;
+    };
+    const rotations = () => requested.filter((r) => r.url.endsWith('/secret/rotate')).map((r) => r.body);
+    refusals.add(400);
+    const declined = answer(true, false);
+    await page.click('button:has-text("Rotate signing secret")');
+    await expect
+      .poll(notice)
+      .toBe('Not rotated: 5 earlier secrets still sign; rotate again once one of them stops signing.');
+    expect(declined[1]).toMatch(
+      /^5 earlier signing secrets still sign, the most there can be\. Rotate anyway/,
+    );
+    expect(rotations()).toEqual(['{}']);
+    expect(await secretOf()).toBe(current);
+
+    answer(true, true);
+    await page.click('button:has-text("Rotate signing secret")');
+    await expect.poll(notice).toBe('Signing secret rotated: the previous one no longer signs.');
+    const after = await secretOf();
+    expect(after).not.toBe(current);
+    await expect.poll(() => page.locator('code.secret').textContent()).toBe(after);
+    expect(rotations()).toEqual(['{}', '{}', '{}', '{"gracePeriodSeconds":0}']);
+    /** Which of these secrets signed the next delivery, and how many signatures it carried. */
+    const signersOfNext = async (keys: Record<string, string>) => {
+      await publishMessage(api, appId, { eventType: 'invoice.paid' });
+      expect(await engine.worker.runOnce()).toBe(1);
+      const delivered = receiver.requests.at(-1)!;
+      const header = (name: string) => String(delivered.headers[name]);
+      const signatures = header('webhook-signature').split(' ');
+      const signedAs = (key: string) =>
+        new Webhook(key).sign(
+          header('webhook-id'),
+          new Date(Number(header('webhook-timestamp')) * 1000),
+          delivered.body.toString(),
+        );
+      return {
+        count: signatures.length,
+        signers: Object.keys(keys).filter((name) => signatures.includes(signedAs(keys[name]!))),
+      };
+    };
+    // The new secret and the five earlier ones still in their grace period sign, not the replaced one.
+    expect(await signersOfNext({ current, after })).toEqual({ count: 6, signers: ['after'] });
+
+    // The earlier secrets' grace periods end while the question is open: the current one keeps its own.
+    answer(true, () => {
+      api.clock.advance(24 * 3_600_000);
+      return true;
+    });
+    await page.click('button:has-text("Rotate signing secret")');
+    await expect.poll(notice).toBe('Signing secret rotated: the previous one signs too for 24 hours.');
+    expect(rotations()).toEqual(['{}', '{}', '{}', '{"gracePeriodSeconds":0}', '{}', '{}']);
+    const last = await secretOf();
+    expect(await signersOfNext({ after, last })).toEqual({ count: 2, signers: ['after', 'last'] });
+  });
+
   it('reads what the token may do beside the view, and offers nothing before it is known', async () => {
     await createEndpoint(api, appId, { url: `${receiver.url}/` });
     const release = await holdRequests('**/api/v1/auth/session');

@@ -37,7 +37,7 @@ export let appId: string;
 let browser: Browser;
 let context: BrowserContext;
 /** Every request the page made in the current test. */
-export const requested: { method: string; url: string }[] = [];
+export const requested: { method: string; url: string; body: string | null }[] = [];
 const consoleErrors: string[] = [];
 /** Statuses a test provokes: Chromium logs each refused fetch as a console error. */
 export const refusals = new Set<number>();
@@ -80,7 +80,9 @@ export function usePortal(): void {
     }
     context = await browser.newContext();
     page = await context.newPage();
-    page.on('request', (request) => requested.push({ method: request.method(), url: request.url() }));
+    page.on('request', (request) =>
+      requested.push({ method: request.method(), url: request.url(), body: request.postData() }),
+    );
     page.on('console', (message) => {
       if (message.type() === 'error') consoleErrors.push(message.text());
     });

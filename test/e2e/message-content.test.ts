@@ -1,5 +1,6 @@
 import { Svix } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PayloadExpirySweeper } from '../../src/dispatch/payload-expiry.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import {
   claimIdempotencyKey,
@@ -111,7 +112,9 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     expect(kept.rows).toEqual([]);
     const retried = await publish('sdk-key-1');
     expect(retried.headers.get('idempotent-replayed')).toBe('true');
-    expect(retried.body).toMatchObject({ id: sent.body.id, payload: {} });
+    const { expungedAt } = (await api.request('GET', `/api/v1/app/${appId}/msg/${sent.body.id}`)).body;
+    expect(expungedAt).toEqual(expect.any(String));
+    expect(retried.body).toMatchObject({ id: sent.body.id, payload: {}, expungedAt });
 
     // The response is stored after the handler: a deletion committed in between is seen then.
     const key = { scope: 'test', key: 'late', method: 'POST', path: `/api/v1/app/${appId}/msg` };
@@ -201,6 +204,73 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     const message = await api.request('GET', `/api/v1/app/${appId}/msg/${hours}`);
     expect(message.body).toMatchObject({ payload: {}, expungedAt: new Date(api.clock.now()).toISOString() });
     expect((await stored(days.id)).bytes).toBeGreaterThan(0);
+  });
+
+  it('shows a payload past its retention as gone in every read before the sweep, and the sweep records that instant', async () => {
+    const appId = await createApp(api);
+    const retrying = await createEndpoint(api, appId, { url: `${receiver.url}/fail` });
+    const body = { eventType: 'e', payload: { card: '4242' }, payloadRetentionHours: 1 };
+    const publish = () =>
+      api.request('POST', `/api/v1/app/${appId}/msg`, { body, headers: { 'idempotency-key': 'kept-1h' } });
+    const sent = await publish();
+    expect(sent.status).toBe(202);
+    const msgId = sent.body.id as string;
+    const keptForever = await publishMessage(api, appId, { payload: { card: '5555' } });
+    const deletedLate = await publishMessage(api, appId, { payloadRetentionHours: 1 });
+    const engine = virtualWorker(api.db, { clock: api.clock });
+    expect(await engine.worker.runOnce()).toBe(3);
+    await engine.sender.close();
+    const expiry = new Date(api.clock.now() + 3_600_000).toISOString();
+    const reads = async () => {
+      const listed = await api.request('GET', `/api/v1/app/${appId}/msg`);
+      const atEndpoint = await api.request('GET', `/api/v1/app/${appId}/endpoint/${retrying.id}/msg`);
+      const attempts = await api.request(
+        'GET',
+        `/api/v1/app/${appId}/attempt/endpoint/${retrying.id}?with_msg=true`,
+      );
+      const ofMine = <T extends { id?: string; msgId?: string; msg?: unknown }>(page: { data: T[] }) =>
+        page.data.filter((x) => (x.msgId ?? x.id) === msgId).map((x) => x.msg ?? x);
+      return [
+        (await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}`)).body,
+        ...ofMine(listed.body),
+        ...ofMine(atEndpoint.body),
+        ...ofMine(attempts.body),
+      ].map((m) => ({ payload: m.payload, expungedAt: m.expungedAt }));
+    };
+    const kept = { payload: { card: '4242' }, expungedAt: null };
+    api.clock.advance(3_600_000 - 1);
+    expect(await reads()).toEqual([kept, kept, kept, kept]);
+
+    api.clock.advance(1);
+    const gone = { payload: {}, expungedAt: expiry };
+    expect(await reads()).toEqual([gone, gone, gone, gone]);
+    const repeated = await publish();
+    expect(repeated.headers.get('idempotent-replayed')).toBe('true');
+    expect(repeated.body).toMatchObject({ id: msgId, payload: {}, expungedAt: expiry });
+    expect(repeated.text).not.toContain('4242');
+    const resend = await api.request(
+      'POST',
+      `/api/v1/app/${appId}/msg/${msgId}/endpoint/${retrying.id}/resend`,
+    );
+    expect(resend.status).toBe(409);
+    expect(resend.body).toMatchObject({ code: 'payload_expunged' });
+    // Deleted after its retention ran out, it went when that ran out.
+    api.clock.advance(60_000);
+    expect((await api.request('DELETE', `/api/v1/app/${appId}/msg/${deletedLate}/content`)).status).toBe(204);
+    expect((await api.request('GET', `/api/v1/app/${appId}/msg/${deletedLate}`)).body.expungedAt).toBe(
+      expiry,
+    );
+    // A message that asked for no retention of its own keeps its payload.
+    expect((await api.request('GET', `/api/v1/app/${appId}/msg/${keptForever}`)).body).toMatchObject({
+      payload: { card: '5555' },
+      expungedAt: null,
+    });
+
+    // A sweep an hour late empties it, and the instant it shows stays the expiry.
+    api.clock.advance(3_600_000);
+    expect(await new PayloadExpirySweeper(api.db).sweep(api.clock.now())).toMatchObject({ expunged: 1 });
+    expect(await stored(msgId)).toEqual({ bytes: 0, expunged_at: new Date(expiry) });
+    expect(await reads()).toEqual([gone, gone, gone, gone]);
   });
 
   it('waits for an attempt under way (409), and answers 404 for an unknown message', async () => {

@@ -4,6 +4,8 @@
  * read at each navigation (an operator's expire-all may have moved its end meanwhile), so the views
  * offer only what the API would allow.
  */
+
+import { MAX_PREVIOUS_SECRETS } from '../../store/repos/endpoints.ts';
 import { APP, capabilitiesFor, ENDPOINT } from '../app-token-access.ts';
 import { DEFAULT_GRACE_S } from '../schemas/endpoints.ts';
 
@@ -38,6 +40,8 @@ export const PORTAL_ACCESS = `
 const NEEDS = ${JSON.stringify(NEEDS)};
 /** How long a rotated secret's predecessor still signs, as the API rotates by default. */
 const GRACE = '${DEFAULT_GRACE_S / 3600} hours';
+/** How many earlier secrets may sign beside the current one: past it, the API rotates only with no grace period. */
+const MAX_PREVIOUS_SECRETS = ${MAX_PREVIOUS_SECRETS};
 // Each token's answer, kept with the session it is for: one token's never decides for another's.
 const granted = new WeakMap();
 /**

@@ -131,7 +131,9 @@ async function api(method, path, body, as = session) {
   } catch {}
   // Ended (expired or revoked; nothing revives it): not lent to another tab.
   if (response.status === 401) endedKeys.add(as.key);
-  if (!response.ok) throw Object.assign(new Error(explain(response.status, data)), { status: response.status });
+  if (!response.ok) {
+    throw Object.assign(new Error(explain(response.status, data)), { status: response.status, code: data && data.code });
+  }
   return data;
 }
 /**

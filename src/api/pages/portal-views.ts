@@ -205,9 +205,27 @@ async function showEndpoint(id, current) {
       can('rotate') && button('Rotate signing secret', (b) => {
         if (!confirm('Rotate the signing secret? A new one signs from now on; the current one signs too for ' + GRACE + ', so your receiver can switch without failures.')) return;
         act(b, async () => {
-          await api('POST', endpointPath(id) + '/secret/rotate', {});
+          const path = endpointPath(id) + '/secret/rotate';
+          // False when as many earlier secrets sign as may (rotations within their grace periods).
+          const rotated = (body) => api('POST', path, body).then(() => true, (error) => {
+            if (error.code === 'limit_reached') return false;
+            throw error;
+          });
+          let graceful = await rotated({});
+          if (!graceful) {
+            // The API then rotates only if the current secret stops signing at once: the customer chooses.
+            if (!confirm(MAX_PREVIOUS_SECRETS + ' earlier signing secrets still sign, the most there can be. Rotate anyway? The current secret would stop signing at once: a receiver that knows only it fails until it has the new one.')) {
+              throw new Error('Not rotated: ' + MAX_PREVIOUS_SECRETS + ' earlier secrets still sign; rotate again once one of them stops signing.');
+            }
+            // One may have stopped while the question was open: then the current one keeps its grace period.
+            graceful = await rotated({});
+            if (!graceful) await api('POST', path, { gracePeriodSeconds: 0 });
+          }
           await showSecret();
-        }, 'Signing secret rotated: the previous one signs too for ' + GRACE + '.');
+          return graceful;
+        }, (graceful) => graceful
+          ? 'Signing secret rotated: the previous one signs too for ' + GRACE + '.'
+          : 'Signing secret rotated: the previous one no longer signs.');
       }),
       can('remove') && button('Delete', (b) => {
         if (!confirm('Delete the endpoint ' + ep.url + '? Its messages will no longer be sent to it.')) return;

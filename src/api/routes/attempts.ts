@@ -82,6 +82,7 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
     // with_msg: each attempt with its message, read for the page in one query.
     const messages = new Map<string, Message>();
     const withContent = query.with_content !== false;
+    const now = clock.now();
     return paginate(
       query,
       'descending',
@@ -96,7 +97,7 @@ export function attemptRoutes(app: Api, deps: ApiDeps): void {
       (a) => a.id,
       (a) => {
         const msg = messages.get(a.messageId);
-        return msg ? { ...attemptOut(a), msg: messageOut(msg, withContent) } : attemptOut(a);
+        return msg ? { ...attemptOut(a), msg: messageOut(msg, now, withContent) } : attemptOut(a);
       },
     );
   }

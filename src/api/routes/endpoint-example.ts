@@ -150,7 +150,7 @@ export function endpointExampleRoutes(app: Api, deps: ApiDeps): void {
         return (await byId(id))!;
       });
       request.publishedMessageId = message.id;
-      return messageOut(message);
+      return messageOut(message, now);
     },
   );
 }

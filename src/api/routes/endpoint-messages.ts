@@ -22,7 +22,7 @@ const EndpointMessageOut = Type.Object(
 
 /** Svix's listAttemptedMessages: the messages sent, or being sent, to one endpoint. */
 export function endpointMessageRoutes(app: Api, deps: ApiDeps): void {
-  const { db } = deps;
+  const { db, clock } = deps;
 
   app.get(
     '/api/v1/app/:app_id/endpoint/:endpoint_id/msg',
@@ -55,6 +55,7 @@ export function endpointMessageRoutes(app: Api, deps: ApiDeps): void {
         ...messageFilterOf(q),
         status: q.status === undefined ? undefined : STATUS_OF_CODE[q.status],
       };
+      const now = clock.now();
       return paginate(
         q,
         'descending',
@@ -62,7 +63,7 @@ export function endpointMessageRoutes(app: Api, deps: ApiDeps): void {
           listEndpointMessages(db, application.id, endpoint.id, filter, { ...w, withPayload: withContent }),
         (m) => m.message.id,
         (m: EndpointMessage) => ({
-          ...messageOut(m.message, withContent),
+          ...messageOut(m.message, now, withContent),
           status: STATUS_CODE[m.status],
           statusText: m.status,
           nextAttempt: m.nextAttemptAt === null ? null : iso(m.nextAttemptAt),

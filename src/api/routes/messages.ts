@@ -138,7 +138,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         if (!found || found.id !== intended?.id) return null;
         await flushBarrier(db);
         request.publishedMessageId = found.id;
-        return reply.code(202).send(messageOut(found, request.query.with_content !== false));
+        return reply.code(202).send(messageOut(found, now, request.query.with_content !== false));
       };
       if (intended?.retried) {
         const answered = await earlier();
@@ -233,12 +233,13 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       const q = request.query;
       const withContent = q.with_content !== false;
       const filter = messageFilterOf(q);
+      const now = clock.now();
       return paginate(
         q,
         'descending',
         (w) => listMessages(db, application.id, filter, { ...w, withPayload: withContent }),
         (m) => m.id,
-        (m) => messageOut(m, withContent),
+        (m) => messageOut(m, now, withContent),
       );
     },
   );
@@ -259,6 +260,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       const withContent = request.query.with_content !== false;
       return messageOut(
         await requireMessage(db, application, request.params.msg_id, withContent),
+        clock.now(),
         withContent,
       );
     },

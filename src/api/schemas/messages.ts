@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { Message } from '../../store/repos/messages.ts';
+import { type Message, payloadGoneAt } from '../../store/repos/messages.ts';
 import { ApplicationIn } from './applications.ts';
 import { TaskOut } from './background-tasks.ts';
 import { AnyObject, Channel, EventTypeName, IdOrUid, iso, Nullable, Tag, Timestamp } from './common.ts';
@@ -102,7 +102,8 @@ export const MessageOut = Type.Object(
       Type.String({
         format: 'date-time',
         description:
-          'Courier extension: when the payload was expunged (it then reads {}); null while it is kept.',
+          'Courier extension: when the payload was expunged, or its own retention (payloadRetentionHours or ' +
+          'payloadRetentionPeriod) ran out (it then reads {}); null while it is kept.',
       }),
     ),
   },
@@ -119,16 +120,18 @@ function payloadOf(bytes: Buffer): unknown {
   }
 }
 
-export function messageOut(m: Message, withContent = true) {
+/** The message as the API shows it at `now`: a payload past its retention is gone, swept or not. */
+export function messageOut(m: Message, now: number, withContent = true) {
+  const goneAt = payloadGoneAt(m, now);
   return {
     id: m.id,
     eventId: m.eventId,
     eventType: m.eventType,
-    payload: withContent && m.payload && m.expungedAt === null ? payloadOf(m.payload) : {},
+    payload: withContent && m.payload && goneAt === null ? payloadOf(m.payload) : {},
     channels: m.channels,
     tags: m.tags,
     timestamp: iso(m.createdAt),
-    expungedAt: m.expungedAt === null ? null : iso(m.expungedAt),
+    expungedAt: goneAt === null ? null : iso(goneAt),
   };
 }
 

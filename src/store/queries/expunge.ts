@@ -35,10 +35,11 @@ async function failUnsent(tx: Queryable, messageId: string, now: Date, reason: s
   );
 }
 
-async function emptyPayload(tx: Queryable, messageId: string, now: Date): Promise<void> {
+/** `goneAt`: when the payload went, recorded as its expungedAt. */
+async function emptyPayload(tx: Queryable, messageId: string, goneAt: Date): Promise<void> {
   await tx.query(
     `update courier_messages set payload = '\\x'::bytea, expunged_at = coalesce(expunged_at, $2) where id = $1`,
-    [messageId, now],
+    [messageId, goneAt],
   );
   await tx.query('delete from courier_payload_expiries where message_id = $1', [messageId]);
   // The copy an idempotent POST kept to answer its retries; one stored after this sees expunged_at.
@@ -59,14 +60,17 @@ export async function expungePayload(
   input: { messageId: string; now: number },
 ): Promise<ExpungeOutcome> {
   // The expiry row first, as a sweep takes it (then the message): the other order could deadlock.
-  await tx.query('select 1 from courier_payload_expiries where message_id = $1 for update', [
-    input.messageId,
-  ]);
+  const { rows } = await tx.query<{ expires_at: Date }>(
+    'select expires_at from courier_payload_expiries where message_id = $1 for update',
+    [input.messageId],
+  );
   const { leased } = await lockMessage(tx, input.messageId);
   if (leased) return 'in_flight';
   const now = toDate(input.now);
   await failUnsent(tx, input.messageId, now, 'payload expunged');
-  await emptyPayload(tx, input.messageId, now);
+  // Deleted after its retention ran out, it went when that ran out, as the API has shown it.
+  const expiry = rows[0]?.expires_at;
+  await emptyPayload(tx, input.messageId, expiry && expiry < now ? expiry : now);
   return 'expunged';
 }
 
@@ -81,8 +85,9 @@ export async function expireDuePayload(
   input: { messageId: string; now: number },
 ): Promise<ExpiryOutcome> {
   const now = toDate(input.now);
-  const { rows } = await tx.query(
-    `select 1 from courier_payload_expiries where message_id = $1 and expires_at <= $2 for update skip locked`,
+  const { rows } = await tx.query<{ expires_at: Date }>(
+    `select expires_at from courier_payload_expiries
+      where message_id = $1 and expires_at <= $2 for update skip locked`,
     [input.messageId, now],
   );
   if (rows.length === 0) return 'skipped';
@@ -93,6 +98,7 @@ export async function expireDuePayload(
   }
   await failUnsent(tx, input.messageId, now, 'payload expired');
   if (leased) return 'in_flight';
-  await emptyPayload(tx, input.messageId, now);
+  // Its expiry, not the sweep's time: the API has shown the payload gone since then (payloadGoneAt).
+  await emptyPayload(tx, input.messageId, rows[0]!.expires_at);
   return 'expunged';
 }

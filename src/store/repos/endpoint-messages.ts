@@ -34,7 +34,7 @@ interface Row extends MessageRow {
  * takes few of them (filterTypes, channels) costs a longer walk per page.
  */
 const ENDPOINT_MESSAGES = (withPayload: boolean, descending: boolean) => `
-  select ${messageColumns(withPayload)}, x.status as x_status, x.next_attempt_at as x_next
+  select ${messageColumns(withPayload, 'm')}, x.status as x_status, x.next_attempt_at as x_next
     from courier_messages m
     cross join lateral (
       select case when d.lease_owner is not null or d.state = 'in_flight' then 'sending'

@@ -16,6 +16,8 @@ export interface StoredResponse {
   contentType: string | null;
   body: string | null;
   lockedUntil: number;
+  /** The message the answer published, if any: how its payload stands (as on Message). */
+  message: { expungedAt: number | null; payloadExpiresAt: number | null } | null;
 }
 
 interface Row {
@@ -24,9 +26,14 @@ interface Row {
   content_type: string | null;
   body: string | null;
   locked_until: Date;
+  message_id: string | null;
+  expunged_at: Date | null;
+  payload_expires_at: Date | null;
 }
 
-const KEY_WHERE = 'scope = $1 and key = $2 and method = $3 and path = $4';
+/** The key's row, its columns named through `t` (a table alias and a dot) where the query joins others. */
+const keyWhere = (t = '') => `${t}scope = $1 and ${t}key = $2 and ${t}method = $3 and ${t}path = $4`;
+const KEY_WHERE = keyWhere();
 const keyParams = (k: IdempotencyKey) => [k.scope, k.key, k.method, k.path];
 
 /**
@@ -63,9 +70,14 @@ export async function claimIdempotencyKey(
   return rows[0] ? { messageId: rows[0].message_id, token: now + lockMs } : null;
 }
 
+/** The key's stored request and response, with how the payload of the message it published stands. */
 export async function findIdempotencyKey(db: Queryable, k: IdempotencyKey): Promise<StoredResponse | null> {
   const { rows } = await db.query<Row>(
-    `select fingerprint, status, content_type, body, locked_until from courier_idempotency_keys where ${KEY_WHERE}`,
+    `select k.fingerprint, k.status, k.content_type, k.body, k.locked_until, k.message_id, m.expunged_at,
+            (select pe.expires_at from courier_payload_expiries pe where pe.message_id = k.message_id)
+              as payload_expires_at
+       from courier_idempotency_keys k left join courier_messages m on m.id = k.message_id
+      where ${keyWhere('k.')}`,
     keyParams(k),
   );
   const r = rows[0];
@@ -76,6 +88,10 @@ export async function findIdempotencyKey(db: Queryable, k: IdempotencyKey): Prom
     contentType: r.content_type,
     body: r.body,
     lockedUntil: toMs(r.locked_until)!,
+    message:
+      r.message_id === null
+        ? null
+        : { expungedAt: toMs(r.expunged_at), payloadExpiresAt: toMs(r.payload_expires_at) },
   };
 }
 

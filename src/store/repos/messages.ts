@@ -14,6 +14,8 @@ export interface Message {
   createdAt: number;
   /** When its payload was expunged (the bytes are gone): null while it has them. */
   expungedAt: number | null;
+  /** When its payload's own retention (payloadRetentionHours or …Period) ends: null if it asked for none. */
+  payloadExpiresAt: number | null;
 }
 
 export interface MessageRow {
@@ -26,6 +28,7 @@ export interface MessageRow {
   tags: string[] | null;
   created_at: Date;
   expunged_at: Date | null;
+  payload_expires_at: Date | null;
 }
 
 export const fromMessageRow = (r: MessageRow): Message => ({
@@ -38,10 +41,28 @@ export const fromMessageRow = (r: MessageRow): Message => ({
   tags: r.tags,
   createdAt: toMs(r.created_at)!,
   expungedAt: toMs(r.expunged_at),
+  payloadExpiresAt: toMs(r.payload_expires_at),
 });
 
-export const messageColumns = (withPayload: boolean) =>
-  `id, app_id, event_type, event_id, ${withPayload ? 'payload' : 'null::bytea as payload'}, channels, tags, created_at, expunged_at`;
+/**
+ * When the message's payload went, as the API tells it: expunged, or past the retention it asked
+ * for at `now` though no sweep has emptied it yet (what the sweep then records, the same instant).
+ * Null while it is kept.
+ */
+export function payloadGoneAt(
+  m: Pick<Message, 'expungedAt' | 'payloadExpiresAt'>,
+  now: number,
+): number | null {
+  if (m.expungedAt !== null) return m.expungedAt;
+  return m.payloadExpiresAt !== null && m.payloadExpiresAt <= now ? m.payloadExpiresAt : null;
+}
+
+/** The columns of courier_messages `table` (its name or alias) a Message is read from. */
+export const messageColumns = (withPayload: boolean, table = 'courier_messages') =>
+  `${table}.id, ${table}.app_id, ${table}.event_type, ${table}.event_id,
+   ${withPayload ? `${table}.payload` : 'null::bytea as payload'}, ${table}.channels, ${table}.tags,
+   ${table}.created_at, ${table}.expunged_at,
+   (select pe.expires_at from courier_payload_expiries pe where pe.message_id = ${table}.id) as payload_expires_at`;
 
 /** By id, or else by the application's event id (an id match wins if both exist). */
 export async function findMessage(
