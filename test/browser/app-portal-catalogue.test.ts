@@ -83,4 +83,46 @@ describe('app portal in Chromium: the event catalogue', () => {
     await rows().first().waitFor();
     expect(await rows().count()).toBe(6);
   });
+
+  it('finds event types by the words of their name or description, on every page of the catalogue, kept in the #', async () => {
+    const type = async (name: string, description: string, more: Record<string, unknown> = {}) =>
+      expect(
+        (await api.request('POST', '/api/v1/event-type', { body: { name, description, ...more } })).status,
+      ).toBe(201);
+    await type('parcel.shipped', 'A parcel left the warehouse');
+    await type('parcel.lost', 'A parcel went missing');
+    await type('refund.issued', 'Money back for a PARCEL');
+    await type('beta.parcel', 'A parcel, in beta', { featureFlags: ['beta'] });
+    // Past the first page the API answers (250): the search reads them all.
+    for (let i = 0; i < 250; i++) await type(`zz.filler${String(i).padStart(3, '0')}`, 'filler');
+    await openPortal();
+    await openCatalogue();
+    const names = () => rows().evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-event-type')));
+    const find = async (words: string) => {
+      await page.fill('input[name=q]', words);
+      await page.click('form.find button[type=submit]');
+    };
+    await find('parcel');
+    // Name or description, in any case; the flagged one hidden from a token without its flag.
+    await expect.poll(names).toEqual(['parcel.lost', 'parcel.shipped', 'refund.issued']);
+    await find(' Parcel   SHIPPED ');
+    await expect.poll(names).toEqual(['parcel.shipped']);
+    expect(page.url()).toContain('#event-types?q=Parcel+++SHIPPED');
+    await find('filler249');
+    await expect.poll(names).toEqual(['zz.filler249']);
+    await find('nothing like it');
+    await expect
+      .poll(() => page.locator('main p.empty').textContent())
+      .toBe('No event type matches “nothing like it”.');
+    // A reload keeps the search; the way back shows the catalogue a page at a time.
+    await find('parcel ship');
+    await expect.poll(names).toEqual(['parcel.shipped']);
+    await page.reload();
+    await expect.poll(names).toEqual(['parcel.shipped']);
+    expect(await page.inputValue('input[name=q]')).toBe('parcel ship');
+    await page.click('a:has-text("← All event types")');
+    await expect.poll(() => rows().count()).toBe(50);
+    expect(await page.inputValue('input[name=q]')).toBe('');
+    expect(await page.locator('button.more').isVisible()).toBe(true);
+  });
 });

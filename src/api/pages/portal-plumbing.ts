@@ -173,10 +173,12 @@ function backLink(href, text) {
 const draw = (...parts) => main.replaceChildren(...parts.filter(kept));
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
 
+/** A table with these headings over \`body\`, a tbody. */
+const tableOf = (headings, body) => $('table', {}, $('thead', {}, $('tr', {}, ...headings.map((h) => $('th', {}, h)))), body);
 /** A table of a list route's pages: the first at once, the next ones on "Load more". */
 function pagedTable(path, headings, row, empty) {
   const body = $('tbody');
-  const table = $('table', {}, $('thead', {}, $('tr', {}, ...headings.map((h) => $('th', {}, h)))), body);
+  const table = tableOf(headings, body);
   const more = button('Load more', (b) => act(b, load), { class: 'more' });
   const box = $('div', { class: 'paged' }, table, more);
   const as = session;
@@ -192,18 +194,25 @@ function pagedTable(path, headings, row, empty) {
   return { box, load };
 }
 
+/** Every item of a list the API pages (\`path\` without its limit), in the API's order. */
+async function allPages(path, as = session) {
+  const items = [];
+  let iterator = null;
+  do {
+    const query = (path.includes('?') ? '&' : '?') + 'limit=250' + (iterator ? '&iterator=' + enc(iterator) : '');
+    const page = await api('GET', path + query, undefined, as);
+    items.push(...page.data);
+    iterator = page.done ? null : page.iterator;
+  } while (iterator);
+  return items;
+}
+
 /** The event types this token sees (its feature flags decide), every page of them. */
 let eventTypeNames = null;
 async function eventTypes() {
   const as = session;
   if (eventTypeNames && eventTypeNames.as === as) return eventTypeNames.names;
-  const names = [];
-  let iterator = null;
-  do {
-    const page = await api('GET', '/event-type?limit=250' + (iterator ? '&iterator=' + enc(iterator) : ''), undefined, as);
-    names.push(...page.data.map((t) => t.name));
-    iterator = page.done ? null : page.iterator;
-  } while (iterator);
+  const names = (await allPages('/event-type', as)).map((t) => t.name);
   eventTypeNames = { as, names };
   return names;
 }

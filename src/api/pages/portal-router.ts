@@ -46,7 +46,7 @@ const VIEWS = [
   { pattern: new RegExp('^#endpoint=' + ID + '$'), show: showEndpoint, nav: '#', back: ['#', '← All endpoints'] },
   { pattern: new RegExp('^#message=' + ID + '$'), show: showMessage, nav: '#messages', back: ['#messages', '← All messages'] },
   { pattern: /^#messages(?:\\?([^#]*))?$/, show: showMessages, nav: '#messages', back: ['#messages', '← All messages'] },
-  { pattern: /^#event-types$/, show: (_, current) => showEventTypes(current), nav: '#event-types', back: ['#', '← All endpoints'] },
+  { pattern: /^#event-types(?:\\?([^#]*))?$/, show: showEventTypes, nav: '#event-types', back: ['#event-types', '← All event types'] },
   { pattern: /^#?$/, show: (_, current) => showEndpoints(current), nav: '#' },
 ];
 
