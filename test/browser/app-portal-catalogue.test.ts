@@ -4,7 +4,7 @@
  * test are in portal-harness.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { api, openPortal, page, usePortal } from './portal-harness.ts';
+import { api, notice, openPortal, page, refusals, type Tab, usePortal } from './portal-harness.ts';
 
 describe('app portal in Chromium: the event catalogue', () => {
   usePortal();
@@ -105,9 +105,20 @@ describe('app portal in Chromium: the event catalogue', () => {
     await find('parcel');
     // Name or description, in any case; the flagged one hidden from a token without its flag.
     await expect.poll(names).toEqual(['parcel.lost', 'parcel.shipped', 'refund.issued']);
+    // The keyboard stays in the box drawn anew.
+    const focused = () =>
+      page.evaluate(() => (globalThis as unknown as Tab).document.activeElement?.getAttribute('name'));
+    expect(await focused()).toBe('q');
     await find(' Parcel   SHIPPED ');
     await expect.poll(names).toEqual(['parcel.shipped']);
     expect(page.url()).toContain('#event-types?q=Parcel+++SHIPPED');
+    // Every word, each in the name or the description.
+    await find('refund parcel');
+    await expect.poll(names).toEqual(['refund.issued']);
+    // The same search again reads the catalogue anew.
+    await type('parcel.refunded', 'A refund for a parcel');
+    await find('refund parcel');
+    await expect.poll(names).toEqual(['parcel.refunded', 'refund.issued']);
     await find('filler249');
     await expect.poll(names).toEqual(['zz.filler249']);
     await find('nothing like it');
@@ -124,5 +135,22 @@ describe('app portal in Chromium: the event catalogue', () => {
     await expect.poll(() => rows().count()).toBe(50);
     expect(await page.inputValue('input[name=q]')).toBe('');
     expect(await page.locator('button.more').isVisible()).toBe(true);
+
+    // A search whose read fails leads back to the whole catalogue; the catalogue's own, to the endpoints.
+    refusals.add(500);
+    const failing = '**/api/v1/event-type?with_content=true*';
+    await page.route(failing, (route) =>
+      route.fulfill({
+        status: 500,
+        contentType: 'application/json',
+        body: '{"code":"boom","detail":"Boom"}',
+      }),
+    );
+    await find('parcel');
+    await expect.poll(() => page.locator('main a').textContent()).toBe('← All event types');
+    expect(await notice()).toBe('Boom');
+    await page.click('main a');
+    await expect.poll(() => page.locator('main a').textContent()).toBe('← All endpoints');
+    await page.unroute(failing);
   });
 });

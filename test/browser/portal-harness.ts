@@ -17,7 +17,7 @@ const CHROMIUM = process.env.COURIER_TEST_CHROMIUM ?? '/usr/bin/chromium';
 export interface Tab {
   document: {
     getElementById(id: string): { getAttribute(name: string): string | null } | null;
-    activeElement: { textContent: string | null } | null;
+    activeElement: { textContent: string | null; getAttribute(name: string): string | null } | null;
   };
   sessionStorage: { getItem(key: string): string | null };
 }

@@ -31,11 +31,13 @@ function eventTypeRow(t) {
 }
 
 const EVENT_TYPE_HEADINGS = ['Event type', 'Description', 'Schema'];
+// Set by the search's submit: the view drawn anew leaves the keyboard in its box.
+let refocusSearch = false;
 
 /**
  * \`query\`: after \`#event-types?\`, \`q\` the words searched for. Without it, the catalogue a page
  * at a time; with it, every event type read and those whose name or description holds each word
- * shown (the API has no search: a catalogue is a few hundred types at most).
+ * shown (the API has no search; a catalogue is expected to hold hundreds of types, not many thousands).
  */
 async function showEventTypes(query, current) {
   const wanted = (new URLSearchParams(query || '').get('q') || '').trim();
@@ -53,7 +55,7 @@ async function showEventTypes(query, current) {
     box = list.box;
   }
   if (!current()) return;
-  const search = $('input', { type: 'search', name: 'q', maxlength: '256', placeholder: 'invoice, paid…' });
+  const search = $('input', { type: 'search', name: 'q', placeholder: 'invoice, paid…' });
   search.value = wanted;
   const form = $('form', { class: 'actions find' }, $('label', {}, 'Find an event type by name or description ', search),
     $('button', { type: 'submit' }, 'Find'));
@@ -61,6 +63,7 @@ async function showEventTypes(query, current) {
     event.preventDefault();
     const value = search.value.trim();
     const hash = '#event-types' + (value ? '?' + new URLSearchParams({ q: value }) : '');
+    refocusSearch = true;
     // The same search again changes no #: the catalogue is read anew all the same.
     if (location.hash === hash) route();
     else location.hash = hash;
@@ -70,5 +73,7 @@ async function showEventTypes(query, current) {
     form,
     words.length ? $('p', {}, backLink('#event-types', '← All event types')) : null,
     box);
+  if (refocusSearch) search.focus();
+  refocusSearch = false;
 }
 `;

@@ -41,12 +41,16 @@ document.getElementById('sign-out').addEventListener('click', (event) => signOut
 
 // A view's id is a path segment of the API calls it makes: '.' or '..' would be resolved away.
 const ID = '((?!\\\\.\\\\.?$)[A-Za-z0-9_.-]{1,256})';
-/** The views the # names (the last one also when it names none), each with its menu entry and the list an error leads back to. */
+/**
+ * The views the # names (the last one also when it names none), each with its menu entry and the
+ * list an error leads back to (or a function of the #'s parameter giving it).
+ */
 const VIEWS = [
   { pattern: new RegExp('^#endpoint=' + ID + '$'), show: showEndpoint, nav: '#', back: ['#', '← All endpoints'] },
   { pattern: new RegExp('^#message=' + ID + '$'), show: showMessage, nav: '#messages', back: ['#messages', '← All messages'] },
   { pattern: /^#messages(?:\\?([^#]*))?$/, show: showMessages, nav: '#messages', back: ['#messages', '← All messages'] },
-  { pattern: /^#event-types(?:\\?([^#]*))?$/, show: showEventTypes, nav: '#event-types', back: ['#event-types', '← All event types'] },
+  { pattern: /^#event-types(?:\\?([^#]*))?$/, show: showEventTypes, nav: '#event-types',
+    back: (query) => (query ? ['#event-types', '← All event types'] : ['#', '← All endpoints']) },
   { pattern: /^#?$/, show: (_, current) => showEndpoints(current), nav: '#' },
 ];
 
@@ -91,7 +95,8 @@ async function route(rethrow = false) {
       if (error.status === 401) document.getElementById('expires').textContent = '';
       notice(error.message, 'error');
       // Nothing stale under the message: a view gone, the way back to its list.
-      draw(view.back ? $('p', {}, backLink(...view.back)) : null);
+      const back = typeof view.back === 'function' ? view.back(param) : view.back;
+      draw(back ? $('p', {}, backLink(...back)) : null);
     }
   } finally {
     if (current()) main.setAttribute('aria-busy', 'false');
