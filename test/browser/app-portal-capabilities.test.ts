@@ -165,7 +165,9 @@ describe('app portal in Chromium: what the token may do', () => {
     await page.click('button:has-text("Rotate signing secret")');
     await expect
       .poll(notice)
-      .toBe('Not rotated: 5 earlier secrets still sign; rotate again once one of them stops signing.');
+      .toBe(
+        'Not rotated: 5 earlier secrets still sign; rotate again once one of them stops signing (24 hours after its rotation, by default).',
+      );
     expect(declined[1]).toMatch(
       /^5 earlier signing secrets still sign, the most there can be\. Rotate anyway/,
     );

@@ -251,7 +251,9 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     await page.goto(`${api.url}/portal#message=${msgId}`);
     await expect
       .poll(() => page.locator('p.payload').textContent())
-      .toMatch(/^Deleted .+: it can no longer be sent again\.$/);
+      .toMatch(
+        /^Deleted .+ \(on request, or at the end of the retention it was published with\): it can no longer be sent again\.$/,
+      );
     expect(await page.locator('pre.payload').count()).toBe(0);
     expect(await page.locator(`tr[data-endpoint="${ep.id}"] td`).nth(1).textContent()).toBe('success');
     expect(await page.locator('button:has-text("Resend")').count()).toBe(0);

@@ -40,6 +40,9 @@ let refocusSearch = false;
  * shown (the API has no search; a catalogue is expected to hold hundreds of types, not many thousands).
  */
 async function showEventTypes(query, current) {
+  // Taken at once: a draw that fails or is overtaken leaves no focus owed to a later one.
+  const refocus = refocusSearch;
+  refocusSearch = false;
   const wanted = (new URLSearchParams(query || '').get('q') || '').trim();
   const words = wanted.toLowerCase().split(/\\s+/).filter(Boolean);
   let box;
@@ -55,7 +58,7 @@ async function showEventTypes(query, current) {
     box = list.box;
   }
   if (!current()) return;
-  const search = $('input', { type: 'search', name: 'q', placeholder: 'invoice, paid…' });
+  const search = $('input', { type: 'search', name: 'q', placeholder: 'invoice paid' });
   search.value = wanted;
   const form = $('form', { class: 'actions find' }, $('label', {}, 'Find an event type by name or description ', search),
     $('button', { type: 'submit' }, 'Find'));
@@ -73,7 +76,6 @@ async function showEventTypes(query, current) {
     form,
     words.length ? $('p', {}, backLink('#event-types', '← All event types')) : null,
     box);
-  if (refocusSearch) search.focus();
-  refocusSearch = false;
+  if (refocus) search.focus();
 }
 `;

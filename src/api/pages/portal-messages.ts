@@ -117,7 +117,7 @@ async function showMessage(id, current) {
       msg.tags && msg.tags.length ? fact('Tags', msg.tags.join(', ')) : null)),
     $('h3', {}, 'Payload'),
     msg.expungedAt
-      ? $('p', { class: 'empty payload' }, 'Deleted ' + when(msg.expungedAt) + ': it can no longer be sent again.')
+      ? $('p', { class: 'empty payload' }, 'Deleted ' + when(msg.expungedAt) + ' (on request, or at the end of the retention it was published with): it can no longer be sent again.')
       : $('pre', { class: 'payload' }, JSON.stringify(msg.payload, null, 2)),
     $('h3', {}, 'Endpoints'), button('Refresh', (b) => act(b, () => route(true))), destinations.box,
     $('h3', {}, 'Attempts'), attempts.box);

@@ -50,7 +50,7 @@ const VIEWS = [
   { pattern: new RegExp('^#message=' + ID + '$'), show: showMessage, nav: '#messages', back: ['#messages', '← All messages'] },
   { pattern: /^#messages(?:\\?([^#]*))?$/, show: showMessages, nav: '#messages', back: ['#messages', '← All messages'] },
   { pattern: /^#event-types(?:\\?([^#]*))?$/, show: showEventTypes, nav: '#event-types',
-    back: (query) => (query ? ['#event-types', '← All event types'] : ['#', '← All endpoints']) },
+    back: (query) => (new URLSearchParams(query || '').get('q') ? ['#event-types', '← All event types'] : ['#', '← All endpoints']) },
   { pattern: /^#?$/, show: (_, current) => showEndpoints(current), nav: '#' },
 ];
 

@@ -214,8 +214,8 @@ async function showEndpoint(id, current) {
           let graceful = await rotated({});
           if (!graceful) {
             // The API then rotates only if the current secret stops signing at once: the customer chooses.
-            if (!confirm(MAX_PREVIOUS_SECRETS + ' earlier signing secrets still sign, the most there can be. Rotate anyway? The current secret would stop signing at once: a receiver that knows only it fails until it has the new one.')) {
-              throw new Error('Not rotated: ' + MAX_PREVIOUS_SECRETS + ' earlier secrets still sign; rotate again once one of them stops signing.');
+            if (!confirm(MAX_PREVIOUS_SECRETS + ' earlier signing secrets still sign, the most there can be. Rotate anyway? The current secret would stop signing at once: a receiver that has only the current secret rejects deliveries until it is given the new one.')) {
+              throw new Error('Not rotated: ' + MAX_PREVIOUS_SECRETS + ' earlier secrets still sign; rotate again once one of them stops signing (' + GRACE + ' after its rotation, by default).');
             }
             // One may have stopped while the question was open: then the current one keeps its grace period.
             graceful = await rotated({});

@@ -16,8 +16,8 @@ export interface StoredResponse {
   contentType: string | null;
   body: string | null;
   lockedUntil: number;
-  /** The message the answer published, if any: how its payload stands (as on Message). */
-  message: { expungedAt: number | null; payloadExpiresAt: number | null } | null;
+  /** How the payload of the message the answer published stands (as on Message); null if none. */
+  publishedPayload: { expungedAt: number | null; payloadExpiresAt: number | null } | null;
 }
 
 interface Row {
@@ -88,7 +88,7 @@ export async function findIdempotencyKey(db: Queryable, k: IdempotencyKey): Prom
     contentType: r.content_type,
     body: r.body,
     lockedUntil: toMs(r.locked_until)!,
-    message:
+    publishedPayload:
       r.message_id === null
         ? null
         : { expungedAt: toMs(r.expunged_at), payloadExpiresAt: toMs(r.payload_expires_at) },
