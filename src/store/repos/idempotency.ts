@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
+import type { PayloadState } from './messages.ts';
 
 /** One idempotency key: the token scope it belongs to, the key, and the request it was used for. */
 export interface IdempotencyKey {
@@ -17,7 +18,7 @@ export interface StoredResponse {
   body: string | null;
   lockedUntil: number;
   /** How the payload of the message the answer published stands (as on Message); null if none. */
-  publishedPayload: { expungedAt: number | null; payloadExpiresAt: number | null } | null;
+  publishedPayload: PayloadState | null;
 }
 
 interface Row {

@@ -18,6 +18,9 @@ export interface Message {
   payloadExpiresAt: number | null;
 }
 
+/** How a message's payload stands: what payloadGoneAt decides from. */
+export type PayloadState = Pick<Message, 'expungedAt' | 'payloadExpiresAt'>;
+
 export interface MessageRow {
   id: string;
   app_id: string;
@@ -49,10 +52,7 @@ export const fromMessageRow = (r: MessageRow): Message => ({
  * for at `now` though no sweep has emptied it yet (what the sweep then records, the same instant).
  * Null while it is kept.
  */
-export function payloadGoneAt(
-  m: Pick<Message, 'expungedAt' | 'payloadExpiresAt'>,
-  now: number,
-): number | null {
+export function payloadGoneAt(m: PayloadState, now: number): number | null {
   if (m.expungedAt !== null) return m.expungedAt;
   return m.payloadExpiresAt !== null && m.payloadExpiresAt <= now ? m.payloadExpiresAt : null;
 }
