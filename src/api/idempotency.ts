@@ -84,7 +84,7 @@ function replayedBody(stored: StoredResponse, now: number): string | null {
     return stored.body;
   }
   if (answer === null || typeof answer !== 'object' || !('payload' in answer)) return stored.body;
-  return JSON.stringify({ ...answer, payload: {}, expungedAt: iso(goneAt) });
+  return JSON.stringify({ ...answer, payload: {}, expungedAt: iso(goneAt), payloadExpiresAt: null });
 }
 
 function fingerprint(request: FastifyRequest): string {

@@ -152,5 +152,9 @@ describe('app portal in Chromium: the event catalogue', () => {
     await page.click('main a');
     await expect.poll(() => page.locator('main a').textContent()).toBe('← All endpoints');
     await page.unroute(failing);
+    // The failed search owes no focus to the catalogue drawn next.
+    await page.click('main a');
+    await openCatalogue();
+    expect(await focused()).not.toBe('q');
   });
 });

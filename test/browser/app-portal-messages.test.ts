@@ -264,6 +264,29 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     expect(await page.locator('button:has-text("Resend")').count()).toBe(0);
   });
 
+  it('says until when a payload published with a retention of its own is kept', async () => {
+    await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const kept = await publishMessage(api, appId, { payloadRetentionHours: 2 });
+    const forever = await publishMessage(api, appId);
+    expect(await engine.worker.runOnce()).toBe(2);
+    const expiresAt = new Date(api.clock.now() + 2 * 3_600_000).toISOString();
+    await openPortal();
+    const facts = async (msgId: string) => {
+      await page.goto(`${api.url}/portal#message=${msgId}`);
+      await expect.poll(() => page.locator('table.facts td').first().textContent()).toBe(msgId);
+      return page
+        .locator('table.facts tr')
+        .evaluateAll((trs) =>
+          trs.map((tr) => [tr.querySelector('th')!.textContent, tr.querySelector('td')!.textContent]),
+        );
+    };
+    expect(await facts(kept)).toContainEqual([
+      'Payload kept until',
+      await page.evaluate((iso: string) => new Date(iso).toLocaleString(), expiresAt),
+    ]);
+    expect((await facts(forever)).map(([label]) => label)).not.toContain('Payload kept until');
+  });
+
   it('says when there are no messages, and when one is not found leads back to the list', async () => {
     refusals.add(404);
     await openPortal();

@@ -235,18 +235,24 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
         ...ofMine(listed.body),
         ...ofMine(atEndpoint.body),
         ...ofMine(attempts.body),
-      ].map((m) => ({ payload: m.payload, expungedAt: m.expungedAt }));
+      ].map((m) => ({ payload: m.payload, expungedAt: m.expungedAt, payloadExpiresAt: m.payloadExpiresAt }));
     };
-    const kept = { payload: { card: '4242' }, expungedAt: null };
+    expect(sent.body.payloadExpiresAt).toBe(expiry);
+    const kept = { payload: { card: '4242' }, expungedAt: null, payloadExpiresAt: expiry };
     api.clock.advance(3_600_000 - 1);
     expect(await reads()).toEqual([kept, kept, kept, kept]);
 
     api.clock.advance(1);
-    const gone = { payload: {}, expungedAt: expiry };
+    const gone = { payload: {}, expungedAt: expiry, payloadExpiresAt: null };
     expect(await reads()).toEqual([gone, gone, gone, gone]);
     const repeated = await publish();
     expect(repeated.headers.get('idempotent-replayed')).toBe('true');
-    expect(repeated.body).toMatchObject({ id: msgId, payload: {}, expungedAt: expiry });
+    expect(repeated.body).toMatchObject({
+      id: msgId,
+      payload: {},
+      expungedAt: expiry,
+      payloadExpiresAt: null,
+    });
     expect(repeated.text).not.toContain('4242');
     const resend = await api.request(
       'POST',
@@ -264,6 +270,7 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     expect((await api.request('GET', `/api/v1/app/${appId}/msg/${keptForever}`)).body).toMatchObject({
       payload: { card: '5555' },
       expungedAt: null,
+      payloadExpiresAt: null,
     });
 
     // A sweep an hour late empties it, and the instant it shows stays the expiry.
@@ -291,6 +298,51 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     expect((await stored(msgId)).expunged_at).toBeNull();
     const missing = await api.request('DELETE', `/api/v1/app/${appId}/msg/no-such-event/content`);
     expect(missing.status).toBe(404);
+  });
+
+  it('deletes a payload past its retention at once though an attempt is under way, its bytes left to the sweep after it', async () => {
+    const appId = await createApp(api);
+    const sending = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const waiting = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
+    const msgId = await publishMessage(api, appId, { payloadRetentionHours: 1 });
+    const claimed = await claim(api.db, {
+      owner: 'elsewhere',
+      now: api.clock.now(),
+      leaseMs: 60_000,
+      limit: 250,
+    });
+    const busy = claimed.deliveries.find((d) => d.messageId === msgId && d.endpointId === sending.id)!;
+    await api.db.query(
+      `update courier_deliveries set lease_owner = null, lease_expires_at = null
+        where lease_owner = 'elsewhere' and id <> $1`,
+      [busy.id],
+    );
+    const expiry = new Date(api.clock.now() + 3_600_000);
+
+    // Before its expiry the attempt holds the deletion back, as for any payload.
+    api.clock.advance(3_600_000 - 1);
+    expect((await api.request('DELETE', `/api/v1/app/${appId}/msg/${msgId}/content`)).status).toBe(409);
+    api.clock.advance(1);
+    expect((await api.request('DELETE', `/api/v1/app/${appId}/msg/${msgId}/content`)).status).toBe(204);
+    expect(await api.request('POST', `/api/v1/app/${appId}/msg/expunge-all-contents`)).toMatchObject({
+      status: 202,
+    });
+    expect((await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}`)).body).toMatchObject({
+      payload: {},
+      expungedAt: expiry.toISOString(),
+    });
+    expect(await deliveryOf(msgId, waiting.id)).toEqual({ state: 'failed', last_error: 'payload expired' });
+    // The attempt under way may still be retried with its bytes; the sweep after it takes them.
+    expect(await stored(msgId)).toMatchObject({ expunged_at: null });
+    expect((await stored(msgId)).bytes).toBeGreaterThan(0);
+    const sweeper = new PayloadExpirySweeper(api.db);
+    expect(await sweeper.sweep(api.clock.now())).toMatchObject({ inFlight: 1 });
+    await api.db.query(
+      'update courier_deliveries set lease_owner = null, lease_expires_at = null where id = $1',
+      [busy.id],
+    );
+    expect(await sweeper.sweep(api.clock.now())).toMatchObject({ expunged: 1 });
+    expect(await stored(msgId)).toEqual({ bytes: 0, expunged_at: expiry });
   });
 
   it('deletes every payload of an application (expungeAllContents), and says when attempts under way held some back', async () => {

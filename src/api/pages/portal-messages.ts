@@ -114,7 +114,8 @@ async function showMessage(id, current) {
       fact('Event id', msg.eventId || ''),
       fact('Time', when(msg.timestamp)),
       msg.channels && msg.channels.length ? fact('Channels', msg.channels.join(', ')) : null,
-      msg.tags && msg.tags.length ? fact('Tags', msg.tags.join(', ')) : null)),
+      msg.tags && msg.tags.length ? fact('Tags', msg.tags.join(', ')) : null,
+      msg.payloadExpiresAt ? fact('Payload kept until', when(msg.payloadExpiresAt)) : null)),
     $('h3', {}, 'Payload'),
     msg.expungedAt
       ? $('p', { class: 'empty payload' }, 'Deleted ' + when(msg.expungedAt) + ' (on request, or at the end of the retention it was published with): it can no longer be sent again.')

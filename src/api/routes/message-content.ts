@@ -24,7 +24,8 @@ export function messageContentRoutes(app: Api, deps: ApiDeps): void {
         description:
           'For a message sent by mistake with content it should not carry: its payload is deleted for good ' +
           '(it then reads {}, with expungedAt set). The message and its attempts stay; deliveries still to be made ' +
-          'fail as dead letters, and it can no longer be resent or replayed. 409 while an attempt is under way. ' +
+          'fail as dead letters, and it can no longer be resent or replayed. 409 while an attempt is under way, ' +
+          'unless the retention the message was published with has run out (the payload is gone already). ' +
           'Deleting again is a no-op.',
         params: MessageParams,
         response: { 204: NoContent },

@@ -145,6 +145,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         if (answered) return answered;
       }
       request.creationAttempted = true;
+      const payloadExpiresAt = keepPayloadMs === null ? null : now + keepPayloadMs;
       let result: Awaited<ReturnType<typeof publish>>;
       try {
         result = await publish(db, {
@@ -156,7 +157,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
           channels: channels?.length ? channels : null,
           tags: messageTags?.length ? messageTags : null,
           now,
-          payloadExpiresAt: keepPayloadMs === null ? null : now + keepPayloadMs,
+          payloadExpiresAt,
         });
       } catch (error) {
         // Its id taken: the earlier try, still committing when this one looked, published it.
@@ -181,6 +182,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         tags: messageTags?.length ? messageTags : null,
         timestamp: iso(now),
         expungedAt: null,
+        payloadExpiresAt: payloadExpiresAt === null ? null : iso(payloadExpiresAt),
       });
     },
   );

@@ -106,6 +106,14 @@ export const MessageOut = Type.Object(
           'payloadRetentionPeriod) ran out (it then reads {}); null while it is kept.',
       }),
     ),
+    payloadExpiresAt: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Courier extension: when the payload’s own retention (payloadRetentionHours or payloadRetentionPeriod) ' +
+          'runs out; null when it has none (it is kept as long as the message), and once it is gone (expungedAt).',
+      }),
+    ),
   },
   { title: 'MessageOut' },
 );
@@ -132,6 +140,7 @@ export function messageOut(m: Message, now: number, withContent = true) {
     tags: m.tags,
     timestamp: iso(m.createdAt),
     expungedAt: goneAt === null ? null : iso(goneAt),
+    payloadExpiresAt: goneAt === null && m.payloadExpiresAt !== null ? iso(m.payloadExpiresAt) : null,
   };
 }
 

@@ -53,7 +53,8 @@ async function emptyPayload(tx: Queryable, messageId: string, goneAt: Date): Pro
 /**
  * Deletes a message's payload for good, on request. Its deliveries still to be made fail ("payload
  * expunged"); one attempt under way holds the whole expunge back, since that attempt may be retried
- * with the bytes it needs, and the caller asks again. Call inside a transaction.
+ * with the bytes it needs, and the caller asks again; unless the payload's retention has run out:
+ * then it is gone already, its bytes left to the expiry sweep. Call inside a transaction.
  */
 export async function expungePayload(
   tx: Queryable,
@@ -65,12 +66,19 @@ export async function expungePayload(
     [input.messageId],
   );
   const { leased } = await lockMessage(tx, input.messageId);
-  if (leased) return 'in_flight';
   const now = toDate(input.now);
+  const expiry = rows[0]?.expires_at;
+  const expired = expiry !== undefined && expiry <= now;
+  if (leased) {
+    if (!expired) return 'in_flight';
+    // Every read has shown it gone since its retention ran out, and nothing is sent with it any
+    // more; the attempt under way keeps the bytes until a sweep after it, as the sweep would.
+    await failUnsent(tx, input.messageId, now, 'payload expired');
+    return 'expunged';
+  }
   await failUnsent(tx, input.messageId, now, 'payload expunged');
   // Deleted after its retention ran out, it went when that ran out, as the API has shown it.
-  const expiry = rows[0]?.expires_at;
-  await emptyPayload(tx, input.messageId, expiry && expiry < now ? expiry : now);
+  await emptyPayload(tx, input.messageId, expired ? expiry : now);
   return 'expunged';
 }
 
