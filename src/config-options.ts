@@ -8,6 +8,8 @@ export interface OptionSpec {
   name: string;
   default: string;
   description: string;
+  /** What joins a JSON list given for it in the COURIER_CONFIG file: its own separator, ',' unless set. */
+  listSeparator?: ' ';
 }
 
 /** Every option, its default and meaning: the README's configuration table is generated from this. */
@@ -15,7 +17,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   {
     name: 'COURIER_CONFIG',
     default: '',
-    description: 'Path of a JSON file of these same keys; environment variables override it.',
+    description:
+      'Path of a JSON file of these same keys, a list given as a JSON array or as the variable writes it; environment variables override it.',
   },
   {
     name: 'COURIER_DATABASE_URL',
@@ -155,6 +158,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: '',
     description:
       "Origins that may show /portal in a frame, such as your dashboard's, space-separated: https://dashboard.example.com (or 'self'; https://*.example.com for its subdomains; a port may follow). Unset: no page may frame it.",
+    listSeparator: ' ',
   },
   {
     name: 'COURIER_ALLOW_PRIVATE_NETWORKS',

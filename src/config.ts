@@ -68,11 +68,12 @@ function readFile(path: string): Source {
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError('COURIER_CONFIG', `${path} must hold a JSON object of COURIER_* keys`);
   }
-  const known = new Set(OPTIONS.map((o) => o.name));
+  const known = new Map(OPTIONS.map((o) => [o.name, o]));
   const source: Source = {};
   for (const [key, value] of Object.entries(parsed)) {
-    if (!known.has(key)) throw new ConfigError('COURIER_CONFIG', `unknown key ${key} in ${path}`);
-    source[key] = Array.isArray(value) ? value.join(',') : String(value);
+    const option = known.get(key);
+    if (!option) throw new ConfigError('COURIER_CONFIG', `unknown key ${key} in ${path}`);
+    source[key] = Array.isArray(value) ? value.join(option.listSeparator ?? ',') : String(value);
   }
   return source;
 }

@@ -199,6 +199,25 @@ describe('configuration', () => {
     }
   });
 
+  it('takes a list in the config file as a JSON array, joined as each variable is written', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'courier-config-'));
+    try {
+      const file = join(dir, 'courier.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          COURIER_APP_PORTAL_FRAME_ANCESTORS: ['https://dashboard.example.com', "'self'"],
+          COURIER_ALLOW_PRIVATE_NETWORKS: ['10.0.0.0/8', '127.0.0.0/8'],
+        }),
+      );
+      const config = loadConfig({ COURIER_CONFIG: file });
+      expect(config.appPortalFrameAncestors).toBe("https://dashboard.example.com 'self'");
+      expect(config.allowPrivateNetworks).toEqual(['10.0.0.0/8', '127.0.0.0/8']);
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  });
+
   it('refuses unknown keys in the config file', () => {
     expect(() => loadConfig({ COURIER_CONFIG: '/nonexistent/courier.json' })).toThrow(/COURIER_CONFIG/);
   });

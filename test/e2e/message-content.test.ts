@@ -2,6 +2,7 @@ import { Svix } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayloadExpirySweeper } from '../../src/dispatch/payload-expiry.ts';
 import { claim } from '../../src/store/queries/claim.ts';
+import { complete } from '../../src/store/queries/complete.ts';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -9,6 +10,7 @@ import {
 } from '../../src/store/repos/idempotency.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
+import { deliveredCompletion } from '../support/fixtures.ts';
 import { createApp, createEndpoint, locs, publishMessage, startApi, type TestApi, TOKEN } from './support.ts';
 
 describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => {
@@ -304,7 +306,12 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     const appId = await createApp(api);
     const sending = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
     const waiting = await createEndpoint(api, appId, { url: `${receiver.url}/ok` });
-    const msgId = await publishMessage(api, appId, { payloadRetentionHours: 1 });
+    const expiry = new Date(api.clock.now() + 3_600_000);
+    const sent = await api.request('POST', `/api/v1/app/${appId}/msg`, {
+      body: { eventType: 'e', payload: { card: '4242' }, payloadRetentionHours: 1 },
+      headers: { 'idempotency-key': 'under-way' },
+    });
+    const msgId = sent.body.id as string;
     const claimed = await claim(api.db, {
       owner: 'elsewhere',
       now: api.clock.now(),
@@ -317,7 +324,14 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
         where lease_owner = 'elsewhere' and id <> $1`,
       [busy.id],
     );
-    const expiry = new Date(api.clock.now() + 3_600_000);
+    const keptCopy = async () =>
+      (
+        await api.db.query(
+          `select 1 from courier_idempotency_keys where message_id = $1 and body like '%4242%'`,
+          [msgId],
+        )
+      ).rows.length;
+    expect(await keptCopy()).toBe(1);
 
     // Before its expiry the attempt holds the deletion back, as for any payload.
     api.clock.advance(3_600_000 - 1);
@@ -330,18 +344,45 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     expect((await api.request('GET', `/api/v1/app/${appId}/msg/${msgId}`)).body).toMatchObject({
       payload: {},
       expungedAt: expiry.toISOString(),
+      payloadExpiresAt: null,
     });
     expect(await deliveryOf(msgId, waiting.id)).toEqual({ state: 'failed', last_error: 'payload expired' });
-    // The attempt under way may still be retried with its bytes; the sweep after it takes them.
+    // The copy the idempotent publish kept is never sent: it goes at once.
+    expect(await keptCopy()).toBe(0);
+    // The attempt under way keeps its bytes, and a sweep meanwhile leaves them.
+    const sweeper = new PayloadExpirySweeper(api.db);
+    await sweeper.sweep(api.clock.now());
     expect(await stored(msgId)).toMatchObject({ expunged_at: null });
     expect((await stored(msgId)).bytes).toBeGreaterThan(0);
-    const sweeper = new PayloadExpirySweeper(api.db);
-    expect(await sweeper.sweep(api.clock.now())).toMatchObject({ inFlight: 1 });
-    await api.db.query(
-      'update courier_deliveries set lease_owner = null, lease_expires_at = null where id = $1',
-      [busy.id],
+    // Its retry is not sent with them: it fails as expired, and nothing is there to claim.
+    const retry = deliveredCompletion(busy.id, 1, api.clock.now());
+    await complete(
+      api.db,
+      'elsewhere',
+      api.clock.now(),
+      [
+        {
+          ...retry,
+          state: 'pending',
+          nextAttemptAt: api.clock.now(),
+          attempt: { ...retry.attempt, decision: 'retry' },
+        },
+      ],
+      100,
     );
-    expect(await sweeper.sweep(api.clock.now())).toMatchObject({ expunged: 1 });
+    expect(await deliveryOf(msgId, sending.id)).toMatchObject({ state: 'failed' });
+    const again = await claim(api.db, {
+      owner: 'elsewhere',
+      now: api.clock.now(),
+      leaseMs: 60_000,
+      limit: 250,
+    });
+    expect(again.deliveries.filter((d) => d.messageId === msgId)).toEqual([]);
+    await api.db.query(
+      `update courier_deliveries set lease_owner = null, lease_expires_at = null where lease_owner = 'elsewhere'`,
+    );
+    // The sweep after it takes the bytes, and records the expiry.
+    await sweeper.sweep(api.clock.now());
     expect(await stored(msgId)).toEqual({ bytes: 0, expunged_at: expiry });
   });
 

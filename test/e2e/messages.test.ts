@@ -36,6 +36,7 @@ describe('messages', () => {
       tags: ['t1'],
       timestamp: '2026-01-01T12:00:00.000Z',
       expungedAt: null,
+      payloadExpiresAt: null,
     });
     const { rows } = await api.db.query<{ payload: Buffer }>(
       'select payload from courier_messages where id = $1',

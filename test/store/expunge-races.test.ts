@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import type { Database, Transaction } from '../../src/store/db.ts';
+import { PayloadExpirySweeper } from '../../src/dispatch/payload-expiry.ts';
+import type { Database, Queryable, Transaction } from '../../src/store/db.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
 import { replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
@@ -205,5 +206,61 @@ describe('expunge under concurrency (pg)', () => {
       100,
     );
     expect(await deliveryOf(m)).toMatchObject({ state: 'failed', leased: false });
+  });
+  describe('a deletion past the payload’s own retention, with an attempt under way', () => {
+    const underWay = async () => {
+      const m = await publishOne();
+      await t.db.query('insert into courier_payload_expiries (message_id, expires_at) values ($1, $2)', [
+        m,
+        new Date(clock.now() + 1_000),
+      ]);
+      const [d] = (await claim(t.db, { owner: 'w', now: clock.now(), leaseMs: 60_000, limit: 10 }))
+        .deliveries;
+      clock.advance(1_000);
+      const retry = deliveredCompletion(d!.id, 1, clock.now());
+      const retried = (db: Queryable) =>
+        complete(
+          db,
+          'w',
+          clock.now(),
+          [
+            {
+              ...retry,
+              state: 'pending',
+              nextAttemptAt: clock.now(),
+              attempt: { ...retry.attempt, decision: 'retry' },
+            },
+          ],
+          100,
+        );
+      const stored = async () =>
+        (
+          await t.db.query<{ bytes: number; expunged: boolean }>(
+            'select length(payload) as bytes, expunged_at is not null as expunged from courier_messages where id = $1',
+            [m],
+          )
+        ).rows[0]!;
+      return { m, retried, stored };
+    };
+    const expunge = (m: string) => (tx: Queryable) => expungePayload(tx, { messageId: m, now: clock.now() });
+
+    it('waits for the attempt’s completion under way, then empties the bytes its retry no longer needs', async () => {
+      const { m, retried, stored } = await underWay();
+      const completion = await holdOpen(t.db, (tx) => retried(tx));
+      expect(await blockedUntilCommit(t.db, completion, () => t.db.transaction(expunge(m)))).toBe('expunged');
+      expect(await deliveryOf(m)).toMatchObject({ state: 'failed', leased: false });
+      expect(await stored()).toEqual({ bytes: 0, expunged: true });
+    });
+
+    it('holds the completion back while it runs; the retry then fails as expired, and a sweep empties the bytes', async () => {
+      const { m, retried, stored } = await underWay();
+      const deletion = await holdOpen(t.db, async (tx) => expect(await expunge(m)(tx)).toBe('expired'));
+      await blockedUntilCommit(t.db, deletion, () => retried(t.db));
+      expect(await deliveryOf(m)).toMatchObject({ state: 'failed', leased: false });
+      expect(await sentNow()).toEqual([]);
+      expect((await stored()).bytes).toBeGreaterThan(0);
+      expect(await new PayloadExpirySweeper(t.db).sweep(clock.now())).toMatchObject({ expunged: 1 });
+      expect(await stored()).toEqual({ bytes: 0, expunged: true });
+    });
   });
 });

@@ -25,7 +25,8 @@ export function messageContentRoutes(app: Api, deps: ApiDeps): void {
           'For a message sent by mistake with content it should not carry: its payload is deleted for good ' +
           '(it then reads {}, with expungedAt set). The message and its attempts stay; deliveries still to be made ' +
           'fail as dead letters, and it can no longer be resent or replayed. 409 while an attempt is under way, ' +
-          'unless the retention the message was published with has run out (the payload is gone already). ' +
+          'unless the retention the message was published with has run out: it already reads as gone (204), its ' +
+          'bytes emptied by the expiry sweep after that attempt. ' +
           'Deleting again is a no-op.',
         params: MessageParams,
         response: { 204: NoContent },
@@ -55,7 +56,8 @@ export function messageContentRoutes(app: Api, deps: ApiDeps): void {
         description:
           'Deletes for good the payload of every message of the application, as DELETE …/msg/{msg_id}/content ' +
           'does for one. Done before the answer (Svix runs it as a background task): 202 with the task finished, kept to be read back. ' +
-          '409 when some messages have an attempt under way: the others are done; call again.',
+          '409 when some messages have an attempt under way and their payload still within its retention: the ' +
+          'others are done; call again.',
         params: AppParams,
         response: { 202: ExpungeAllContentsOut },
       },

@@ -111,7 +111,8 @@ export const MessageOut = Type.Object(
         format: 'date-time',
         description:
           'Courier extension: when the payload’s own retention (payloadRetentionHours or payloadRetentionPeriod) ' +
-          'runs out; null when it has none (it is kept as long as the message), and once it is gone (expungedAt).',
+          'runs out; null when it has none (it is kept as long as the message), and once it is gone (expungedAt). ' +
+          'The message, and its payload with it, may go sooner, at the end of COURIER_RETENTION.',
       }),
     ),
   },

@@ -1,14 +1,18 @@
 import type { Queryable } from '../db.ts';
 import { toDate } from '../rows.ts';
 
-/** What an expunge did: the payload is gone (now or before), or an attempt is under way. */
-export type ExpungeOutcome = 'expunged' | 'in_flight';
+/**
+ * What an expunge did: the payload is gone (now or before); its retention has run out, so it reads
+ * as gone, but an attempt under way keeps its bytes until a sweep after it (`expired`); or an
+ * attempt under way holds it back.
+ */
+export type ExpungeOutcome = 'expunged' | 'expired' | 'in_flight';
 
 /**
  * What a due payload's expiry did. `skipped`: another worker has it, or it is no longer due; `gone`:
  * retention deleted the message first, and its expiry row went now.
  */
-export type ExpiryOutcome = ExpungeOutcome | 'skipped' | 'gone';
+export type ExpiryOutcome = Exclude<ExpungeOutcome, 'expired'> | 'skipped' | 'gone';
 
 /**
  * Locks the message, then its deliveries: the message's row lock orders an expunge with resends,
@@ -42,7 +46,11 @@ async function emptyPayload(tx: Queryable, messageId: string, goneAt: Date): Pro
     [messageId, goneAt],
   );
   await tx.query('delete from courier_payload_expiries where message_id = $1', [messageId]);
-  // The copy an idempotent POST kept to answer its retries; one stored after this sees expunged_at.
+  await blankIdempotentCopy(tx, messageId);
+}
+
+/** The copy an idempotent POST kept to answer its retries; one stored after this sees expunged_at. */
+async function blankIdempotentCopy(tx: Queryable, messageId: string): Promise<void> {
   await tx.query(
     `update courier_idempotency_keys set body = courier_blank_payload(body)
       where message_id = $1 and body is not null`,
@@ -54,7 +62,8 @@ async function emptyPayload(tx: Queryable, messageId: string, goneAt: Date): Pro
  * Deletes a message's payload for good, on request. Its deliveries still to be made fail ("payload
  * expunged"); one attempt under way holds the whole expunge back, since that attempt may be retried
  * with the bytes it needs, and the caller asks again; unless the payload's retention has run out:
- * then it is gone already, its bytes left to the expiry sweep. Call inside a transaction.
+ * then it reads as gone already, what is not under way fails ("payload expired") and its bytes are
+ * left to the expiry sweep. Call inside a transaction.
  */
 export async function expungePayload(
   tx: Queryable,
@@ -71,10 +80,12 @@ export async function expungePayload(
   const expired = expiry !== undefined && expiry <= now;
   if (leased) {
     if (!expired) return 'in_flight';
-    // Every read has shown it gone since its retention ran out, and nothing is sent with it any
-    // more; the attempt under way keeps the bytes until a sweep after it, as the sweep would.
+    // Every read has shown it gone since its retention ran out, and no retry is sent with it. The
+    // bytes wait for a sweep after the attempt, as the sweep would have them: emptying them deletes
+    // the expiry row the completion and the claim look for, and a retry could go out empty.
     await failUnsent(tx, input.messageId, now, 'payload expired');
-    return 'expunged';
+    await blankIdempotentCopy(tx, input.messageId);
+    return 'expired';
   }
   await failUnsent(tx, input.messageId, now, 'payload expunged');
   // Deleted after its retention ran out, it went when that ran out, as the API has shown it.
