@@ -98,11 +98,18 @@ export class ApiClient {
     method: string,
     path: string,
     /** timeoutHint: what to tell the operator when the answer does not come in time. */
-    options: { query?: Query; body?: unknown; timeoutMs?: number; timeoutHint?: string } = {},
+    options: {
+      query?: Query;
+      body?: unknown;
+      headers?: Record<string, string>;
+      timeoutMs?: number;
+      timeoutHint?: string;
+    } = {},
   ): Promise<T> {
     const timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
     const target = this.url + path + queryString(options.query);
     const headers: Record<string, string> = {
+      ...options.headers,
       authorization: `Bearer ${this.token}`,
       accept: 'application/json',
     };

@@ -61,6 +61,24 @@ export function durationWithin(minS: number, maxS: number): (value: string) => n
   };
 }
 
+/** commander parser for a duration in whole hours (24h, 7d) within [minH, maxH], returned in hours. */
+export function wholeHoursWithin(minH: number, maxH: number): (value: string) => number {
+  const within = durationWithin(minH * 3600, maxH * 3600);
+  return (value) => {
+    const seconds = within(value);
+    if (seconds % 3600 !== 0) throw new InvalidArgumentError('expected whole hours, such as 24h or 7d.');
+    return seconds / 3600;
+  };
+}
+
+/** commander parser for an idempotency key: what the API takes, and what a header can carry. */
+export function idempotencyKey(value: string): string {
+  if (!/^[\x21-\x7e]{1,256}$/.test(value)) {
+    throw new InvalidArgumentError('expected 1-256 printable ASCII characters without spaces.');
+  }
+  return value;
+}
+
 /** commander parser for counts such as --limit. */
 export function positiveInteger(value: string): number {
   const n = Number(value);

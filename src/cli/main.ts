@@ -15,9 +15,11 @@ import {
   collect,
   collectCapability,
   durationWithin,
+  idempotencyKey,
   MESSAGE_STANDINGS,
   positiveInteger,
   STATUS_CODE_CLASSES,
+  wholeHoursWithin,
 } from './input.ts';
 import { APP, ENDPOINT, OPERATIONAL_ENDPOINT, operator, publishRange, timeRange } from './options.ts';
 
@@ -77,7 +79,19 @@ operator(
     .argument('<event-type>', 'event type name, e.g. invoice.paid')
     .argument('<payload>', "JSON object: inline '{…}', @file to read a file, or - for standard input")
     .option('--event-id <id>', 'your id for this event: a second message with it is refused')
-    .option('--channel <channel>', 'deliver only to endpoints on this channel (repeatable)', collect),
+    .option('--channel <channel>', 'deliver only to endpoints on this channel (repeatable)', collect)
+    .option('--tag <tag>', 'a tag to find the message by later (repeatable)', collect)
+    .option(
+      '--payload-retention <duration>',
+      'delete the payload this long after publishing (1h to 90d, whole hours), sooner than the server keeps messages',
+      // payloadRetentionHours' bounds in the API.
+      wholeHoursWithin(1, 2160),
+    )
+    .option(
+      '--idempotency-key <key>',
+      'sent again with the same key (a retry after a lost answer), it publishes once and answers the same',
+      idempotencyKey,
+    ),
 ).action(async (app: string, eventType: string, payload: string, options: SendOptions) =>
   (await import('./commands/send.ts')).send(app, eventType, payload, options),
 );

@@ -62,8 +62,8 @@ describe('courier operator commands', () => {
     ]);
     expect(table).toMatchObject({ code: 0, stderr: '' });
     const [header, row] = table.stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^ID +EVENT TYPE +EVENT ID +CHANNELS +CREATED$/);
-    const id = /^(msg_\w+) +invoice\.paid +inv-42 +eu +2026-01-01 12:00:\d\dZ$/.exec(row!)?.[1];
+    expect(header).toMatch(/^ID +EVENT TYPE +EVENT ID +CHANNELS +TAGS +CREATED +PAYLOAD KEPT UNTIL$/);
+    const id = /^(msg_\w+) +invoice\.paid +inv-42 +eu +- +2026-01-01 12:00:\d\dZ +-$/.exec(row!)?.[1];
     const stored = await api.request('GET', '/api/v1/app/acme/msg/inv-42');
     expect(stored.body).toMatchObject({ id, payload: { invoice: 42 }, channels: ['eu'] });
 
@@ -71,6 +71,37 @@ describe('courier operator commands', () => {
     const message = JSON.parse(json.stdout);
     expect(message).toMatchObject({ id: expect.stringMatching(/^msg_/), payload: { invoice: 43 } });
     expect((await api.request('GET', `/api/v1/app/acme/msg/${message.id}`)).status).toBe(200);
+  });
+
+  it('send tags a message, keeps its payload for a time, and publishes once under an idempotency key', async () => {
+    // An application of its own: the other tests count acme's messages and deliveries.
+    await createApp(api, { uid: 'send-keys' });
+    const args = ['send', 'send-keys', 'invoice.paid', '{"invoice":44}', '--tag', 'billing', '--tag', 'q1'];
+    const until = new Date(api.clock.now() + 2 * 86_400_000).toISOString();
+    const table = await cli([...args, '--payload-retention', '2d', '--idempotency-key', 'invoice-44']);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const row = table.stdout.trimEnd().split('\n')[1]!;
+    const id = /^(msg_\w+) +invoice\.paid +- +- +billing,q1 +\S+ \S+ +(\S+ \S+)$/.exec(row)?.[1];
+    expect(row.endsWith(`${until.slice(0, 10)} ${until.slice(11, 19)}Z`)).toBe(true);
+    const message = (await api.request('GET', `/api/v1/app/send-keys/msg/${id}`)).body;
+    expect(message).toMatchObject({ tags: ['billing', 'q1'], payloadExpiresAt: until });
+    // The same send again, as after a lost answer: the same message, no second one.
+    const before = await messageCount('send-keys');
+    const again = await cli([
+      ...args,
+      '--payload-retention',
+      '2d',
+      '--idempotency-key',
+      'invoice-44',
+      '--json',
+    ]);
+    expect(again).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(again.stdout)).toMatchObject({ id, tags: ['billing', 'q1'], payloadExpiresAt: until });
+    expect(await messageCount('send-keys')).toBe(before);
+    // Another request under the key is refused, as the API refuses it.
+    const other = await cli([...args, '--idempotency-key', 'invoice-44']);
+    expect(other).toMatchObject({ code: 1, stdout: '' });
+    expect(other.stderr).toMatch(/already used for a different request/);
   });
 
   it('endpoints lists the endpoints with status and limits', async () => {
@@ -560,13 +591,16 @@ describe('courier operator commands', () => {
   it('refuses bad input with exit 2 and sends nothing', async () => {
     const before = await messageCount('acme');
     // Other payload mistakes (not an object, an unreadable @file) are covered by format.test.ts.
-    const [badJson, noToken, badTime, reversed] = await Promise.all([
+    const [badJson, noToken, badTime, reversed, partHour, tooLong, badKey] = await Promise.all([
       cli(['send', 'acme', 'e', '{"a":']),
       cli(['send', 'acme', 'e', '{}'], { COURIER_TOKEN: '' }),
       cli(['dlq', 'replay', 'dlq', 'broken', '--since', 'yesterday']),
       cli(['dlq', 'replay', 'dlq', 'broken', '--since', '2026-03-01', '--until', '2026-01-01']),
+      cli(['send', 'acme', 'e', '{}', '--payload-retention', '90m']),
+      cli(['send', 'acme', 'e', '{}', '--payload-retention', '91d']),
+      cli(['send', 'acme', 'e', '{}', '--idempotency-key', 'two words']),
     ]);
-    for (const run of [badJson, noToken, badTime, reversed]) {
+    for (const run of [badJson, noToken, badTime, reversed, partHour, tooLong, badKey]) {
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
     }
@@ -575,6 +609,15 @@ describe('courier operator commands', () => {
     expect(badTime.stderr).toMatch(/option '--since <time>' argument 'yesterday' is invalid/);
     expect(reversed.stderr).toBe(
       'courier: --since (2026-03-01T00:00:00.000Z) must be before --until (2026-01-01T00:00:00.000Z)\n',
+    );
+    expect(partHour.stderr).toMatch(
+      /'--payload-retention <duration>' argument '90m' is invalid\. expected whole hours/,
+    );
+    expect(tooLong.stderr).toMatch(
+      /'--payload-retention <duration>' argument '91d' is invalid\. expected between 1h and 90d/,
+    );
+    expect(badKey.stderr).toMatch(
+      /'--idempotency-key <key>' argument 'two words' is invalid\. expected 1-256 printable/,
     );
     expect(await messageCount('acme')).toBe(before);
   });

@@ -7,12 +7,18 @@ interface MessageOut {
   eventId: string | null;
   eventType: string;
   channels: string[] | null;
+  tags: string[] | null;
   timestamp: string;
+  payloadExpiresAt?: string | null;
 }
 
 export interface SendOptions extends OperatorOptions {
   eventId?: string;
   channel?: string[];
+  tag?: string[];
+  /** Hours (wholeHoursWithin). */
+  payloadRetention?: number;
+  idempotencyKey?: string;
 }
 
 /** `courier send`: publishes one message; Courier fans it out to the subscribed endpoints. */
@@ -21,7 +27,15 @@ export async function send(app: string, eventType: string, payloadArg: string, o
   const client = ApiClient.connect(options);
   const payload = await readPayload(payloadArg);
   const message = await client.request<MessageOut>('POST', apiPath('app', app, 'msg'), {
-    body: { eventType, payload, eventId: options.eventId, channels: options.channel },
+    body: {
+      eventType,
+      payload,
+      eventId: options.eventId,
+      channels: options.channel,
+      tags: options.tag,
+      payloadRetentionHours: options.payloadRetention,
+    },
+    headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined,
   });
   output(
     options.json,
@@ -31,7 +45,13 @@ export async function send(app: string, eventType: string, payloadArg: string, o
       { header: 'EVENT TYPE', value: (m) => m.eventType },
       { header: 'EVENT ID', value: (m) => m.eventId ?? '-' },
       { header: 'CHANNELS', value: (m) => m.channels?.join(',') ?? '-' },
+      { header: 'TAGS', value: (m) => m.tags?.join(',') ?? '-' },
       { header: 'CREATED', value: (m) => timestamp(m.timestamp) },
+      // An earlier release does not say: its payload's end is then not known here.
+      {
+        header: 'PAYLOAD KEPT UNTIL',
+        value: (m) => (m.payloadExpiresAt ? timestamp(m.payloadExpiresAt) : '-'),
+      },
     ],
     [message],
     '',
