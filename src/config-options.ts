@@ -8,8 +8,8 @@ export interface OptionSpec {
   name: string;
   default: string;
   description: string;
-  /** What joins a JSON list given for it in the COURIER_CONFIG file: its own separator, ',' unless set. */
-  listSeparator?: ' ';
+  /** A list: what separates its items, and joins a JSON array given for it in the COURIER_CONFIG file. */
+  list?: ',' | ' ';
 }
 
 /** Every option, its default and meaning: the README's configuration table is generated from this. */
@@ -66,6 +66,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_RETRY_SCHEDULE',
     default: '',
     description: 'Explicit delays instead of doubling, e.g. 5s,5m,30m,2h (the last one repeats).',
+    list: ',',
   },
   {
     name: 'COURIER_MAX_ATTEMPTS',
@@ -152,25 +153,28 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: '',
     description:
       'The proxies in front of the API (a load balancer, a TLS-terminating reverse proxy) whose X-Forwarded-Proto and X-Forwarded-Host it believes, comma-separated addresses or CIDRs, or loopback, linklocal, uniquelocal: e.g. 10.0.0.0/8. Each must set both headers (their last value counts), overwriting what a client sent: a request through one of them makes an access link with the public https address. Unset: no proxy is believed, and a link names the scheme and Host header the request reached Courier with.',
+    list: ',',
   },
   {
     name: 'COURIER_APP_PORTAL_FRAME_ANCESTORS',
     default: '',
     description:
       "Origins that may show /portal in a frame, such as your dashboard's, space-separated: https://dashboard.example.com (or 'self'; https://*.example.com for its subdomains; a port may follow). Unset: no page may frame it.",
-    listSeparator: ' ',
+    list: ' ',
   },
   {
     name: 'COURIER_ALLOW_PRIVATE_NETWORKS',
     default: '',
     description:
       "Comma list of CIDRs deliveries may reach despite the SSRF guard, e.g. 127.0.0.0/8: for the operator's endpoints, not a public-only one (publicOnly: its URL set with an application's token, until the admin token opens it). An IPv4 entry covers its IPv4-mapped form, not its NAT64 one: 64:ff9b::a00:0/104 opens 10.0.0.0/8 through a NAT64 gateway.",
+    list: ',',
   },
   {
     name: 'COURIER_NAT64_PREFIXES',
     default: '',
     description:
       "Comma list of network-specific NAT64 prefixes (RFC 6052: /32, /40, /48, /56, /64 or /96; not in a special-purpose range such as link-local, multicast, 6to4 or Teredo) whose addresses the SSRF guard judges by the IPv4 address they carry, as it always does those in 64:ff9b::/96; one with bits set that RFC 6052 keeps zero is refused. An IPv6 entry of COURIER_ALLOW_PRIVATE_NETWORKS opens part of one, bits 64–71 zero: 2001:db8:122:344:a::/80 opens 10.0.0.0/8 under 2001:db8:122:344::/64. Name your DNS64's prefix if it is another (`dig AAAA ipv4only.arpa` shows it, around 192.0.0.170): unnamed, its addresses are judged as IPv6 addresses, so in a global prefix one carrying an internal IPv4 address may pass.",
+    list: ',',
   },
   {
     name: 'COURIER_MAX_PAYLOAD',

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { OPTIONS } from './config-options.ts';
+import { OPTIONS, type OptionSpec } from './config-options.ts';
 import { isProxyEntry, PROXY_RANGES } from './config-proxies.ts';
 import { GuardSettingError } from './delivery/nat64.ts';
 import { SsrfGuard } from './delivery/ssrf-guard.ts';
@@ -73,9 +73,24 @@ function readFile(path: string): Source {
   for (const [key, value] of Object.entries(parsed)) {
     const option = known.get(key);
     if (!option) throw new ConfigError('COURIER_CONFIG', `unknown key ${key} in ${path}`);
-    source[key] = Array.isArray(value) ? value.join(option.listSeparator ?? ',') : String(value);
+    source[key] = fileValue(option, value, path);
   }
   return source;
+}
+
+const isScalar = (value: unknown): value is string | number | boolean =>
+  typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+
+/** A file's value as the variable would be written: a list's JSON array joined by its separator. */
+function fileValue(option: OptionSpec, value: unknown, path: string): string {
+  if (isScalar(value)) return String(value);
+  if (Array.isArray(value) && option.list) {
+    const odd = value.find((item) => typeof item !== 'string' && typeof item !== 'number');
+    if (odd === undefined) return value.join(option.list);
+    throw new ConfigError(option.name, `${path}: a list of strings, not one holding ${JSON.stringify(odd)}`);
+  }
+  const expected = option.list ? 'a string or a JSON array of strings' : 'a string, number or boolean';
+  throw new ConfigError(option.name, `${path}: expected ${expected}, not ${JSON.stringify(value)}`);
 }
 
 class Reader {

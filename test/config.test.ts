@@ -213,6 +213,23 @@ describe('configuration', () => {
       const config = loadConfig({ COURIER_CONFIG: file });
       expect(config.appPortalFrameAncestors).toBe("https://dashboard.example.com 'self'");
       expect(config.allowPrivateNetworks).toEqual(['10.0.0.0/8', '127.0.0.0/8']);
+      // What is not such a list, or a list where none is, is refused with the file and the key named.
+      const refused = (content: Record<string, unknown>) => {
+        writeFileSync(file, JSON.stringify(content));
+        return () => loadConfig({ COURIER_CONFIG: file });
+      };
+      expect(refused({ COURIER_ALLOW_PRIVATE_NETWORKS: [{ cidr: '10.0.0.0/8' }] })).toThrow(
+        `COURIER_ALLOW_PRIVATE_NETWORKS: ${file}: a list of strings, not one holding {"cidr":"10.0.0.0/8"}`,
+      );
+      expect(refused({ COURIER_TRUST_PROXY: [['10.0.0.0/8']] })).toThrow(
+        /COURIER_TRUST_PROXY: .* not one holding \["10/,
+      );
+      expect(refused({ COURIER_PORT: [8080] })).toThrow(
+        `COURIER_PORT: ${file}: expected a string, number or boolean, not [8080]`,
+      );
+      expect(refused({ COURIER_APP_PORTAL_FRAME_ANCESTORS: null })).toThrow(
+        `COURIER_APP_PORTAL_FRAME_ANCESTORS: ${file}: expected a string or a JSON array of strings, not null`,
+      );
     } finally {
       rmSync(dir, { recursive: true });
     }

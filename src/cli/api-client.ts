@@ -108,12 +108,11 @@ export class ApiClient {
   ): Promise<T> {
     const timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
     const target = this.url + path + queryString(options.query);
-    const headers: Record<string, string> = {
-      ...options.headers,
-      authorization: `Bearer ${this.token}`,
-      accept: 'application/json',
-    };
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    // Set over the caller's, whatever case it wrote them in.
+    const headers = new Headers(options.headers);
+    headers.set('authorization', `Bearer ${this.token}`);
+    headers.set('accept', 'application/json');
+    if (options.body !== undefined) headers.set('content-type', 'application/json');
     let response: Response;
     try {
       response = await fetch(target, {

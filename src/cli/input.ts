@@ -61,20 +61,33 @@ export function durationWithin(minS: number, maxS: number): (value: string) => n
   };
 }
 
+const HOUR_MS = 3_600_000;
+
 /** commander parser for a duration in whole hours (24h, 7d) within [minH, maxH], returned in hours. */
 export function wholeHoursWithin(minH: number, maxH: number): (value: string) => number {
-  const within = durationWithin(minH * 3600, maxH * 3600);
+  const expected = `expected whole hours between ${formatDuration(minH * HOUR_MS)} and ${formatDuration(maxH * HOUR_MS)}, such as 24h or 7d.`;
   return (value) => {
-    const seconds = within(value);
-    if (seconds % 3600 !== 0) throw new InvalidArgumentError('expected whole hours, such as 24h or 7d.');
-    return seconds / 3600;
+    let ms: number;
+    try {
+      ms = parseDuration(value);
+    } catch {
+      throw new InvalidArgumentError(expected);
+    }
+    if (ms % HOUR_MS !== 0 || ms < minH * HOUR_MS || ms > maxH * HOUR_MS)
+      throw new InvalidArgumentError(expected);
+    return ms / HOUR_MS;
   };
 }
 
-/** commander parser for an idempotency key: what the API takes, and what a header can carry. */
+/**
+ * commander parser for an idempotency key: 1-256 characters, as the API takes, printable ASCII, as
+ * a header carries them unchanged (fetch trims spaces at the ends, and refuses other characters).
+ */
 export function idempotencyKey(value: string): string {
-  if (!/^[\x21-\x7e]{1,256}$/.test(value)) {
-    throw new InvalidArgumentError('expected 1-256 printable ASCII characters without spaces.');
+  if (!/^[\x21-\x7e](?:[\x20-\x7e]{0,254}[\x21-\x7e])?$/.test(value)) {
+    throw new InvalidArgumentError(
+      'expected 1-256 printable ASCII characters, not beginning or ending with a space.',
+    );
   }
   return value;
 }

@@ -83,13 +83,13 @@ operator(
     .option('--tag <tag>', 'a tag to find the message by later (repeatable)', collect)
     .option(
       '--payload-retention <duration>',
-      'delete the payload this long after publishing (1h to 90d, whole hours), sooner than the server keeps messages',
+      'delete the payload this long after publishing (whole hours, 1h to 90d); without it, the payload is kept as long as the message',
       // payloadRetentionHours' bounds in the API.
       wholeHoursWithin(1, 2160),
     )
     .option(
       '--idempotency-key <key>',
-      'sent again with the same key (a retry after a lost answer), it publishes once and answers the same',
+      'your key for this send (1-256 printable ASCII characters): repeated with it within 24 hours (after a lost answer), it publishes once and answers with the first message',
       idempotencyKey,
     ),
 ).action(async (app: string, eventType: string, payload: string, options: SendOptions) =>

@@ -77,29 +77,28 @@ describe('courier operator commands', () => {
     // An application of its own: the other tests count acme's messages and deliveries.
     await createApp(api, { uid: 'send-keys' });
     const args = ['send', 'send-keys', 'invoice.paid', '{"invoice":44}', '--tag', 'billing', '--tag', 'q1'];
-    const until = new Date(api.clock.now() + 2 * 86_400_000).toISOString();
-    const table = await cli([...args, '--payload-retention', '2d', '--idempotency-key', 'invoice-44']);
+    const keyed = [...args, '--payload-retention', '1h', '--idempotency-key', 'invoice 44'];
+    const until = new Date(api.clock.now() + 3_600_000).toISOString();
+    const shown = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)}Z`;
+    const table = await cli(keyed);
     expect(table).toMatchObject({ code: 0, stderr: '' });
     const row = table.stdout.trimEnd().split('\n')[1]!;
-    const id = /^(msg_\w+) +invoice\.paid +- +- +billing,q1 +\S+ \S+ +(\S+ \S+)$/.exec(row)?.[1];
-    expect(row.endsWith(`${until.slice(0, 10)} ${until.slice(11, 19)}Z`)).toBe(true);
+    const id = /^(msg_\w+) +invoice\.paid +- +- +billing,q1 +\S+ \S+ +\S+ \S+$/.exec(row)?.[1];
+    expect(row.endsWith(shown(until))).toBe(true);
     const message = (await api.request('GET', `/api/v1/app/send-keys/msg/${id}`)).body;
     expect(message).toMatchObject({ tags: ['billing', 'q1'], payloadExpiresAt: until });
     // The same send again, as after a lost answer: the same message, no second one.
     const before = await messageCount('send-keys');
-    const again = await cli([
-      ...args,
-      '--payload-retention',
-      '2d',
-      '--idempotency-key',
-      'invoice-44',
-      '--json',
-    ]);
+    const again = await cli([...keyed, '--json']);
     expect(again).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(again.stdout)).toMatchObject({ id, tags: ['billing', 'q1'], payloadExpiresAt: until });
+    // Once the payload has gone, the repeat says when.
+    api.clock.advance(3_600_000);
+    const late = await cli(keyed);
+    expect(late.stdout.trimEnd().split('\n')[1]).toMatch(new RegExp(`^${id} .* gone ${shown(until)}$`));
     expect(await messageCount('send-keys')).toBe(before);
     // Another request under the key is refused, as the API refuses it.
-    const other = await cli([...args, '--idempotency-key', 'invoice-44']);
+    const other = await cli([...args, '--idempotency-key', 'invoice 44']);
     expect(other).toMatchObject({ code: 1, stdout: '' });
     expect(other.stderr).toMatch(/already used for a different request/);
   });
@@ -591,16 +590,19 @@ describe('courier operator commands', () => {
   it('refuses bad input with exit 2 and sends nothing', async () => {
     const before = await messageCount('acme');
     // Other payload mistakes (not an object, an unreadable @file) are covered by format.test.ts.
-    const [badJson, noToken, badTime, reversed, partHour, tooLong, badKey] = await Promise.all([
-      cli(['send', 'acme', 'e', '{"a":']),
-      cli(['send', 'acme', 'e', '{}'], { COURIER_TOKEN: '' }),
-      cli(['dlq', 'replay', 'dlq', 'broken', '--since', 'yesterday']),
-      cli(['dlq', 'replay', 'dlq', 'broken', '--since', '2026-03-01', '--until', '2026-01-01']),
-      cli(['send', 'acme', 'e', '{}', '--payload-retention', '90m']),
-      cli(['send', 'acme', 'e', '{}', '--payload-retention', '91d']),
-      cli(['send', 'acme', 'e', '{}', '--idempotency-key', 'two words']),
-    ]);
-    for (const run of [badJson, noToken, badTime, reversed, partHour, tooLong, badKey]) {
+    const [badJson, noToken, badTime, reversed, partHour, tooLong, badKey, trailingSpace] = await Promise.all(
+      [
+        cli(['send', 'acme', 'e', '{"a":']),
+        cli(['send', 'acme', 'e', '{}'], { COURIER_TOKEN: '' }),
+        cli(['dlq', 'replay', 'dlq', 'broken', '--since', 'yesterday']),
+        cli(['dlq', 'replay', 'dlq', 'broken', '--since', '2026-03-01', '--until', '2026-01-01']),
+        cli(['send', 'acme', 'e', '{}', '--payload-retention', '90m']),
+        cli(['send', 'acme', 'e', '{}', '--payload-retention', '91d']),
+        cli(['send', 'acme', 'e', '{}', '--idempotency-key', ' lead']),
+        cli(['send', 'acme', 'e', '{}', '--idempotency-key', 'trail ']),
+      ],
+    );
+    for (const run of [badJson, noToken, badTime, reversed, partHour, tooLong, badKey, trailingSpace]) {
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
     }
@@ -610,15 +612,22 @@ describe('courier operator commands', () => {
     expect(reversed.stderr).toBe(
       'courier: --since (2026-03-01T00:00:00.000Z) must be before --until (2026-01-01T00:00:00.000Z)\n',
     );
-    expect(partHour.stderr).toMatch(
-      /'--payload-retention <duration>' argument '90m' is invalid\. expected whole hours/,
-    );
-    expect(tooLong.stderr).toMatch(
-      /'--payload-retention <duration>' argument '91d' is invalid\. expected between 1h and 90d/,
-    );
-    expect(badKey.stderr).toMatch(
-      /'--idempotency-key <key>' argument 'two words' is invalid\. expected 1-256 printable/,
-    );
+    for (const [run, given] of [
+      [partHour, '90m'],
+      [tooLong, '91d'],
+    ] as const) {
+      expect(run.stderr).toContain(
+        `'--payload-retention <duration>' argument '${given}' is invalid. expected whole hours between 1h and 90d, such as 24h or 7d.`,
+      );
+    }
+    for (const [run, given] of [
+      [badKey, ' lead'],
+      [trailingSpace, 'trail '],
+    ] as const) {
+      expect(run.stderr).toContain(
+        `'--idempotency-key <key>' argument '${given}' is invalid. expected 1-256 printable ASCII characters, not beginning or ending with a space.`,
+      );
+    }
     expect(await messageCount('acme')).toBe(before);
   });
 

@@ -9,6 +9,7 @@ interface MessageOut {
   channels: string[] | null;
   tags: string[] | null;
   timestamp: string;
+  expungedAt?: string | null;
   payloadExpiresAt?: string | null;
 }
 
@@ -36,6 +37,9 @@ export async function send(app: string, eventType: string, payloadArg: string, o
       payloadRetentionHours: options.payloadRetention,
     },
     headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined,
+    timeoutHint: options.idempotencyKey
+      ? 'it may have been published: run the same command again, with the same --idempotency-key, within 24 hours'
+      : 'it may have been published: look for it with `courier status` before sending again',
   });
   output(
     options.json,
@@ -47,13 +51,15 @@ export async function send(app: string, eventType: string, payloadArg: string, o
       { header: 'CHANNELS', value: (m) => m.channels?.join(',') ?? '-' },
       { header: 'TAGS', value: (m) => m.tags?.join(',') ?? '-' },
       { header: 'CREATED', value: (m) => timestamp(m.timestamp) },
-      // An earlier release does not say: its payload's end is then not known here.
-      {
-        header: 'PAYLOAD KEPT UNTIL',
-        value: (m) => (m.payloadExpiresAt ? timestamp(m.payloadExpiresAt) : '-'),
-      },
+      { header: 'PAYLOAD KEPT UNTIL', value: payloadKept },
     ],
     [message],
     '',
   );
+}
+
+/** A repeat under the key whose payload has gone since says when; an earlier release says nothing. */
+function payloadKept(m: MessageOut): string {
+  if (m.expungedAt) return `gone ${timestamp(m.expungedAt)}`;
+  return m.payloadExpiresAt ? timestamp(m.payloadExpiresAt) : '-';
 }
