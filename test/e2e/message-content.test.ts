@@ -10,7 +10,7 @@ import {
 } from '../../src/store/repos/idempotency.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
-import { deliveredCompletion } from '../support/fixtures.ts';
+import { retryCompletion } from '../support/fixtures.ts';
 import { createApp, createEndpoint, locs, publishMessage, startApi, type TestApi, TOKEN } from './support.ts';
 
 describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => {
@@ -355,21 +355,7 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     expect(await stored(msgId)).toMatchObject({ expunged_at: null });
     expect((await stored(msgId)).bytes).toBeGreaterThan(0);
     // Its retry is not sent with them: it fails as expired, and nothing is there to claim.
-    const retry = deliveredCompletion(busy.id, 1, api.clock.now());
-    await complete(
-      api.db,
-      'elsewhere',
-      api.clock.now(),
-      [
-        {
-          ...retry,
-          state: 'pending',
-          nextAttemptAt: api.clock.now(),
-          attempt: { ...retry.attempt, decision: 'retry' },
-        },
-      ],
-      100,
-    );
+    await complete(api.db, 'elsewhere', api.clock.now(), [retryCompletion(busy.id, 1, api.clock.now())], 100);
     expect(await deliveryOf(msgId, sending.id)).toMatchObject({ state: 'failed' });
     const again = await claim(api.db, {
       owner: 'elsewhere',

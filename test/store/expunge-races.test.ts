@@ -9,7 +9,13 @@ import { expungePayload } from '../../src/store/queries/expunge.ts';
 import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { reapExpiredLeases } from '../../src/store/queries/unclaim.ts';
 import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
-import { deliveredCompletion, emptyTables, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+import {
+  emptyTables,
+  makeApp,
+  makeEndpoint,
+  publishJson,
+  retryCompletion,
+} from '../support/fixtures.ts';
 import { blockedBy, blockedUntilCommit, holdOpen } from '../support/transactions.ts';
 
 describe('expunge under concurrency (pg)', () => {
@@ -190,21 +196,7 @@ describe('expunge under concurrency (pg)', () => {
     expect(await t.db.transaction((tx) => expungePayload(tx, { messageId: m, now: clock.now() }))).toBe(
       'expunged',
     );
-    const retry = deliveredCompletion(d!.id, 1, clock.now());
-    await complete(
-      t.db,
-      'hung',
-      clock.now(),
-      [
-        {
-          ...retry,
-          state: 'pending',
-          nextAttemptAt: clock.now(),
-          attempt: { ...retry.attempt, decision: 'retry' },
-        },
-      ],
-      100,
-    );
+    await complete(t.db, 'hung', clock.now(), [retryCompletion(d!.id, 1, clock.now())], 100);
     expect(await deliveryOf(m)).toMatchObject({ state: 'failed', leased: false });
   });
   describe('a deletion past the payload’s own retention, with an attempt under way', () => {
@@ -217,22 +209,8 @@ describe('expunge under concurrency (pg)', () => {
       const [d] = (await claim(t.db, { owner: 'w', now: clock.now(), leaseMs: 60_000, limit: 10 }))
         .deliveries;
       clock.advance(1_000);
-      const retry = deliveredCompletion(d!.id, 1, clock.now());
       const retried = (db: Queryable) =>
-        complete(
-          db,
-          'w',
-          clock.now(),
-          [
-            {
-              ...retry,
-              state: 'pending',
-              nextAttemptAt: clock.now(),
-              attempt: { ...retry.attempt, decision: 'retry' },
-            },
-          ],
-          100,
-        );
+        complete(db, 'w', clock.now(), [retryCompletion(d!.id, 1, clock.now())], 100);
       const stored = async () =>
         (
           await t.db.query<{ bytes: number; expunged: boolean }>(

@@ -83,6 +83,12 @@ export function deliveredCompletion(id: number, attempts: number, now: number): 
   };
 }
 
+/** An attempt to be retried at once, as the worker would report a 5xx's: the completion's retry path. */
+export function retryCompletion(id: number, attempts: number, now: number): Completion {
+  const done = deliveredCompletion(id, attempts, now);
+  return { ...done, state: 'pending', nextAttemptAt: now, attempt: { ...done.attempt, decision: 'retry' } };
+}
+
 /** The secrets a claim at `now` signs the endpoint's requests with, opened, current first. */
 export async function signingSecrets(db: Queryable, endpointId: string, now: number): Promise<string[]> {
   const { configs, unreadable } = await new EndpointConfigCache().resolve(
