@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { OPTIONS, type OptionSpec } from './config-options.ts';
+import { ConfigError } from './config-error.ts';
+import { type ConfigSource, readConfigFile } from './config-file.ts';
+import { OPTIONS } from './config-options.ts';
 import { isProxyEntry, PROXY_RANGES } from './config-proxies.ts';
 import { GuardSettingError } from './delivery/nat64.ts';
 import { SsrfGuard } from './delivery/ssrf-guard.ts';
@@ -46,55 +47,10 @@ export interface Config {
   logLevel: string;
 }
 
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`${variable}: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
-
-type Source = Record<string, string | undefined>;
-
-function readFile(path: string): Source {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new ConfigError('COURIER_CONFIG', `cannot read ${path}: ${(error as Error).message}`);
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new ConfigError('COURIER_CONFIG', `${path} must hold a JSON object of COURIER_* keys`);
-  }
-  const known = new Map(OPTIONS.map((o) => [o.name, o]));
-  const source: Source = {};
-  for (const [key, value] of Object.entries(parsed)) {
-    const option = known.get(key);
-    if (!option) throw new ConfigError('COURIER_CONFIG', `unknown key ${key} in ${path}`);
-    source[key] = fileValue(option, value, path);
-  }
-  return source;
-}
-
-const isScalar = (value: unknown): value is string | number | boolean =>
-  typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
-
-/** A file's value as the variable would be written: a list's JSON array joined by its separator. */
-function fileValue(option: OptionSpec, value: unknown, path: string): string {
-  if (isScalar(value)) return String(value);
-  if (Array.isArray(value) && option.list) {
-    const odd = value.find((item) => typeof item !== 'string' && typeof item !== 'number');
-    if (odd === undefined) return value.join(option.list);
-    throw new ConfigError(option.name, `${path}: a list of strings, not one holding ${JSON.stringify(odd)}`);
-  }
-  const expected = option.list ? 'a string or a JSON array of strings' : 'a string, number or boolean';
-  throw new ConfigError(option.name, `${path}: expected ${expected}, not ${JSON.stringify(value)}`);
-}
+export { ConfigError };
 
 class Reader {
-  constructor(private readonly source: Source) {}
+  constructor(private readonly source: ConfigSource) {}
 
   raw(name: string): string {
     const value = this.source[name]?.trim();
@@ -279,15 +235,15 @@ function port(r: Reader): number {
 }
 
 /** The variables, over the COURIER_CONFIG file's keys, over the defaults. */
-function readerFor(env: Source): Reader {
+function readerFor(env: ConfigSource): Reader {
   const filePath = env.COURIER_CONFIG?.trim();
   // An empty variable (compose passing `X=${UNSET}`) is unset: the file's value stands, not the default.
   const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value?.trim()));
-  return new Reader({ ...(filePath ? readFile(filePath) : {}), ...set });
+  return new Reader({ ...(filePath ? readConfigFile(filePath) : {}), ...set });
 }
 
 /** Where the API listens, as `courier serve` reads it: for the operator commands' default URL. */
-export function listenAddress(env: Source = process.env): { host: string; port: number } {
+export function listenAddress(env: ConfigSource = process.env): { host: string; port: number } {
   const r = readerFor(env);
   return { host: r.raw('COURIER_HOST'), port: port(r) };
 }
@@ -305,7 +261,7 @@ function list(r: Reader, name: string): string[] {
 }
 
 /** Reads and validates the configuration; a bad value throws a ConfigError naming its variable. */
-export function loadConfig(env: Source = process.env): Config {
+export function loadConfig(env: ConfigSource = process.env): Config {
   const r = readerFor(env);
 
   const requestTimeoutMs = r.duration('COURIER_REQUEST_TIMEOUT');

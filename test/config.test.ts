@@ -224,6 +224,9 @@ describe('configuration', () => {
       expect(refused({ COURIER_TRUST_PROXY: [['10.0.0.0/8']] })).toThrow(
         /COURIER_TRUST_PROXY: .* not one holding \["10/,
       );
+      expect(refused({ COURIER_RETRY_SCHEDULE: ['5s', 5000] })).toThrow(
+        /COURIER_RETRY_SCHEDULE: .* not one holding 5000$/,
+      );
       expect(refused({ COURIER_PORT: [8080] })).toThrow(
         `COURIER_PORT: ${file}: expected a string, number or boolean, not [8080]`,
       );

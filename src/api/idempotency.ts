@@ -71,8 +71,8 @@ function canonical(value: unknown): string {
 /**
  * The stored answer as it reads at `now`: one that published a message whose payload has gone
  * since (expunged, or past its own retention, swept or not) shows it gone, as a read of the message
- * does. An expunge blanks the stored copy, but one past its retention and not yet swept still holds
- * the payload: it is replaced here either way, and the instant added.
+ * does. An expunge blanks the stored copy, but one past its retention, neither swept nor deleted,
+ * still holds the payload: it is replaced here either way, and the instant added.
  */
 function replayedBody(stored: StoredResponse, now: number): string | null {
   const goneAt = stored.publishedPayload && payloadGoneAt(stored.publishedPayload, now);

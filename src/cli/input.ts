@@ -80,8 +80,9 @@ export function wholeHoursWithin(minH: number, maxH: number): (value: string) =>
 }
 
 /**
- * commander parser for an idempotency key: 1-256 characters, as the API takes, printable ASCII, as
- * a header carries them unchanged (fetch trims spaces at the ends, and refuses other characters).
+ * commander parser for an idempotency key: 1-256 characters, as the API takes; printable ASCII, as
+ * fetch trims spaces at the ends and refuses control characters, and bytes beyond ASCII are read
+ * differently by proxies and servers.
  */
 export function idempotencyKey(value: string): string {
   if (!/^[\x21-\x7e](?:[\x20-\x7e]{0,254}[\x21-\x7e])?$/.test(value)) {

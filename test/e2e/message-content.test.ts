@@ -265,6 +265,10 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     // Deleted after its retention ran out, it went when that ran out.
     api.clock.advance(60_000);
     expect((await api.request('DELETE', `/api/v1/app/${appId}/msg/${deletedLate}/content`)).status).toBe(204);
+    expect(await deliveryOf(deletedLate, retrying.id)).toEqual({
+      state: 'failed',
+      last_error: 'payload expired',
+    });
     expect((await api.request('GET', `/api/v1/app/${appId}/msg/${deletedLate}`)).body.expungedAt).toBe(
       expiry,
     );
@@ -356,7 +360,7 @@ describe('deleting a message’s payload (DELETE …/msg/{msg}/content)', () => 
     expect((await stored(msgId)).bytes).toBeGreaterThan(0);
     // Its retry is not sent with them: it fails as expired, and nothing is there to claim.
     await complete(api.db, 'elsewhere', api.clock.now(), [retryCompletion(busy.id, 1, api.clock.now())], 100);
-    expect(await deliveryOf(msgId, sending.id)).toMatchObject({ state: 'failed' });
+    expect(await deliveryOf(msgId, sending.id)).toEqual({ state: 'failed', last_error: 'payload expired' });
     const again = await claim(api.db, {
       owner: 'elsewhere',
       now: api.clock.now(),

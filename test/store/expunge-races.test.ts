@@ -9,13 +9,7 @@ import { expungePayload } from '../../src/store/queries/expunge.ts';
 import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { reapExpiredLeases } from '../../src/store/queries/unclaim.ts';
 import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
-import {
-  emptyTables,
-  makeApp,
-  makeEndpoint,
-  publishJson,
-  retryCompletion,
-} from '../support/fixtures.ts';
+import { emptyTables, makeApp, makeEndpoint, publishJson, retryCompletion } from '../support/fixtures.ts';
 import { blockedBy, blockedUntilCommit, holdOpen } from '../support/transactions.ts';
 
 describe('expunge under concurrency (pg)', () => {
@@ -235,6 +229,10 @@ describe('expunge under concurrency (pg)', () => {
       const deletion = await holdOpen(t.db, async (tx) => expect(await expunge(m)(tx)).toBe('expired'));
       await blockedUntilCommit(t.db, deletion, () => retried(t.db));
       expect(await deliveryOf(m)).toMatchObject({ state: 'failed', leased: false });
+      const { rows } = await t.db.query('select last_error from courier_deliveries where message_id = $1', [
+        m,
+      ]);
+      expect(rows).toEqual([{ last_error: 'payload expired' }]);
       expect(await sentNow()).toEqual([]);
       expect((await stored()).bytes).toBeGreaterThan(0);
       expect(await new PayloadExpirySweeper(t.db).sweep(clock.now())).toMatchObject({ expunged: 1 });

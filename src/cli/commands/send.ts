@@ -37,9 +37,7 @@ export async function send(app: string, eventType: string, payloadArg: string, o
       payloadRetentionHours: options.payloadRetention,
     },
     headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined,
-    timeoutHint: options.idempotencyKey
-      ? 'it may have been published: run the same command again, with the same --idempotency-key, within 24 hours'
-      : 'it may have been published: look for it with `courier status` before sending again',
+    timeoutHint: timeoutHint(app, options),
   });
   output(
     options.json,
@@ -62,4 +60,15 @@ export async function send(app: string, eventType: string, payloadArg: string, o
 function payloadKept(m: MessageOut): string {
   if (m.expungedAt) return `gone ${timestamp(m.expungedAt)}`;
   return m.payloadExpiresAt ? timestamp(m.payloadExpiresAt) : '-';
+}
+
+/** What to do when the answer is late: the message may have been published all the same. */
+function timeoutHint(app: string, options: SendOptions): string {
+  if (options.idempotencyKey) {
+    return 'it may have been published: run the same command again, with the same --idempotency-key, within 24 hours';
+  }
+  if (options.eventId) {
+    return `it may have been published: look for it with \`courier status ${app} ${options.eventId}\` (sent again with the same --event-id, it is refused if it was)`;
+  }
+  return 'it may have been published; with --idempotency-key (or --event-id) it could be sent again safely';
 }

@@ -2,9 +2,9 @@ import type { Queryable } from '../db.ts';
 import { toDate } from '../rows.ts';
 
 /**
- * What an expunge did: the payload is gone (now or before); its retention has run out, so it reads
- * as gone, but an attempt under way keeps its bytes until a sweep after it (`expired`); or an
- * attempt under way holds it back.
+ * What an expunge did. `expunged`: the payload is gone, now or before; `expired`: its retention has
+ * run out, so it reads as gone, but an attempt under way keeps its bytes until a sweep after it;
+ * `in_flight`: an attempt under way holds it back.
  */
 export type ExpungeOutcome = 'expunged' | 'expired' | 'in_flight';
 
@@ -87,8 +87,8 @@ export async function expungePayload(
     await blankIdempotentCopy(tx, input.messageId);
     return 'expired';
   }
-  await failUnsent(tx, input.messageId, now, 'payload expunged');
   // Deleted after its retention ran out, it went when that ran out, as the API has shown it.
+  await failUnsent(tx, input.messageId, now, expired ? 'payload expired' : 'payload expunged');
   await emptyPayload(tx, input.messageId, expired ? expiry : now);
   return 'expunged';
 }
