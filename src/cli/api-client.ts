@@ -94,18 +94,17 @@ export class ApiClient {
     return new ApiClient(url, token);
   }
 
-  async request<T>(
+  /** The answer's JSON body; a failure, a timeout or an answer that is not Courier's throws. */
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    return (await this.exchange<T>(method, path, options)).body;
+  }
+
+  /** request, with the answer's headers. */
+  async exchange<T>(
     method: string,
     path: string,
-    /** timeoutHint: what to tell the operator when the answer does not come in time. */
-    options: {
-      query?: Query;
-      body?: unknown;
-      headers?: Record<string, string>;
-      timeoutMs?: number;
-      timeoutHint?: string;
-    } = {},
-  ): Promise<T> {
+    options: RequestOptions = {},
+  ): Promise<{ body: T; headers: Headers }> {
     const timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
     const target = this.url + path + queryString(options.query);
     // Set over the caller's, whatever case it wrote them in.
@@ -122,7 +121,7 @@ export class ApiClient {
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
-      throw apiError(this.unreachable(error, timeoutMs, options.timeoutHint));
+      throw apiError(this.unreachable(error, timeoutMs, options));
     }
     const text = await response.text();
     const json = parseJson(text);
@@ -130,7 +129,7 @@ export class ApiClient {
     if (json === undefined && text !== '') {
       throw apiError(`${this.url} answered HTTP ${response.status} without JSON: is it Courier?`);
     }
-    return json as T;
+    return { body: json as T, headers: response.headers };
   }
 
   /** Every page of a list, walking `iterator` until `done`. */
@@ -155,14 +154,23 @@ export class ApiClient {
     return items;
   }
 
-  private unreachable(error: unknown, timeoutMs: number, timeoutHint?: string): string {
+  private unreachable(error: unknown, timeoutMs: number, options: RequestOptions): string {
     const e = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+    const hinted = (what: string, hint?: string) => (hint ? `${what}; ${hint}` : what);
     if (e.name === 'TimeoutError') {
-      const late = `Courier at ${this.url} did not answer within ${timeoutMs / 1000} s`;
-      return timeoutHint ? `${late}; ${timeoutHint}` : late;
+      return hinted(
+        `Courier at ${this.url} did not answer within ${timeoutMs / 1000} s`,
+        options.timeoutHint,
+      );
     }
     const code = e.cause?.code;
     if (code === 'ECONNREFUSED') return `cannot reach Courier at ${this.url}: is it running?`;
+    if (code !== undefined && CLOSED_MIDWAY.has(code)) {
+      return hinted(
+        `the connection to Courier at ${this.url} closed before its answer (${e.cause?.message})`,
+        options.droppedHint,
+      );
+    }
     const why = code === 'ENOTFOUND' ? 'unknown host' : (e.cause?.message ?? e.message ?? String(error));
     return `cannot reach Courier at ${this.url}: ${why}`;
   }
@@ -207,6 +215,20 @@ function describeFailure(response: Response, json: unknown): string {
   }
   return `${text} (${code}, HTTP ${response.status})`;
 }
+
+interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  headers?: Record<string, string>;
+  timeoutMs?: number;
+  /** What to tell the operator when the answer does not come in time. */
+  timeoutHint?: string;
+  /** What to tell the operator when the connection closes before the answer: the request may have been acted on. */
+  droppedHint?: string;
+}
+
+/** Errors of a connection that closed once open, perhaps after the request had gone (a restart, a proxy's timeout). */
+const CLOSED_MIDWAY = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
 /** The options every operator command takes. */
 export interface OperatorOptions extends ConnectionOptions {

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { CAPABILITIES } from '../api/app-capabilities.ts';
 import { parsedJsonProblem } from '../api/json-checks.ts';
+import { CHANNEL_PATTERN, MESSAGE_NAMES_MAX, TAG_PATTERN } from '../api/message-limits.ts';
 import { formatDuration, parseDuration } from '../policy/duration.ts';
 import { usageError } from './errors.ts';
 
@@ -20,6 +21,30 @@ export function collect(value: string, previous: string[] = []): string[] {
     throw new InvalidArgumentError('expected a name (or several, separated by commas).');
   return [...previous, ...names];
 }
+
+/**
+ * commander parser for a message's repeatable --channel or --tag, checked as the API checks them
+ * (`pattern`, at most MESSAGE_NAMES_MAX) so a mistake exits 2 before anything is sent; a name
+ * given twice counts once (the API refuses a list with repeats).
+ */
+function messageNames(what: string, pattern: string, characters: string) {
+  const valid = new RegExp(pattern, 'u');
+  return (value: string, previous: string[] = []): string[] => {
+    const names = [...new Set(collect(value, previous))];
+    const bad = names.find((name) => !valid.test(name));
+    if (bad !== undefined) {
+      throw new InvalidArgumentError(
+        `${JSON.stringify(bad)} is not a ${what}: expected 1-128 ${characters}.`,
+      );
+    }
+    if (names.length > MESSAGE_NAMES_MAX) {
+      throw new InvalidArgumentError(`at most ${MESSAGE_NAMES_MAX} ${what}s on one message.`);
+    }
+    return names;
+  };
+}
+export const collectChannel = messageNames('channel', CHANNEL_PATTERN, 'letters, digits or - _ . :');
+export const collectTag = messageNames('tag', TAG_PATTERN, 'letters, digits or - _ . / \\ #');
 
 /**
  * bulk-replay's --status: Svix's four standings (codes 0–3) in the words `courier status` uses;

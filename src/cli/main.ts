@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { MAX_EXPIRY_S, MIN_EXPIRY_S } from '../api/app-capabilities.ts';
+import { PAYLOAD_RETENTION_HOURS } from '../api/message-limits.ts';
 import type { OperatorOptions } from './api-client.ts';
 import type { CreateOptions, ExpireOptions } from './commands/app-tokens.ts';
 import type { AttemptsOptions } from './commands/attempts.ts';
@@ -14,6 +15,8 @@ import { printable } from './format.ts';
 import {
   collect,
   collectCapability,
+  collectChannel,
+  collectTag,
   durationWithin,
   idempotencyKey,
   MESSAGE_STANDINGS,
@@ -79,13 +82,12 @@ operator(
     .argument('<event-type>', 'event type name, e.g. invoice.paid')
     .argument('<payload>', "JSON object: inline '{…}', @file to read a file, or - for standard input")
     .option('--event-id <id>', 'your id for this event: a second message with it is refused')
-    .option('--channel <channel>', 'deliver only to endpoints on this channel (repeatable)', collect)
-    .option('--tag <tag>', 'a tag to find the message by later (repeatable)', collect)
+    .option('--channel <channel>', 'deliver only to endpoints on this channel (repeatable)', collectChannel)
+    .option('--tag <tag>', 'a tag to find the message by later (repeatable)', collectTag)
     .option(
       '--payload-retention <duration>',
       'delete the payload this long after publishing (whole hours, 1h to 90d); without it, the payload is kept as long as the message',
-      // payloadRetentionHours' bounds in the API.
-      wholeHoursWithin(1, 2160),
+      wholeHoursWithin(PAYLOAD_RETENTION_HOURS.min, PAYLOAD_RETENTION_HOURS.max),
     )
     .option(
       '--idempotency-key <key>',

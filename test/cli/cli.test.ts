@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPort, type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { closedPort, type Receiver, startRawReceiver, startReceiver } from '../delivery/receiver.ts';
 import { createApp, createEndpoint, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
 import { virtualWorker } from '../support/engine.ts';
 import { runCli } from './run.ts';
@@ -76,7 +76,17 @@ describe('courier operator commands', () => {
   it('send tags a message, keeps its payload for a time, and publishes once under an idempotency key', async () => {
     // An application of its own: the other tests count acme's messages and deliveries.
     await createApp(api, { uid: 'send-keys' });
-    const args = ['send', 'send-keys', 'invoice.paid', '{"invoice":44}', '--tag', 'billing', '--tag', 'q1'];
+    // A tag given twice counts once (the API refuses repeats).
+    const args = [
+      'send',
+      'send-keys',
+      'invoice.paid',
+      '{"invoice":44}',
+      '--tag',
+      'billing',
+      '--tag',
+      'q1,billing',
+    ];
     const keyed = [...args, '--payload-retention', '1h', '--idempotency-key', 'invoice 44'];
     const until = new Date(api.clock.now() + 3_600_000).toISOString();
     const shown = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)}Z`;
@@ -90,11 +100,13 @@ describe('courier operator commands', () => {
     // The same send again, as after a lost answer: the same message, no second one.
     const before = await messageCount('send-keys');
     const again = await cli([...keyed, '--json']);
-    expect(again).toMatchObject({ code: 0, stderr: '' });
+    const repeated = `courier: nothing new was published: ${id} was published under this --idempotency-key at ${shown(message.timestamp)}\n`;
+    expect(again).toMatchObject({ code: 0, stderr: repeated });
     expect(JSON.parse(again.stdout)).toMatchObject({ id, tags: ['billing', 'q1'], payloadExpiresAt: until });
     // Once the payload has gone, the repeat says when.
     api.clock.advance(3_600_000);
     const late = await cli(keyed);
+    expect(late.stderr).toBe(repeated);
     expect(late.stdout.trimEnd().split('\n')[1]).toMatch(new RegExp(`^${id} .* gone ${shown(until)}$`));
     expect(await messageCount('send-keys')).toBe(before);
     // Another request under the key is refused, as the API refuses it.
@@ -568,12 +580,23 @@ describe('courier operator commands', () => {
 
   it('reports API and network failures on stderr with exit 1', async () => {
     const down = `http://127.0.0.1:${await closedPort()}`;
-    const [unknownApp, badToken, unreachable, invalid] = await Promise.all([
+    // A connection that closes once the request is in (a restart, a proxy's timeout).
+    const dropper = await startRawReceiver((socket) => socket.destroy());
+    const dropping = `http://127.0.0.1:${dropper.port}`;
+    const [unknownApp, badToken, unreachable, invalid, dropped] = await Promise.all([
       cli(['endpoints', 'nope', '--json']),
       cli(['endpoints', 'acme'], { COURIER_TOKEN: 'wrong-token-0123456789' }),
       cli(['attempts', 'acme', 'main', '--url', down]),
       cli(['send', 'acme', 'bad type!', '{}']),
+      cli(['send', 'acme', 'e', '{}', '--idempotency-key', 'k1', '--url', dropping]),
     ]);
+    await dropper.close();
+    expect(dropped).toMatchObject({ code: 1, stdout: '' });
+    expect(dropped.stderr).toMatch(
+      new RegExp(
+        `^courier: the connection to Courier at ${dropping} closed before its answer \\(.+\\); it may have been published: run the same command again, with the same --idempotency-key, within 24 hours\n$`,
+      ),
+    );
     expect(unknownApp).toEqual({
       code: 1,
       stdout: '',
@@ -590,8 +613,9 @@ describe('courier operator commands', () => {
   it('refuses bad input with exit 2 and sends nothing', async () => {
     const before = await messageCount('acme');
     // Other payload mistakes (not an object, an unreadable @file) are covered by format.test.ts.
-    const [badJson, noToken, badTime, reversed, partHour, tooLong, badKey, trailingSpace] = await Promise.all(
-      [
+    const tags = Array.from({ length: 11 }, (_, i) => `t${i}`).join(',');
+    const [badJson, noToken, badTime, reversed, partHour, tooLong, badKey, trailingSpace, ...names] =
+      await Promise.all([
         cli(['send', 'acme', 'e', '{"a":']),
         cli(['send', 'acme', 'e', '{}'], { COURIER_TOKEN: '' }),
         cli(['dlq', 'replay', 'dlq', 'broken', '--since', 'yesterday']),
@@ -600,9 +624,21 @@ describe('courier operator commands', () => {
         cli(['send', 'acme', 'e', '{}', '--payload-retention', '91d']),
         cli(['send', 'acme', 'e', '{}', '--idempotency-key', ' lead']),
         cli(['send', 'acme', 'e', '{}', '--idempotency-key', 'trail ']),
-      ],
-    );
-    for (const run of [badJson, noToken, badTime, reversed, partHour, tooLong, badKey, trailingSpace]) {
+        cli(['send', 'acme', 'e', '{}', '--channel', 'eu west']),
+        cli(['send', 'acme', 'e', '{}', '--tag', 'ok', '--tag', 'q1:2026']),
+        cli(['send', 'acme', 'e', '{}', '--tag', tags]),
+      ]);
+    for (const run of [
+      badJson,
+      noToken,
+      badTime,
+      reversed,
+      partHour,
+      tooLong,
+      badKey,
+      trailingSpace,
+      ...names,
+    ]) {
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
     }
@@ -628,6 +664,11 @@ describe('courier operator commands', () => {
         `'--idempotency-key <key>' argument '${given}' is invalid. expected 1-256 printable ASCII characters, not beginning or ending with a space.`,
       );
     }
+    expect(names.map((run) => run.stderr.split('\n')[0])).toEqual([
+      `error: option '--channel <channel>' argument 'eu west' is invalid. "eu west" is not a channel: expected 1-128 letters, digits or - _ . :.`,
+      `error: option '--tag <tag>' argument 'q1:2026' is invalid. "q1:2026" is not a tag: expected 1-128 letters, digits or - _ . / \\ #.`,
+      `error: option '--tag <tag>' argument '${tags}' is invalid. at most 10 tags on one message.`,
+    ]);
     expect(await messageCount('acme')).toBe(before);
   });
 

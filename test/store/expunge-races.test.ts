@@ -5,7 +5,7 @@ import type { Database, Queryable, Transaction } from '../../src/store/db.ts';
 import { claim } from '../../src/store/queries/claim.ts';
 import { complete } from '../../src/store/queries/complete.ts';
 import { replayDeadLetters } from '../../src/store/queries/dead-letter.ts';
-import { expungePayload } from '../../src/store/queries/expunge.ts';
+import { expireDuePayload, expungePayload } from '../../src/store/queries/expunge.ts';
 import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { reapExpiredLeases } from '../../src/store/queries/unclaim.ts';
 import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
@@ -194,12 +194,17 @@ describe('expunge under concurrency (pg)', () => {
     expect(await deliveryOf(m)).toMatchObject({ state: 'failed', leased: false });
   });
   describe('a deletion past the payload’s own retention, with an attempt under way', () => {
-    const underWay = async () => {
+    /** A message whose payload's retention runs out in a second. */
+    const expiring = async () => {
       const m = await publishOne();
       await t.db.query('insert into courier_payload_expiries (message_id, expires_at) values ($1, $2)', [
         m,
         new Date(clock.now() + 1_000),
       ]);
+      return m;
+    };
+    const underWay = async () => {
+      const m = await expiring();
       const [d] = (await claim(t.db, { owner: 'w', now: clock.now(), leaseMs: 60_000, limit: 10 }))
         .deliveries;
       clock.advance(1_000);
@@ -237,6 +242,39 @@ describe('expunge under concurrency (pg)', () => {
       expect((await stored()).bytes).toBeGreaterThan(0);
       expect(await new PayloadExpirySweeper(t.db).sweep(clock.now())).toMatchObject({ expunged: 1 });
       expect(await stored()).toEqual({ bytes: 0, expunged: true });
+    });
+
+    it('the sweep passes a deletion under way by, and keeps the bytes until the attempt has ended', async () => {
+      const { m, retried, stored } = await underWay();
+      const sweeper = new PayloadExpirySweeper(t.db);
+      const deletion = await holdOpen(t.db, async (tx) => expect(await expunge(m)(tx)).toBe('expired'));
+      // SKIP LOCKED: not queued behind the deletion (a hang here fails the test).
+      expect(await sweeper.sweep(clock.now())).toEqual({ expunged: 0, inFlight: 0, failed: 0 });
+      await deletion.commit();
+      expect(await sweeper.sweep(clock.now())).toEqual({ expunged: 0, inFlight: 1, failed: 0 });
+      expect((await stored()).bytes).toBeGreaterThan(0);
+      await retried(t.db);
+      expect(await sweeper.sweep(clock.now())).toMatchObject({ expunged: 1 });
+      expect(await stored()).toEqual({ bytes: 0, expunged: true });
+    });
+
+    it('a deletion queued behind the sweep keeps the expiry as the time the payload went', async () => {
+      const m = await expiring();
+      const expiry = new Date(clock.now() + 1_000);
+      clock.advance(5_000);
+      const sweep = await holdOpen(t.db, async (tx) =>
+        expect(await expireDuePayload(tx, { messageId: m, now: clock.now() })).toBe('expunged'),
+      );
+      expect(await blockedUntilCommit(t.db, sweep, () => t.db.transaction(expunge(m)))).toBe('expunged');
+      const { rows } = await t.db.query(
+        `select length(m.payload) as bytes, m.expunged_at, d.state, d.last_error,
+                (select count(*)::int from courier_payload_expiries e where e.message_id = m.id) as expiries
+           from courier_messages m join courier_deliveries d on d.message_id = m.id where m.id = $1`,
+        [m],
+      );
+      expect(rows).toEqual([
+        { bytes: 0, expunged_at: expiry, state: 'failed', last_error: 'payload expired', expiries: 0 },
+      ]);
     });
   });
 });

@@ -3,6 +3,7 @@
  * the OpenAPI document (see openapi/document.ts); every other schema is inlined.
  */
 import { type Static, type TSchema, Type } from 'typebox';
+import { CHANNEL_PATTERN, TAG_PATTERN } from '../message-limits.ts';
 
 /** `T | null`, as a JSON Schema type list when possible (one clear validation error instead of an anyOf pair). */
 export function Nullable<T extends TSchema>(schema: T) {
@@ -84,7 +85,7 @@ export const NewEventTypeName = Type.String({
 });
 
 export const Channel = Type.String({
-  pattern: '^[a-zA-Z0-9\\-_.:]{1,128}$',
+  pattern: CHANNEL_PATTERN,
   maxLength: 128,
   examples: ['project_1337'],
 });
@@ -93,7 +94,7 @@ export const FeatureFlag = Type.String({ pattern: '^[a-zA-Z0-9\\-_.]+$', maxLeng
 export const FeatureFlags = (description: string) =>
   Type.Array(FeatureFlag, { maxItems: 100, uniqueItems: true, description });
 
-export const Tag = Type.String({ pattern: '^[a-zA-Z0-9\\-_./\\\\#]{1,128}$', maxLength: 128 });
+export const Tag = Type.String({ pattern: TAG_PATTERN, maxLength: 128 });
 
 export const Timestamp = Type.String({ format: 'date-time' });
 

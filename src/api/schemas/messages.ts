@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { type Message, payloadGoneAt } from '../../store/repos/messages.ts';
+import { MESSAGE_NAMES_MAX, PAYLOAD_RETENTION_HOURS } from '../message-limits.ts';
 import { ApplicationIn } from './applications.ts';
 import { TaskOut } from './background-tasks.ts';
 import { AnyObject, Channel, EventTypeName, IdOrUid, iso, Nullable, Tag, Timestamp } from './common.ts';
@@ -10,7 +11,9 @@ export const MessageParams = Type.Object({
 });
 
 /** The channels a message is sent on: only endpoints on one of them take it. */
-const MessageChannels = Type.Optional(Nullable(Type.Array(Channel, { maxItems: 10, uniqueItems: true })));
+const MessageChannels = Type.Optional(
+  Nullable(Type.Array(Channel, { maxItems: MESSAGE_NAMES_MAX, uniqueItems: true })),
+);
 
 export const MessageIn = Type.Object(
   {
@@ -26,7 +29,7 @@ export const MessageIn = Type.Object(
       ),
     ),
     channels: MessageChannels,
-    tags: Type.Optional(Nullable(Type.Array(Tag, { maxItems: 10, uniqueItems: true }))),
+    tags: Type.Optional(Nullable(Type.Array(Tag, { maxItems: MESSAGE_NAMES_MAX, uniqueItems: true }))),
     payloadRetentionPeriod: Type.Optional(
       Nullable(
         Type.Integer({
@@ -41,8 +44,8 @@ export const MessageIn = Type.Object(
     payloadRetentionHours: Type.Optional(
       Nullable(
         Type.Integer({
-          minimum: 1,
-          maximum: 2160,
+          minimum: PAYLOAD_RETENTION_HOURS.min,
+          maximum: PAYLOAD_RETENTION_HOURS.max,
           description: 'The same in hours; give one of the two.',
         }),
       ),

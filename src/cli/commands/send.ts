@@ -27,7 +27,8 @@ export async function send(app: string, eventType: string, payloadArg: string, o
   // Both check input only: a missing token or a bad payload fails before anything is sent.
   const client = ApiClient.connect(options);
   const payload = await readPayload(payloadArg);
-  const message = await client.request<MessageOut>('POST', apiPath('app', app, 'msg'), {
+  const unanswered = unansweredHint(app, options);
+  const { body: message, headers } = await client.exchange<MessageOut>('POST', apiPath('app', app, 'msg'), {
     body: {
       eventType,
       payload,
@@ -37,8 +38,16 @@ export async function send(app: string, eventType: string, payloadArg: string, o
       payloadRetentionHours: options.payloadRetention,
     },
     headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined,
-    timeoutHint: timeoutHint(app, options),
+    // A dropped connection leaves the same doubt as a late answer.
+    timeoutHint: unanswered,
+    droppedHint: unanswered,
   });
+  // On stderr, so --json's output stays the message alone.
+  if (headers.get('idempotent-replayed') === 'true') {
+    process.stderr.write(
+      `courier: nothing new was published: ${message.id} was published under this --idempotency-key at ${timestamp(message.timestamp)}\n`,
+    );
+  }
   output(
     options.json,
     message,
@@ -62,8 +71,8 @@ function payloadKept(m: MessageOut): string {
   return m.payloadExpiresAt ? timestamp(m.payloadExpiresAt) : '-';
 }
 
-/** What to do when the answer is late: the message may have been published all the same. */
-function timeoutHint(app: string, options: SendOptions): string {
+/** What to do when the answer is late or lost: the message may have been published all the same. */
+function unansweredHint(app: string, options: SendOptions): string {
   if (options.idempotencyKey) {
     return 'it may have been published: run the same command again, with the same --idempotency-key, within 24 hours';
   }
