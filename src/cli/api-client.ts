@@ -113,6 +113,7 @@ export class ApiClient {
     headers.set('accept', 'application/json');
     if (options.body !== undefined) headers.set('content-type', 'application/json');
     let response: Response;
+    let text: string;
     try {
       response = await fetch(target, {
         method,
@@ -120,12 +121,20 @@ export class ApiClient {
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
         signal: AbortSignal.timeout(timeoutMs),
       });
+      // The body can be cut off, or late, as the headers can.
+      text = await response.text();
     } catch (error) {
       throw apiError(this.unreachable(error, timeoutMs, options));
     }
-    const text = await response.text();
     const json = parseJson(text);
-    if (!response.ok) throw apiError(describeFailure(response, json));
+    if (!response.ok) {
+      // A refusal stored under an idempotency key, answered again: it may no longer hold.
+      const replayed = response.headers.get('idempotent-replayed') === 'true';
+      throw apiError(
+        describeFailure(response, json) +
+          (replayed ? ' (the first answer to this idempotency key, replayed)' : ''),
+      );
+    }
     if (json === undefined && text !== '') {
       throw apiError(`${this.url} answered HTTP ${response.status} without JSON: is it Courier?`);
     }

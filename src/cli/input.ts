@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { CAPABILITIES } from '../api/app-capabilities.ts';
 import { parsedJsonProblem } from '../api/json-checks.ts';
-import { CHANNEL_PATTERN, MESSAGE_NAMES_MAX, TAG_PATTERN } from '../api/message-limits.ts';
+import { CHANNEL_PATTERN, EXAMPLE_TAG, MESSAGE_NAMES_MAX, TAG_PATTERN } from '../message-limits.ts';
 import { formatDuration, parseDuration } from '../policy/duration.ts';
 import { usageError } from './errors.ts';
 
@@ -24,10 +24,10 @@ export function collect(value: string, previous: string[] = []): string[] {
 
 /**
  * commander parser for a message's repeatable --channel or --tag, checked as the API checks them
- * (`pattern`, at most MESSAGE_NAMES_MAX) so a mistake exits 2 before anything is sent; a name
- * given twice counts once (the API refuses a list with repeats).
+ * (`pattern`, at most MESSAGE_NAMES_MAX, not `reserved`) so a mistake exits 2 before anything is
+ * sent; a name given twice counts once (the API refuses a list with repeats).
  */
-function messageNames(what: string, pattern: string, characters: string) {
+function messageNames(what: string, pattern: string, characters: string, reserved?: string) {
   const valid = new RegExp(pattern, 'u');
   return (value: string, previous: string[] = []): string[] => {
     const names = [...new Set(collect(value, previous))];
@@ -37,6 +37,9 @@ function messageNames(what: string, pattern: string, characters: string) {
         `${JSON.stringify(bad)} is not a ${what}: expected 1-128 ${characters}.`,
       );
     }
+    if (reserved !== undefined && names.includes(reserved)) {
+      throw new InvalidArgumentError(`${reserved} is reserved for example messages (send-example).`);
+    }
     if (names.length > MESSAGE_NAMES_MAX) {
       throw new InvalidArgumentError(`at most ${MESSAGE_NAMES_MAX} ${what}s on one message.`);
     }
@@ -44,7 +47,7 @@ function messageNames(what: string, pattern: string, characters: string) {
   };
 }
 export const collectChannel = messageNames('channel', CHANNEL_PATTERN, 'letters, digits or - _ . :');
-export const collectTag = messageNames('tag', TAG_PATTERN, 'letters, digits or - _ . / \\ #');
+export const collectTag = messageNames('tag', TAG_PATTERN, 'letters, digits or - _ . / \\ #', EXAMPLE_TAG);
 
 /**
  * bulk-replay's --status: Svix's four standings (codes 0–3) in the words `courier status` uses;

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { MAX_EXPIRY_S, MIN_EXPIRY_S } from '../api/app-capabilities.ts';
-import { PAYLOAD_RETENTION_HOURS } from '../api/message-limits.ts';
+import { PAYLOAD_RETENTION_HOURS } from '../message-limits.ts';
 import type { OperatorOptions } from './api-client.ts';
 import type { CreateOptions, ExpireOptions } from './commands/app-tokens.ts';
 import type { AttemptsOptions } from './commands/attempts.ts';

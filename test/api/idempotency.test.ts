@@ -139,6 +139,8 @@ describe('idempotency keys when the database falters', () => {
       missLookup = racing;
       const again = await post();
       expect(again.status).toBe(202);
+      // The earlier try's message, found on disk, is a repeat too (courier send says so).
+      expect(again.headers.get('idempotent-replayed')).toBe(when === 'after' ? 'true' : null);
       const { rows } = await t.db.query<{ id: string }>('select id from courier_messages where app_id = $1', [
         appId,
       ]);

@@ -49,9 +49,13 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     expect(await page.locator('#nav a[aria-current=page]').textContent()).toBe('Messages');
     const [time, ...cells] = await page.locator(`tr[data-message="${paid}"] td`).allTextContents();
     expect(time).not.toBe('');
-    expect(cells).toEqual(['invoice.paid', 'evt-1', paid]);
+    // Delivered to one endpoint, the other's 500 retried.
+    expect(cells).toEqual(['invoice.paid', 'evt-1', paid, '1 delivered, 1 pending']);
+    expect(await page.locator(`tr[data-message="${paid}"] td.result`).getAttribute('class')).toBe('result');
     // The list reads no payloads; the message's own view does.
-    expect(requested.some((r) => r.url.includes('/msg?with_content=false&limit=50'))).toBe(true);
+    expect(requested.some((r) => r.url.includes('/msg?with_content=false&with_status=true&limit=50'))).toBe(
+      true,
+    );
 
     // One event type: the # keeps it, so a reload shows the same.
     await page.selectOption('select[name=eventType]', 'invoice.paid');
@@ -248,6 +252,11 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     const expunged = await api.request('DELETE', `/api/v1/app/${appId}/msg/${msgId}/content`);
     expect(expunged.status).toBe(204);
     await openPortal();
+    // In the log: delivered to its one endpoint, in green.
+    await page.click('#nav a:has-text("Messages")');
+    const status = page.locator(`tr[data-message="${msgId}"] td.result`);
+    await expect.poll(() => status.textContent()).toBe('1 delivered');
+    expect(await status.getAttribute('class')).toBe('result success');
     await page.goto(`${api.url}/portal#message=${msgId}`);
     await expect
       .poll(() => page.locator('p.payload').textContent())

@@ -136,6 +136,12 @@ describe('app portal in Chromium', () => {
     const expunged = await api.request('DELETE', `/api/v1/app/${appId}/msg/${msgIds[3]}/content`);
     expect(expunged.status, expunged.text).toBe(204);
     await openPortal();
+    // In the log, in red: failed for good at this endpoint.
+    await page.click('#nav a:has-text("Messages")');
+    const status = page.locator(`tr[data-message="${msgIds[0]}"] td.result`);
+    await expect.poll(() => status.textContent()).toMatch(/\b1 failed$/);
+    expect(await status.getAttribute('class')).toBe('result fail');
+    await page.click('#nav a:has-text("Endpoints")');
     await openEndpoint(ep.id);
     const dead = page.locator('tr[data-dead-letter]');
     expect(await dead.locator('td:first-child').allTextContents()).toEqual(msgIds);

@@ -74,8 +74,15 @@ describe('courier operator commands', () => {
   });
 
   it('send tags a message, keeps its payload for a time, and publishes once under an idempotency key', async () => {
+    // Sent before its application exists: the 404 stored under the key is answered again, and says so.
+    const early = ['send', 'send-keys', 'e', '{}', '--idempotency-key', 'too early'];
+    const missing = 'courier: Application send-keys not found (not_found, HTTP 404)';
+    expect((await cli(early)).stderr).toBe(`${missing}\n`);
     // An application of its own: the other tests count acme's messages and deliveries.
     await createApp(api, { uid: 'send-keys' });
+    expect((await cli(early)).stderr).toBe(
+      `${missing} (the first answer to this idempotency key, replayed)\n`,
+    );
     // A tag given twice counts once (the API refuses repeats).
     const args = [
       'send',
@@ -627,6 +634,7 @@ describe('courier operator commands', () => {
         cli(['send', 'acme', 'e', '{}', '--channel', 'eu west']),
         cli(['send', 'acme', 'e', '{}', '--tag', 'ok', '--tag', 'q1:2026']),
         cli(['send', 'acme', 'e', '{}', '--tag', tags]),
+        cli(['send', 'acme', 'e', '{}', '--tag', 'courier.example']),
       ]);
     for (const run of [
       badJson,
@@ -668,6 +676,7 @@ describe('courier operator commands', () => {
       `error: option '--channel <channel>' argument 'eu west' is invalid. "eu west" is not a channel: expected 1-128 letters, digits or - _ . :.`,
       `error: option '--tag <tag>' argument 'q1:2026' is invalid. "q1:2026" is not a tag: expected 1-128 letters, digits or - _ . / \\ #.`,
       `error: option '--tag <tag>' argument '${tags}' is invalid. at most 10 tags on one message.`,
+      `error: option '--tag <tag>' argument 'courier.example' is invalid. courier.example is reserved for example messages (send-example).`,
     ]);
     expect(await messageCount('acme')).toBe(before);
   });

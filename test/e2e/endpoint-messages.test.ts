@@ -5,20 +5,30 @@ import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
 import { createApp, createEndpoint, locs, publishMessage, startApi, type TestApi, TOKEN } from './support.ts';
 
-describe('the messages sent to an endpoint (listAttemptedMessages)', () => {
-  let api: TestApi;
-  let receiver: Receiver;
+/** An API and a receiver answering by the payload's n: 503 to 'retry', 410 to 'gone', else 200. */
+function useApiAndReceiver() {
+  const parts = {} as { api: TestApi; receiver: Receiver };
   beforeAll(async () => {
-    api = await startApi();
-    receiver = await startReceiver((_req, res, body) => {
+    parts.api = await startApi();
+    parts.receiver = await startReceiver((_req, res, body) => {
       const { n } = JSON.parse(body.toString()) as { n: string };
       res.writeHead(n === 'retry' ? 503 : n === 'gone' ? 410 : 200);
       res.end();
     });
   });
   afterAll(async () => {
-    await receiver.close();
-    await api.close();
+    await parts.receiver.close();
+    await parts.api.close();
+  });
+  return parts;
+}
+
+describe('the messages sent to an endpoint (listAttemptedMessages)', () => {
+  const parts = useApiAndReceiver();
+  let api: TestApi;
+  let receiver: Receiver;
+  beforeAll(() => {
+    ({ api, receiver } = parts);
   });
 
   it('lists each with where it stands there, newest first, filtered and paged as Svix', async () => {
@@ -103,5 +113,68 @@ describe('the messages sent to an endpoint (listAttemptedMessages)', () => {
     ]);
     const [after] = (await svix.messageAttempt.listAttemptedMessages(appId, ep.id)).data;
     expect(after!.nextAttempt?.getTime()).toBe(api.clock.now());
+  });
+});
+
+// Its own database: the claim and the resend below would leave deliveries due in the other tests' lists.
+describe("the application's messages with where each stands (with_status)", () => {
+  const parts = useApiAndReceiver();
+  let api: TestApi;
+  let receiver: Receiver;
+  beforeAll(() => {
+    ({ api, receiver } = parts);
+  });
+
+  it("counts in the application's list, with with_status=true, where each message stands at its endpoints", async () => {
+    const engine = virtualWorker(api.db, { clock: api.clock });
+    const appId = await createApp(api);
+    const publish = async (n: string) => {
+      api.clock.advance(1);
+      return publishMessage(api, appId, { eventType: 'e', payload: { n } });
+    };
+    const early = await publish('ok'); // before any endpoint
+    const endpoints = [];
+    for (const path of ['a', 'b', 'deleted']) {
+      endpoints.push(await createEndpoint(api, appId, { url: `${receiver.url}/${path}` }));
+    }
+    const [a, , deleted] = endpoints;
+    const delivered = await publish('ok');
+    const failed = await publish('gone');
+    const retrying = await publish('retry');
+    const resent = await publish('ok');
+    await engine.worker.runOnce();
+    await engine.sender.close();
+    const sending = await publish('ok');
+    // Taken by a worker elsewhere, at every endpoint (a claim takes a few per endpoint and round).
+    const lease = { owner: 'elsewhere', now: api.clock.now(), leaseMs: 60_000, limit: 10 };
+    while ((await claim(api.db, lease)).deliveries.length > 0);
+    // Delivered to a, then put back in its queue; still delivered to b.
+    expect(
+      (await api.request('POST', `/api/v1/app/${appId}/msg/${resent}/endpoint/${a!.id}/resend`)).status,
+    ).toBe(202);
+    expect((await api.request('DELETE', `/api/v1/app/${appId}/endpoint/${deleted!.id}`)).status).toBe(204);
+
+    const counts = (success: number, pending: number, sending: number, fail: number) => ({
+      success,
+      pending,
+      sending,
+      fail,
+    });
+    const listed = await api.request('GET', `/api/v1/app/${appId}/msg?with_status=true&with_content=false`);
+    expect(
+      listed.body.data.map((m: { id: string; statusCounts: unknown }) => [m.id, m.statusCounts]),
+    ).toEqual([
+      [sending, counts(0, 0, 2, 0)],
+      [resent, counts(1, 1, 0, 0)],
+      [retrying, counts(0, 2, 0, 0)],
+      [failed, counts(0, 0, 0, 2)],
+      [delivered, counts(2, 0, 0, 0)],
+      [early, counts(0, 0, 0, 0)],
+    ]);
+    // Only when asked: Svix's list is unchanged.
+    const plain = await api.request('GET', `/api/v1/app/${appId}/msg?limit=1`);
+    expect(plain.body.data[0]).not.toHaveProperty('statusCounts');
+    const svix = new Svix(TOKEN, { serverUrl: api.url });
+    expect((await svix.message.list(appId, { limit: 1 })).data.map((m) => m.id)).toEqual([sending]);
   });
 });

@@ -10,7 +10,7 @@ import { resendDelivery } from '../../src/store/queries/resend.ts';
 import { reapExpiredLeases } from '../../src/store/queries/unclaim.ts';
 import { openTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { emptyTables, makeApp, makeEndpoint, publishJson, retryCompletion } from '../support/fixtures.ts';
-import { blockedBy, blockedUntilCommit, holdOpen } from '../support/transactions.ts';
+import { blockedBy, blockedUntilCommit, holdOpen, notBlockedBy } from '../support/transactions.ts';
 
 describe('expunge under concurrency (pg)', () => {
   let t: TestDatabase;
@@ -41,6 +41,17 @@ describe('expunge under concurrency (pg)', () => {
     const r = await publishJson(t.db, appId, clock.now(), { secret: 1 });
     clock.advance(1);
     return r.messageId;
+  };
+
+  /** A message whose payload's retention runs out in a second. */
+  const expiring = async () => {
+    const m = await publishOne();
+    const expiry = new Date(clock.now() + 1_000);
+    await t.db.query('insert into courier_payload_expiries (message_id, expires_at) values ($1, $2)', [
+      m,
+      expiry,
+    ]);
+    return { m, expiry };
   };
 
   const sentNow = async () =>
@@ -194,17 +205,8 @@ describe('expunge under concurrency (pg)', () => {
     expect(await deliveryOf(m)).toMatchObject({ state: 'failed', leased: false });
   });
   describe('a deletion past the payload’s own retention, with an attempt under way', () => {
-    /** A message whose payload's retention runs out in a second. */
-    const expiring = async () => {
-      const m = await publishOne();
-      await t.db.query('insert into courier_payload_expiries (message_id, expires_at) values ($1, $2)', [
-        m,
-        new Date(clock.now() + 1_000),
-      ]);
-      return m;
-    };
     const underWay = async () => {
-      const m = await expiring();
+      const { m } = await expiring();
       const [d] = (await claim(t.db, { owner: 'w', now: clock.now(), leaseMs: 60_000, limit: 10 }))
         .deliveries;
       clock.advance(1_000);
@@ -220,6 +222,23 @@ describe('expunge under concurrency (pg)', () => {
       return { m, retried, stored };
     };
     const expunge = (m: string) => (tx: Queryable) => expungePayload(tx, { messageId: m, now: clock.now() });
+
+    it('the sweep passes a deletion under way by, and keeps the bytes until the attempt has ended', async () => {
+      const { m, retried, stored } = await underWay();
+      const sweeper = new PayloadExpirySweeper(t.db);
+      const deletion = await holdOpen(t.db, async (tx) => expect(await expunge(m)(tx)).toBe('expired'));
+      // SKIP LOCKED: not queued behind the deletion, whose row is left to a later sweep.
+      expect(await notBlockedBy(t.db, deletion, () => sweeper.sweep(clock.now()))).toEqual({
+        expunged: 0,
+        inFlight: 0,
+        failed: 0,
+      });
+      expect(await sweeper.sweep(clock.now())).toEqual({ expunged: 0, inFlight: 1, failed: 0 });
+      expect((await stored()).bytes).toBeGreaterThan(0);
+      await retried(t.db);
+      expect(await sweeper.sweep(clock.now())).toMatchObject({ expunged: 1 });
+      expect(await stored()).toEqual({ bytes: 0, expunged: true });
+    });
 
     it('waits for the attempt’s completion under way, then empties the bytes its retry no longer needs', async () => {
       const { m, retried, stored } = await underWay();
@@ -243,38 +262,24 @@ describe('expunge under concurrency (pg)', () => {
       expect(await new PayloadExpirySweeper(t.db).sweep(clock.now())).toMatchObject({ expunged: 1 });
       expect(await stored()).toEqual({ bytes: 0, expunged: true });
     });
+  });
 
-    it('the sweep passes a deletion under way by, and keeps the bytes until the attempt has ended', async () => {
-      const { m, retried, stored } = await underWay();
-      const sweeper = new PayloadExpirySweeper(t.db);
-      const deletion = await holdOpen(t.db, async (tx) => expect(await expunge(m)(tx)).toBe('expired'));
-      // SKIP LOCKED: not queued behind the deletion (a hang here fails the test).
-      expect(await sweeper.sweep(clock.now())).toEqual({ expunged: 0, inFlight: 0, failed: 0 });
-      await deletion.commit();
-      expect(await sweeper.sweep(clock.now())).toEqual({ expunged: 0, inFlight: 1, failed: 0 });
-      expect((await stored()).bytes).toBeGreaterThan(0);
-      await retried(t.db);
-      expect(await sweeper.sweep(clock.now())).toMatchObject({ expunged: 1 });
-      expect(await stored()).toEqual({ bytes: 0, expunged: true });
-    });
-
-    it('a deletion queued behind the sweep keeps the expiry as the time the payload went', async () => {
-      const m = await expiring();
-      const expiry = new Date(clock.now() + 1_000);
-      clock.advance(5_000);
-      const sweep = await holdOpen(t.db, async (tx) =>
-        expect(await expireDuePayload(tx, { messageId: m, now: clock.now() })).toBe('expunged'),
-      );
-      expect(await blockedUntilCommit(t.db, sweep, () => t.db.transaction(expunge(m)))).toBe('expunged');
-      const { rows } = await t.db.query(
-        `select length(m.payload) as bytes, m.expunged_at, d.state, d.last_error,
-                (select count(*)::int from courier_payload_expiries e where e.message_id = m.id) as expiries
-           from courier_messages m join courier_deliveries d on d.message_id = m.id where m.id = $1`,
-        [m],
-      );
-      expect(rows).toEqual([
-        { bytes: 0, expunged_at: expiry, state: 'failed', last_error: 'payload expired', expiries: 0 },
-      ]);
-    });
+  it('a deletion queued behind the sweep keeps the expiry as the time the payload went', async () => {
+    const { m, expiry } = await expiring();
+    clock.advance(5_000);
+    const sweep = await holdOpen(t.db, async (tx) =>
+      expect(await expireDuePayload(tx, { messageId: m, now: clock.now() })).toBe('expunged'),
+    );
+    const deletion = () => t.db.transaction((tx) => expungePayload(tx, { messageId: m, now: clock.now() }));
+    expect(await blockedUntilCommit(t.db, sweep, deletion)).toBe('expunged');
+    const { rows } = await t.db.query(
+      `select length(m.payload) as bytes, m.expunged_at, d.state, d.last_error,
+              (select count(*)::int from courier_payload_expiries e where e.message_id = m.id) as expiries
+         from courier_messages m join courier_deliveries d on d.message_id = m.id where m.id = $1`,
+      [m],
+    );
+    expect(rows).toEqual([
+      { bytes: 0, expunged_at: expiry, state: 'failed', last_error: 'payload expired', expiries: 0 },
+    ]);
   });
 });

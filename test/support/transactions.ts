@@ -61,6 +61,33 @@ export async function blockedUntilCommit<T>(
 }
 
 /**
+ * Runs `run` while `holder` keeps its locks and returns its result, failing if run waits for them
+ * instead; the holder is committed either way, so a failing test leaves no locks behind.
+ */
+export async function notBlockedBy<T>(
+  db: Database,
+  holder: { pid: number; commit(): Promise<void> },
+  run: () => Promise<T>,
+): Promise<T> {
+  const running = run();
+  running.catch(() => {});
+  try {
+    const blocked = blockedBy(db, holder.pid).then(
+      () => true,
+      () => false,
+    );
+    const ended = running.then(
+      () => false,
+      () => false,
+    );
+    if (await Promise.race([blocked, ended])) throw new Error(`it waited for session ${holder.pid}'s locks`);
+    return await running;
+  } finally {
+    await holder.commit();
+  }
+}
+
+/**
  * Waits until `n` sessions wait for the locks session `pid` holds. Only the first waiter on a row is
  * blocked by the holder itself; the others queue behind that waiter, so the chain is followed.
  */

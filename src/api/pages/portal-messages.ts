@@ -1,7 +1,8 @@
 /**
- * The app portal's messages log: the application's messages, newest first, by event type, channel,
- * tag and time range, and a form that finds one by its id or event id; and one message with its payload,
- * where it stands at each endpoint (with a resend) and its attempts.
+ * The app portal's messages log: the application's messages, newest first, each with where it stands
+ * at its endpoints, by event type, channel, tag and time range, and a form that finds one by its id
+ * or event id; and one message with its payload, where it stands at each endpoint (with a resend)
+ * and its attempts.
  */
 export const PORTAL_MESSAGES = `
 /** The list's filters the # keeps (so a reload shows the same list): the API's own query parameters. */
@@ -14,6 +15,14 @@ function localInput(iso) {
   if (Number.isNaN(d.getTime())) return '';
   const pad = (n) => String(n).padStart(2, '0');
   return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes());
+}
+
+/** Where a message stands at its endpoints, as its own view counts them; red while one has failed for good. */
+function statusCell(counts) {
+  const words = [['success', 'delivered'], ['pending', 'pending'], ['sending', 'sending'], ['fail', 'failed']];
+  const said = words.filter(([state]) => counts[state] > 0).map(([state, word]) => counts[state] + ' ' + word);
+  const settled = counts.fail > 0 ? ' fail' : said.length === 1 && counts.success > 0 ? ' success' : '';
+  return $('td', { class: 'result' + settled }, said.join(', ') || 'no endpoint');
 }
 
 /** \`query\`: the filters after \`#messages?\`, sent to the API as they are, so it checks them. */
@@ -55,13 +64,14 @@ async function showMessages(query, current) {
     if (location.hash === hash) route();
     else location.hash = hash;
   });
-  const list = pagedTable(appPath() + '/msg?with_content=false' + (String(sent) ? '&' + sent : ''),
-    ['Time', 'Event type', 'Event id', 'Message'], (m) =>
+  const list = pagedTable(appPath() + '/msg?with_content=false&with_status=true' + (String(sent) ? '&' + sent : ''),
+    ['Time', 'Event type', 'Event id', 'Message', 'Status'], (m) =>
       $('tr', { 'data-message': m.id },
         $('td', {}, when(m.timestamp)),
         $('td', {}, m.eventType),
         $('td', {}, m.eventId || ''),
-        $('td', {}, $('a', { href: '#message=' + enc(m.id) }, m.id))),
+        $('td', {}, $('a', { href: '#message=' + enc(m.id) }, m.id)),
+        statusCell(m.statusCounts)),
     String(sent) ? 'No messages match these filters.' : 'No messages yet.');
   let refused = null;
   try {

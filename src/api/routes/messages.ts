@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
 import { newId } from '../../ids.ts';
+import { EXAMPLE_TAG } from '../../message-limits.ts';
 import { publish } from '../../store/publisher.ts';
 import { anyEndpointTakes } from '../../store/queries/endpoint-filter.ts';
 import { flushBarrier } from '../../store/queries/publish.ts';
-import { EXAMPLE_TAG } from '../../store/queries/publish-to-endpoint.ts';
+import { messageStatusCounts, type StatusCounts } from '../../store/repos/message-status-counts.ts';
 import { findMessage, listMessages, type MessageFilter } from '../../store/repos/messages.ts';
 import { appOnDemand } from '../app-on-demand.ts';
 import { conflict, databaseUnavailable, fieldChecks, fieldError, isUniqueViolation } from '../errors.ts';
@@ -138,7 +139,11 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         if (!found || found.id !== intended?.id) return null;
         await flushBarrier(db);
         request.publishedMessageId = found.id;
-        return reply.code(202).send(messageOut(found, now, request.query.with_content !== false));
+        // A repeat, as an answer replayed from the store says (the CLI tells the operator so).
+        return reply
+          .code(202)
+          .header('idempotent-replayed', 'true')
+          .send(messageOut(found, now, request.query.with_content !== false));
       };
       if (intended?.retried) {
         const answered = await earlier();
@@ -226,6 +231,13 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
           ...listQuery(idIterator('msg'), 'descending'),
           ...messageFilters,
           with_content: WithContent,
+          with_status: Type.Optional(
+            Type.Boolean({
+              default: false,
+              description:
+                'Courier extension: true adds statusCounts, where each message stands at its endpoints.',
+            }),
+          ),
         }),
         response: { 200: ListResponse(MessageOut, 'ListResponse_MessageOut_') },
       },
@@ -236,12 +248,23 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       const withContent = q.with_content !== false;
       const filter = messageFilterOf(q);
       const now = clock.now();
+      let counts: Map<string, StatusCounts> | undefined;
       return paginate(
         q,
         'descending',
-        (w) => listMessages(db, application.id, filter, { ...w, withPayload: withContent }),
+        async (w) => {
+          const page = await listMessages(db, application.id, filter, { ...w, withPayload: withContent });
+          if (q.with_status) {
+            counts = await messageStatusCounts(
+              db,
+              application.id,
+              page.data.map((m) => m.id),
+            );
+          }
+          return page;
+        },
         (m) => m.id,
-        (m) => messageOut(m, now, withContent),
+        (m) => ({ ...messageOut(m, now, withContent), statusCounts: counts?.get(m.id) }),
       );
     },
   );

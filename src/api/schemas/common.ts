@@ -3,7 +3,7 @@
  * the OpenAPI document (see openapi/document.ts); every other schema is inlined.
  */
 import { type Static, type TSchema, Type } from 'typebox';
-import { CHANNEL_PATTERN, TAG_PATTERN } from '../message-limits.ts';
+import { CHANNEL_PATTERN, TAG_PATTERN } from '../../message-limits.ts';
 
 /** `T | null`, as a JSON Schema type list when possible (one clear validation error instead of an anyOf pair). */
 export function Nullable<T extends TSchema>(schema: T) {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
+import { MESSAGE_NAMES_MAX, PAYLOAD_RETENTION_HOURS } from '../../message-limits.ts';
 import { type Message, payloadGoneAt } from '../../store/repos/messages.ts';
-import { MESSAGE_NAMES_MAX, PAYLOAD_RETENTION_HOURS } from '../message-limits.ts';
 import { ApplicationIn } from './applications.ts';
 import { TaskOut } from './background-tasks.ts';
 import { AnyObject, Channel, EventTypeName, IdOrUid, iso, Nullable, Tag, Timestamp } from './common.ts';
@@ -117,6 +117,21 @@ export const MessageOut = Type.Object(
           'runs out; null when it has none (it is kept as long as the message), and once it is gone (expungedAt). ' +
           'The message, and its payload with it, may go sooner, at the end of COURIER_RETENTION.',
       }),
+    ),
+    statusCounts: Type.Optional(
+      Type.Object(
+        {
+          success: Type.Integer({ minimum: 0 }),
+          pending: Type.Integer({ minimum: 0, description: 'Waiting for its first attempt or a retry.' }),
+          sending: Type.Integer({ minimum: 0 }),
+          fail: Type.Integer({ minimum: 0, description: 'Dead letters.' }),
+        },
+        {
+          description:
+            'Courier extension, in a list asked with with_status=true: how many of its endpoints the message ' +
+            'stands at in each of the four states of an endpoint’s messages list (deleted endpoints not counted).',
+        },
+      ),
     ),
   },
   { title: 'MessageOut' },

@@ -1,13 +1,8 @@
+import { EXAMPLE_TAG } from '../../message-limits.ts';
 import type { Database } from '../db.ts';
 import { StoreNotFoundError } from '../errors.ts';
 import { toDate } from '../rows.ts';
 import { resendDelivery } from './resend.ts';
-
-/**
- * The tag an example message carries (send-example), and no published one may: replay-missing
- * passes such messages by, so an endpoint that never had an example does not get another's.
- */
-export const EXAMPLE_TAG = 'courier.example';
 
 export interface DirectMessage {
   appId: string;

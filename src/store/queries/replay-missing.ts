@@ -1,4 +1,5 @@
 import { idsBefore } from '../../ids.ts';
+import { EXAMPLE_TAG } from '../../message-limits.ts';
 import type { Database } from '../db.ts';
 import { StoreNotFoundError } from '../errors.ts';
 import { lastMessageId } from '../repos/messages.ts';
@@ -7,7 +8,6 @@ import { endpointTakes } from './endpoint-filter.ts';
 import { shareLockEndpoint } from './endpoint-status.ts';
 import { wakeEndpoint } from './notify-workers.ts';
 import { payloadGone } from './payload-expiry.ts';
-import { EXAMPLE_TAG } from './publish-to-endpoint.ts';
 
 export interface MissingRange {
   endpointId: string;

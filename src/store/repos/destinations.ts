@@ -6,6 +6,15 @@ import { type Endpoint, type EndpointRow, fromRow, QUEUE_COLUMNS } from './endpo
 /** Where one message stands at one endpoint, in Svix's terms. */
 export type DestinationStatus = 'success' | 'pending' | 'sending' | 'fail';
 
+/**
+ * A delivery row's status in SQL (`d` its alias): sending while leased, then by its state. A
+ * delivered one has usually left the queue table, its delivered attempt standing for it.
+ */
+export const deliveryStatusSql = (d: string) =>
+  `case when ${d}.lease_owner is not null or ${d}.state = 'in_flight' then 'sending'
+        when ${d}.state in ('pending', 'held') then 'pending'
+        when ${d}.state = 'delivered' then 'success' else 'fail' end`;
+
 export interface Destination {
   endpoint: Endpoint;
   status: DestinationStatus;

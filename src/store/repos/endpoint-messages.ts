@@ -1,7 +1,7 @@
 import type { Queryable } from '../db.ts';
 import { toMs } from '../rows.ts';
 import type { Page } from './applications.ts';
-import type { DestinationStatus } from './destinations.ts';
+import { type DestinationStatus, deliveryStatusSql } from './destinations.ts';
 import {
   fromMessageRow,
   MESSAGE_CONDITIONS,
@@ -37,9 +37,7 @@ const ENDPOINT_MESSAGES = (withPayload: boolean, descending: boolean) => `
   select ${messageColumns(withPayload, 'm')}, x.status as x_status, x.next_attempt_at as x_next
     from courier_messages m
     cross join lateral (
-      select case when d.lease_owner is not null or d.state = 'in_flight' then 'sending'
-                  when d.state in ('pending', 'held') then 'pending'
-                  when d.state = 'delivered' then 'success' else 'fail' end as status,
+      select ${deliveryStatusSql('d')} as status,
              -- Later while the endpoint waits out a receiver's Retry-After (greatest() passes a null by).
              case when d.state = 'pending' and d.lease_owner is null
                   then greatest(d.next_attempt_at,

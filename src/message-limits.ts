@@ -1,5 +1,5 @@
 /**
- * What a published message may carry, shared by the API's schemas and `courier send`, which checks
+ * What a published message may carry, shared by the API, the store and `courier send`, which checks
  * the same before sending (a plain module: the CLI does not load the schema library).
  */
 
@@ -7,6 +7,11 @@
 export const CHANNEL_PATTERN = '^[a-zA-Z0-9\\-_.:]{1,128}$';
 /** A tag: 1-128 of letters, digits and - _ . / \ # */
 export const TAG_PATTERN = '^[a-zA-Z0-9\\-_./\\\\#]{1,128}$';
+/**
+ * The tag an example message carries (send-example), and no published one may: replay-missing
+ * passes such messages by, so an endpoint that never had an example does not get another's.
+ */
+export const EXAMPLE_TAG = 'courier.example';
 /** At most this many channels, and as many tags, on one message. */
 export const MESSAGE_NAMES_MAX = 10;
 /** payloadRetentionHours' bounds: an hour to 90 days. */

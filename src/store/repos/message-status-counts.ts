@@ -1,0 +1,47 @@
+import type { Queryable } from '../db.ts';
+import { type DestinationStatus, deliveryStatusSql } from './destinations.ts';
+
+/** How many of a message's endpoints it stands at in each of Svix's four states. */
+export type StatusCounts = Record<DestinationStatus, number>;
+
+/**
+ * For a page of messages at once, as listDestinations reads one: a delivery's row while it is
+ * queued, being sent or dead-lettered; a delivered one's delivered attempt once it has left the
+ * queue table (unless a resend has put it back). Both halves read the messages' own index entries.
+ * Deleted endpoints, and those of another application, are not counted.
+ */
+const STATUS_COUNTS = `with s as materialized (
+    select d.message_id, d.endpoint_id, ${deliveryStatusSql('d')} as status
+      from courier_deliveries d
+     where d.message_id = any($2::text[])
+    union all
+    select distinct a.message_id, a.endpoint_id, 'success'
+      from courier_attempts a
+     where a.message_id = any($2::text[]) and a.decision = 'delivered'
+       and not exists (select 1 from courier_deliveries d
+                        where d.message_id = a.message_id and d.endpoint_id = a.endpoint_id)
+  )
+  select s.message_id,
+         count(*) filter (where s.status = 'success')::int as success,
+         count(*) filter (where s.status = 'pending')::int as pending,
+         count(*) filter (where s.status = 'sending')::int as sending,
+         count(*) filter (where s.status = 'fail')::int as fail
+    from s
+    join courier_endpoints e on e.id = s.endpoint_id
+   where e.app_id = $1 and e.deleted_at is null
+   group by s.message_id`;
+
+/** Counts for each of `messageIds` (an application's); a message sent to no endpoint counts zeros. */
+export async function messageStatusCounts(
+  db: Queryable,
+  appId: string,
+  messageIds: string[],
+): Promise<Map<string, StatusCounts>> {
+  const counts = new Map<string, StatusCounts>(
+    messageIds.map((id) => [id, { success: 0, pending: 0, sending: 0, fail: 0 }]),
+  );
+  if (messageIds.length === 0) return counts;
+  const { rows } = await db.query<StatusCounts & { message_id: string }>(STATUS_COUNTS, [appId, messageIds]);
+  for (const { message_id, ...row } of rows) counts.set(message_id, row);
+  return counts;
+}
