@@ -1,7 +1,7 @@
 /**
  * Where each message stands, for pages of the application's messages (`GET …/msg?with_status=true`,
  * the app portal's log): messages each sent to every endpoint, most delivered (their rows gone, their
- * delivered attempts kept), a tenth waiting for a retry and a tenth dead. Times every page of 50
+ * attempts kept), a tenth waiting for a retry and a tenth dead, three attempts each. Times every page of 50
  * (the portal's) and of 250 (the API's largest), the list alone and with its counts. The rows are
  * written by SQL, not published: the bench is about reading them.
  * Usage: tsx bench/message-status.ts [messages] [endpoints] [--pglite]   (default 20000 and 20)
@@ -44,12 +44,15 @@ async function makeMessages(
        ${each} where (i + j) % 10 < 2`,
     [n, endpoints, now],
   );
+  // Three attempts each: the delivered ones after two retries, the others retried or failed.
   await db.query(
     `insert into courier_attempts (id, delivery_id, message_id, endpoint_id, number, url, started_at, duration_ms,
                                    status_code, decision, detail)
-     select 'atmpt_' || lpad(i::text, 10, '0') || '_' || lpad(j::text, 4, '0'), i * 10000 + j,
-            'msg_' || lpad(i::text, 10, '0'), e.id, 1, 'http://127.0.0.1:1/', $3, 5, 200, 'delivered', ''
-       ${each} where (i + j) % 10 >= 2`,
+     select 'atmpt_' || lpad(i::text, 10, '0') || '_' || lpad(j::text, 4, '0') || '_' || k, i * 10000 + j,
+            'msg_' || lpad(i::text, 10, '0'), e.id, k, 'http://127.0.0.1:1/', $3, 5,
+            case when k = 3 and (i + j) % 10 >= 2 then 200 else 503 end,
+            case when k < 3 or (i + j) % 10 = 1 then 'retry' when (i + j) % 10 = 0 then 'failed' else 'delivered' end, ''
+       ${each} cross join generate_series(1, 3) k`,
     [n, endpoints, now],
   );
 }

@@ -142,16 +142,20 @@ describe("the application's messages with where each stands (with_status)", () =
     const failed = await publish('gone');
     const retrying = await publish('retry');
     const resent = await publish('ok');
-    await engine.worker.runOnce();
+    const twice = await publish('ok');
+    expect(await engine.worker.runOnce()).toBe(15);
+    const resend = (msg: string) =>
+      api.request('POST', `/api/v1/app/${appId}/msg/${msg}/endpoint/${a!.id}/resend`);
+    // Delivered to a twice (two delivered attempts): counted once.
+    expect((await resend(twice)).status).toBe(202);
+    expect(await engine.worker.runOnce()).toBe(1);
     await engine.sender.close();
     const sending = await publish('ok');
     // Taken by a worker elsewhere, at every endpoint (a claim takes a few per endpoint and round).
     const lease = { owner: 'elsewhere', now: api.clock.now(), leaseMs: 60_000, limit: 10 };
     while ((await claim(api.db, lease)).deliveries.length > 0);
     // Delivered to a, then put back in its queue; still delivered to b.
-    expect(
-      (await api.request('POST', `/api/v1/app/${appId}/msg/${resent}/endpoint/${a!.id}/resend`)).status,
-    ).toBe(202);
+    expect((await resend(resent)).status).toBe(202);
     expect((await api.request('DELETE', `/api/v1/app/${appId}/endpoint/${deleted!.id}`)).status).toBe(204);
 
     const counts = (success: number, pending: number, sending: number, fail: number) => ({
@@ -165,6 +169,7 @@ describe("the application's messages with where each stands (with_status)", () =
       listed.body.data.map((m: { id: string; statusCounts: unknown }) => [m.id, m.statusCounts]),
     ).toEqual([
       [sending, counts(0, 0, 2, 0)],
+      [twice, counts(2, 0, 0, 0)],
       [resent, counts(1, 1, 0, 0)],
       [retrying, counts(0, 2, 0, 0)],
       [failed, counts(0, 0, 0, 2)],

@@ -4,7 +4,7 @@ import { EXAMPLE_TAG } from '../../message-limits.ts';
 import { publish } from '../../store/publisher.ts';
 import { anyEndpointTakes } from '../../store/queries/endpoint-filter.ts';
 import { flushBarrier } from '../../store/queries/publish.ts';
-import { messageStatusCounts, type StatusCounts } from '../../store/repos/message-status-counts.ts';
+import { messageStatusCounts } from '../../store/repos/message-status-counts.ts';
 import { findMessage, listMessages, type MessageFilter } from '../../store/repos/messages.ts';
 import { appOnDemand } from '../app-on-demand.ts';
 import { conflict, databaseUnavailable, fieldChecks, fieldError, isUniqueViolation } from '../errors.ts';
@@ -248,23 +248,17 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       const withContent = q.with_content !== false;
       const filter = messageFilterOf(q);
       const now = clock.now();
-      let counts: Map<string, StatusCounts> | undefined;
       return paginate(
         q,
         'descending',
         async (w) => {
           const page = await listMessages(db, application.id, filter, { ...w, withPayload: withContent });
-          if (q.with_status) {
-            counts = await messageStatusCounts(
-              db,
-              application.id,
-              page.data.map((m) => m.id),
-            );
-          }
-          return page;
+          const ids = page.data.map((m) => m.id);
+          const counts = q.with_status ? await messageStatusCounts(db, application.id, ids) : undefined;
+          return { ...page, data: page.data.map((m) => ({ m, statusCounts: counts?.get(m.id) })) };
         },
-        (m) => m.id,
-        (m) => ({ ...messageOut(m, now, withContent), statusCounts: counts?.get(m.id) }),
+        ({ m }) => m.id,
+        ({ m, statusCounts }) => ({ ...messageOut(m, now, withContent), statusCounts }),
       );
     },
   );

@@ -26,9 +26,9 @@ export interface Destination {
 
 interface DestinationRow extends EndpointRow {
   d_state: string;
+  d_status: DestinationStatus;
   d_attempts: number;
   d_next_attempt_at: Date | null;
-  d_leased: boolean;
 }
 
 /**
@@ -39,12 +39,12 @@ interface DestinationRow extends EndpointRow {
  * (a message fanned out to 2,000 endpoints of 6,000: 623 ms against 3.7 ms).
  */
 const DESTINATIONS = `with s as materialized (
-    select d.endpoint_id, d.state, d.attempts, d.next_attempt_at, d.lease_owner is not null as leased
+    select d.endpoint_id, d.state, ${deliveryStatusSql('d')} as status, d.attempts, d.next_attempt_at
       from courier_deliveries d
      where d.message_id = $1
        and ($3::text is null or d.endpoint_id > $3) and ($4::text is null or d.endpoint_id < $4)
     union all
-    (select distinct on (a.endpoint_id) a.endpoint_id, 'delivered', a.number, null::timestamptz, false
+    (select distinct on (a.endpoint_id) a.endpoint_id, 'delivered', 'success', a.number, null::timestamptz
        from courier_attempts a
       where a.message_id = $1 and a.decision = 'delivered'
         and ($3::text is null or a.endpoint_id > $3) and ($4::text is null or a.endpoint_id < $4)
@@ -52,20 +52,11 @@ const DESTINATIONS = `with s as materialized (
       order by a.endpoint_id, a.id desc)
   )
   select e.*, ${QUEUE_COLUMNS},
-         s.state as d_state, s.attempts as d_attempts, s.next_attempt_at as d_next_attempt_at, s.leased as d_leased
+         s.state as d_state, s.status as d_status, s.attempts as d_attempts, s.next_attempt_at as d_next_attempt_at
     from s
     join courier_endpoints e on e.id = s.endpoint_id
     join courier_endpoint_queues q on q.endpoint_id = e.id
    where e.app_id = $2 and e.deleted_at is null`;
-
-const STATUS_OF: Record<string, DestinationStatus> = {
-  pending: 'pending',
-  held: 'pending',
-  in_flight: 'sending',
-  delivered: 'success',
-  failed: 'fail',
-  expired: 'fail',
-};
 
 /** Its own time, or later while its endpoint waits out a receiver's Retry-After. */
 function nextAttempt(r: DestinationRow): number | null {
@@ -75,12 +66,11 @@ function nextAttempt(r: DestinationRow): number | null {
 }
 
 function fromDestinationRow(r: DestinationRow): Destination {
-  const status = r.d_leased ? 'sending' : STATUS_OF[r.d_state]!;
   return {
     endpoint: fromRow(r),
-    status,
+    status: r.d_status,
     attempts: r.d_attempts,
-    nextAttemptAt: status === 'pending' && r.d_state === 'pending' ? nextAttempt(r) : null,
+    nextAttemptAt: r.d_status === 'pending' && r.d_state === 'pending' ? nextAttempt(r) : null,
   };
 }
 

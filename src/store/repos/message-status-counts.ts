@@ -7,19 +7,22 @@ export type StatusCounts = Record<DestinationStatus, number>;
 /**
  * For a page of messages at once, as listDestinations reads one: a delivery's row while it is
  * queued, being sent or dead-lettered; a delivered one's delivered attempt once it has left the
- * queue table (unless a resend has put it back). Both halves read the messages' own index entries.
- * Deleted endpoints, and those of another application, are not counted.
+ * queue table (unless a resend has put it back). Both halves read the messages' own index entries,
+ * and the delivered half is checked against the queued rows read, materialised: against the whole
+ * queue table the planner may choose an anti-join that reads all of it. Deleted endpoints, and those
+ * of another application, are not counted.
  */
-const STATUS_COUNTS = `with s as materialized (
+const STATUS_COUNTS = `with queued as materialized (
     select d.message_id, d.endpoint_id, ${deliveryStatusSql('d')} as status
       from courier_deliveries d
      where d.message_id = any($2::text[])
+  ), s as (
+    select q.message_id, q.endpoint_id, q.status from queued q
     union all
     select distinct a.message_id, a.endpoint_id, 'success'
       from courier_attempts a
      where a.message_id = any($2::text[]) and a.decision = 'delivered'
-       and not exists (select 1 from courier_deliveries d
-                        where d.message_id = a.message_id and d.endpoint_id = a.endpoint_id)
+       and not exists (select 1 from queued q where q.message_id = a.message_id and q.endpoint_id = a.endpoint_id)
   )
   select s.message_id,
          count(*) filter (where s.status = 'success')::int as success,
