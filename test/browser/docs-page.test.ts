@@ -186,7 +186,8 @@ describe('API reference page in Chromium', () => {
     const accepted = card.locator('details.resp', { has: page.locator('summary b:text-is("202")') });
     const acceptedFields = accepted.locator('td > code:text-is("eventType")');
     expect(await acceptedFields.isVisible()).toBe(false);
-    await accepted.locator('summary').click();
+    // Its own summary, not a nested object's (the message's statusCounts).
+    await accepted.locator('> summary').click();
     expect(await accepted.getAttribute('open')).not.toBeNull();
     expect(await acceptedFields.isVisible()).toBe(true);
     await card.screenshot({ path: join(shots, 'send-message.png') });

@@ -40,38 +40,36 @@ export async function blockedBy(db: Database, pid: number): Promise<void> {
   throw new Error(`nothing blocked on session ${pid}`);
 }
 
+type Holder = { pid: number; commit(): Promise<void> };
+
 /**
- * Starts `run` while `holder` (a transaction held open by holdOpen) keeps its locks, waits until
- * run is blocked by it, then commits the holder and returns run's result. The holder is committed
- * even when nothing blocks, so a failing test does not leave its locks behind to hang the rest.
+ * Starts `run` while `holder` (a transaction held open by holdOpen) keeps its locks, then waits for
+ * `meanwhile`; the holder is committed whatever happens, so a failing test does not leave its
+ * locks behind to hang the rest. Returns run's result.
  */
-export async function blockedUntilCommit<T>(
-  db: Database,
-  holder: { pid: number; commit(): Promise<void> },
+async function whileHeld<T>(
+  holder: Holder,
   run: () => Promise<T>,
+  meanwhile: (running: Promise<T>) => Promise<void>,
 ): Promise<T> {
   const running = run();
   running.catch(() => {});
   try {
-    await blockedBy(db, holder.pid);
+    await meanwhile(running);
   } finally {
     await holder.commit();
   }
   return running;
 }
 
-/**
- * Runs `run` while `holder` keeps its locks and returns its result, failing if run waits for them
- * instead; the holder is committed either way, so a failing test leaves no locks behind.
- */
-export async function notBlockedBy<T>(
-  db: Database,
-  holder: { pid: number; commit(): Promise<void> },
-  run: () => Promise<T>,
-): Promise<T> {
-  const running = run();
-  running.catch(() => {});
-  try {
+/** Starts `run`, waits until the holder's locks block it, then commits the holder: run goes on. */
+export function blockedUntilCommit<T>(db: Database, holder: Holder, run: () => Promise<T>): Promise<T> {
+  return whileHeld(holder, run, () => blockedBy(db, holder.pid));
+}
+
+/** Runs `run` while the holder keeps its locks, failing if run waits for them instead of passing them by. */
+export function notBlockedBy<T>(db: Database, holder: Holder, run: () => Promise<T>): Promise<T> {
+  return whileHeld(holder, run, async (running) => {
     const blocked = blockedBy(db, holder.pid).then(
       () => true,
       () => false,
@@ -81,10 +79,7 @@ export async function notBlockedBy<T>(
       () => false,
     );
     if (await Promise.race([blocked, ended])) throw new Error(`it waited for session ${holder.pid}'s locks`);
-    return await running;
-  } finally {
-    await holder.commit();
-  }
+  });
 }
 
 /**
