@@ -33,9 +33,7 @@ function messageNames(what: string, pattern: string, characters: string, reserve
     const names = [...new Set(collect(value, previous))];
     const bad = names.find((name) => !valid.test(name));
     if (bad !== undefined) {
-      throw new InvalidArgumentError(
-        `${JSON.stringify(bad)} is not a ${what}: expected 1-128 ${characters}.`,
-      );
+      throw new InvalidArgumentError(`${JSON.stringify(bad)} is not a ${what} (1-128 of ${characters}).`);
     }
     if (reserved !== undefined && names.includes(reserved)) {
       throw new InvalidArgumentError(`${reserved} is reserved for example messages (send-example).`);
@@ -46,8 +44,8 @@ function messageNames(what: string, pattern: string, characters: string, reserve
     return names;
   };
 }
-export const collectChannel = messageNames('channel', CHANNEL_PATTERN, 'letters, digits or - _ . :');
-export const collectTag = messageNames('tag', TAG_PATTERN, 'letters, digits or - _ . / \\ #', EXAMPLE_TAG);
+export const collectChannel = messageNames('channel', CHANNEL_PATTERN, 'letters, digits and - _ . :');
+export const collectTag = messageNames('tag', TAG_PATTERN, 'letters, digits and - _ . / \\ #', EXAMPLE_TAG);
 
 /**
  * bulk-replay's --status: Svix's four standings (codes 0–3) in the words `courier status` uses;

@@ -599,10 +599,13 @@ describe('courier operator commands', () => {
     ]);
     await dropper.close();
     expect(dropped).toMatchObject({ code: 1, stdout: '' });
-    expect(dropped.stderr).toMatch(
-      new RegExp(
-        `^courier: the connection to Courier at ${dropping} closed before its answer \\(.+\\); it may have been published: run the same command again, with the same --idempotency-key, within 24 hours\n$`,
-      ),
+    const [what, advice] = dropped.stderr.split('; ');
+    expect(what).toMatch(/ \(.+\)$/); // the cause undici gives
+    expect(
+      what!.startsWith(`courier: the connection to Courier at ${dropping} closed before its answer (`),
+    ).toBe(true);
+    expect(advice).toBe(
+      'it may have been published: run the same command again, with the same --idempotency-key, within 24 hours\n',
     );
     expect(unknownApp).toEqual({
       code: 1,
@@ -673,8 +676,8 @@ describe('courier operator commands', () => {
       );
     }
     expect(names.map((run) => run.stderr.split('\n')[0])).toEqual([
-      `error: option '--channel <channel>' argument 'eu west' is invalid. "eu west" is not a channel: expected 1-128 letters, digits or - _ . :.`,
-      `error: option '--tag <tag>' argument 'q1:2026' is invalid. "q1:2026" is not a tag: expected 1-128 letters, digits or - _ . / \\ #.`,
+      `error: option '--channel <channel>' argument 'eu west' is invalid. "eu west" is not a channel (1-128 of letters, digits and - _ . :).`,
+      `error: option '--tag <tag>' argument 'q1:2026' is invalid. "q1:2026" is not a tag (1-128 of letters, digits and - _ . / \\ #).`,
       `error: option '--tag <tag>' argument '${tags}' is invalid. at most 10 tags on one message.`,
       `error: option '--tag <tag>' argument 'courier.example' is invalid. courier.example is reserved for example messages (send-example).`,
     ]);

@@ -232,8 +232,8 @@ describe('API fuzz', () => {
     const msg = await call('GET', '/api/v1/app/fuzz-app/msg/fuzz-evt');
     expect(msg.status).toBe(200);
     fixtures['msg.id'] = msg.body.id;
-    // One more each time (the fixture above is published once): deliveries to a live endpoint, so
-    // the last test checks the store's invariants on some however many the run's deletions took.
+    // One more at each refresh (the fixture above is published once), so the last test checks the
+    // store's invariants on deliveries whatever the run deleted.
     const more = await call('POST', '/api/v1/app/fuzz-app/msg', { eventType: 'fuzz.type', payload: {} });
     expect(more.status, JSON.stringify(more.body)).toBe(202);
     await call('PUT', '/api/v1/event-type/fuzz.type', { description: 'fuzz' });

@@ -28,9 +28,9 @@ export async function holdOpen(db: Database, work: (tx: Transaction) => Promise<
   };
 }
 
-/** Waits until some session is waiting for a lock the session `pid` holds. */
-export async function blockedBy(db: Database, pid: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+/** Waits until some session is waiting for a lock the session `pid` holds; gives up once `stop` says so. */
+export async function blockedBy(db: Database, pid: number, stop = () => false): Promise<void> {
+  for (let i = 0; i < 200 && !stop(); i++) {
     const { rows } = await db.query('select 1 from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [
       pid,
     ]);
@@ -70,12 +70,18 @@ export function blockedUntilCommit<T>(db: Database, holder: Holder, run: () => P
 /** Runs `run` while the holder keeps its locks, failing if run waits for them instead of passing them by. */
 export function notBlockedBy<T>(db: Database, holder: Holder, run: () => Promise<T>): Promise<T> {
   return whileHeld(holder, run, async (running) => {
-    const blocked = blockedBy(db, holder.pid).then(
+    let settled = false;
+    const ended = running
+      .then(
+        () => false,
+        () => false,
+      )
+      .finally(() => {
+        settled = true;
+      });
+    // Stops watching once run has ended, before the holder commits and the test moves on.
+    const blocked = blockedBy(db, holder.pid, () => settled).then(
       () => true,
-      () => false,
-    );
-    const ended = running.then(
-      () => false,
       () => false,
     );
     if (await Promise.race([blocked, ended])) throw new Error(`it waited for session ${holder.pid}'s locks`);

@@ -17,7 +17,7 @@ function localInput(iso) {
   return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes());
 }
 
-/** Where a message stands at its endpoints, as its own view counts them; red while one has failed for good. */
+/** Where a message stands at its endpoints, as the message's own view counts them: red once one has failed for good, green when all have it. */
 function statusCell(counts) {
   const words = [['success', 'delivered'], ['pending', 'pending'], ['sending', 'sending'], ['fail', 'failed']];
   const said = words.filter(([state]) => counts[state] > 0).map(([state, word]) => counts[state] + ' ' + word);

@@ -13,6 +13,7 @@ import { idIterator, listQuery, paginate } from '../pagination.ts';
 import { Channel, IdOrUid, iso, ListResponse, msOf, Tag } from '../schemas/common.ts';
 import {
   MessageIn,
+  MessageListItemOut,
   MessageOut,
   MessageParams,
   MessagePrecheckIn,
@@ -139,7 +140,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         if (!found || found.id !== intended?.id) return null;
         await flushBarrier(db);
         request.publishedMessageId = found.id;
-        // A repeat, as an answer replayed from the store says (the CLI tells the operator so).
+        // Marked as a replay, as the stored answer would be: this try published nothing (courier send says so).
         return reply
           .code(202)
           .header('idempotent-replayed', 'true')
@@ -239,7 +240,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
             }),
           ),
         }),
-        response: { 200: ListResponse(MessageOut, 'ListResponse_MessageOut_') },
+        response: { 200: ListResponse(MessageListItemOut, 'ListResponse_MessageOut_') },
       },
     },
     async (request) => {

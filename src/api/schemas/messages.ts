@@ -118,6 +118,14 @@ export const MessageOut = Type.Object(
           'The message, and its payload with it, may go sooner, at the end of COURIER_RETENTION.',
       }),
     ),
+  },
+  { title: 'MessageOut' },
+);
+
+/** A message of the list, where with_status=true adds where it stands (the other reads never do). */
+export const MessageListItemOut = Type.Object(
+  {
+    ...MessageOut.properties,
     statusCounts: Type.Optional(
       Type.Object(
         {
@@ -128,13 +136,13 @@ export const MessageOut = Type.Object(
         },
         {
           description:
-            'Courier extension, in a list asked with with_status=true: how many of its endpoints the message ' +
-            'stands at in each of the four states of an endpoint’s messages list (deleted endpoints not counted).',
+            'Courier extension, with with_status=true: how many of its endpoints the message stands at in each ' +
+            'of the four states of an endpoint’s messages list (deleted endpoints not counted).',
         },
       ),
     ),
   },
-  { title: 'MessageOut' },
+  { title: 'MessageListItemOut' },
 );
 
 /** Messages published through the API are JSON; courier_publish called from SQL may store any bytes. */
