@@ -108,17 +108,22 @@ export async function createOnce<T>(
   create: (id: string) => Promise<T>,
 ): Promise<T> {
   const reserved = request.reservedId;
+  const earlier = async () => {
+    const found = reserved ? await find(reserved.id) : null;
+    if (found) request.earlierTryFound = true;
+    return found;
+  };
   if (reserved?.retried) {
-    const earlier = await find(reserved.id);
-    if (earlier) return earlier;
+    const found = await earlier();
+    if (found) return found;
   }
   request.creationAttempted = true;
   try {
     return await create(reserved?.id ?? newId(prefix, now));
   } catch (error) {
     // Its id taken: the earlier try, still committing when this one looked, created it.
-    const earlier = reserved && isUniqueViolation(error) ? await find(reserved.id) : null;
-    if (earlier) return earlier;
+    const found = isUniqueViolation(error) ? await earlier() : null;
+    if (found) return found;
     throw error;
   }
 }
@@ -187,6 +192,8 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
   // The response is stored as it is sent; a 5xx gives the key back so a retry redoes the work
   // (a publish: under the same message id).
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    // As the stored answer is marked when sent again: this try created nothing (courier send says so).
+    if (request.earlierTryFound) reply.header('idempotent-replayed', 'true');
     const key = request.idempotencyKey;
     if (!key) return payload;
     request.idempotencyKey = undefined;

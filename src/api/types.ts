@@ -80,6 +80,8 @@ declare module 'fastify' {
     reservedId?: { id: string; retried: boolean };
     /** It began to create: failing with a 5xx, its outcome is unknown and the id stays with the key. */
     creationAttempted?: boolean;
+    /** What it answers with an earlier try created (found by its reserved id): sent marked as a replay. */
+    earlierTryFound?: boolean;
     /** The claim's lock: only the request that holds it may store or release the key. */
     idempotencyToken?: number;
   }

@@ -22,19 +22,41 @@ export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, ...names];
 }
 
+/** A channel or tag name checked as the API checks it (`pattern`): a mistake exits 2 before anything is sent. */
+function messageName(what: string, pattern: string, characters: string) {
+  const valid = new RegExp(pattern, 'u');
+  return (name: string): string => {
+    if (!valid.test(name)) {
+      throw new InvalidArgumentError(`${JSON.stringify(name)} is not a ${what} (1-128 of ${characters}).`);
+    }
+    return name;
+  };
+}
+const CHANNEL = ['channel', CHANNEL_PATTERN, 'letters, digits and - _ . :'] as const;
+const TAG = ['tag', TAG_PATTERN, 'letters, digits and - _ . / \\ #'] as const;
 /**
- * commander parser for a message's repeatable --channel or --tag, checked as the API checks them
- * (`pattern`, at most MESSAGE_NAMES_MAX, not `reserved`) so a mistake exits 2 before anything is
- * sent; a name given twice counts once (the API refuses a list with repeats).
+ * The message list's --channel and --tag: one name each, as the API filters by one; given twice,
+ * refused rather than the first silently dropped.
+ */
+function oneMessageName(what: string, pattern: string, characters: string) {
+  const check = messageName(what, pattern, characters);
+  return (name: string, previous?: string): string => {
+    if (previous !== undefined) throw new InvalidArgumentError(`one ${what} only: the list filters by one.`);
+    return check(name);
+  };
+}
+export const channelFilter = oneMessageName(...CHANNEL);
+export const tagFilter = oneMessageName(...TAG);
+
+/**
+ * commander parser for a message's repeatable --channel or --tag: each checked, at most
+ * MESSAGE_NAMES_MAX, not `reserved`; a name given twice counts once (the API refuses a list with
+ * repeats).
  */
 function messageNames(what: string, pattern: string, characters: string, reserved?: string) {
-  const valid = new RegExp(pattern, 'u');
+  const check = messageName(what, pattern, characters);
   return (value: string, previous: string[] = []): string[] => {
-    const names = [...new Set(collect(value, previous))];
-    const bad = names.find((name) => !valid.test(name));
-    if (bad !== undefined) {
-      throw new InvalidArgumentError(`${JSON.stringify(bad)} is not a ${what} (1-128 of ${characters}).`);
-    }
+    const names = [...new Set(collect(value, previous))].map(check);
     if (reserved !== undefined && names.includes(reserved)) {
       throw new InvalidArgumentError(`${reserved} is reserved for example messages (send-example).`);
     }
@@ -44,8 +66,8 @@ function messageNames(what: string, pattern: string, characters: string, reserve
     return names;
   };
 }
-export const collectChannel = messageNames('channel', CHANNEL_PATTERN, 'letters, digits and - _ . :');
-export const collectTag = messageNames('tag', TAG_PATTERN, 'letters, digits and - _ . / \\ #', EXAMPLE_TAG);
+export const collectChannel = messageNames(...CHANNEL);
+export const collectTag = messageNames(...TAG, EXAMPLE_TAG);
 
 /**
  * bulk-replay's --status: Svix's four standings (codes 0–3) in the words `courier status` uses;

@@ -6,6 +6,7 @@ import type { CreateOptions, ExpireOptions } from './commands/app-tokens.ts';
 import type { AttemptsOptions } from './commands/attempts.ts';
 import type { DlqOptions, ReplayOptions } from './commands/dlq.ts';
 import type { ImportOptions } from './commands/event-types.ts';
+import type { MessagesOptions } from './commands/messages.ts';
 import type { AddOptions } from './commands/operational-endpoints.ts';
 import type { BulkReplayOptions, ReplayMissingOptions } from './commands/replay.ts';
 import type { SendOptions } from './commands/send.ts';
@@ -13,6 +14,7 @@ import type { UsageOptions } from './commands/usage.ts';
 import { CliError } from './errors.ts';
 import { printable } from './format.ts';
 import {
+  channelFilter,
   collect,
   collectCapability,
   collectChannel,
@@ -22,6 +24,7 @@ import {
   MESSAGE_STANDINGS,
   positiveInteger,
   STATUS_CODE_CLASSES,
+  tagFilter,
   wholeHoursWithin,
 } from './input.ts';
 import { APP, ENDPOINT, OPERATIONAL_ENDPOINT, operator, publishRange, timeRange } from './options.ts';
@@ -40,8 +43,9 @@ const program = new Command()
   .addHelpText(
     'after',
     `
-send, endpoints, attempts, status, dlq, replay-missing, bulk-replay, event-types,
-usage, operational-endpoints and app-tokens talk to a running Courier over its API:
+send, messages, endpoints, attempts, status, dlq, replay-missing, bulk-replay,
+event-types, usage, operational-endpoints and app-tokens talk to a running Courier
+over its API:
   COURIER_URL     its base URL, or --url (default: where COURIER_HOST and COURIER_PORT put it)
   COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
 They print tables, or JSON with --json. Exit status: 0 done, 1 API or network
@@ -49,6 +53,7 @@ error, 2 usage error (nothing was sent).
 
 Examples:
   $ courier send acme invoice.paid '{"invoice":42}' --event-id inv-42
+  $ courier messages acme --event-type invoice.paid --limit 10
   $ courier attempts acme main --limit 10
   $ courier status acme inv-42
   $ courier dlq replay acme main --since 2026-01-31`,
@@ -128,6 +133,22 @@ operator(
     .argument('<message>', 'message id (msg_…) or eventId'),
 ).action(async (app: string, message: string, options: OperatorOptions) =>
   (await import('./commands/status.ts')).status(app, message, options),
+);
+
+operator(
+  timeRange(
+    program
+      .command('messages')
+      .description("list an application's latest messages, each with where it stands at its endpoints")
+      .argument(...APP)
+      .option('--limit <n>', 'how many messages to show, newest first', positiveInteger, 50)
+      .option('--event-type <type>', 'only messages of this event type (repeatable)', collect)
+      .option('--channel <channel>', 'only messages sent to this channel', channelFilter)
+      .option('--tag <tag>', 'only messages with this tag', tagFilter),
+    'messages published',
+  ),
+).action(async (app: string, options: MessagesOptions) =>
+  (await import('./commands/messages.ts')).messages(app, options),
 );
 
 operator(
@@ -385,6 +406,7 @@ operator(
       .description("list an endpoint's dead letters, oldest first")
       .argument(...APP)
       .argument(...ENDPOINT),
+    'dead letters',
   ),
 ).action(async (app: string, endpoint: string, options: DlqOptions) =>
   (await import('./commands/dlq.ts')).dlqList(app, endpoint, options),
@@ -398,6 +420,7 @@ operator(
       .argument(...APP)
       .argument(...ENDPOINT)
       .option('--msg <message>', 'replay only this message: id or eventId (repeatable)', collect),
+    'dead letters',
   ),
 ).action(async (app: string, endpoint: string, options: ReplayOptions) =>
   (await import('./commands/dlq.ts')).dlqReplay(app, endpoint, options),

@@ -17,11 +17,11 @@ export function operator(command: Command): Command {
     .option('--json', 'print JSON instead of a table (nothing else goes to stdout)');
 }
 
-/** --since/--until of the dead-letter commands. */
-export function timeRange(command: Command): Command {
+/** --since/--until of the dead-letter commands and the message list: `what` (dead letters) since… */
+export function timeRange(command: Command, what: string): Command {
   return command
-    .option('--since <time>', 'only dead letters since this ISO 8601 time (UTC unless zoned)', isoTime)
-    .option('--until <time>', 'only dead letters before this ISO 8601 time', isoTime);
+    .option('--since <time>', `only ${what} since this ISO 8601 time (UTC unless zoned)`, isoTime)
+    .option('--until <time>', `only ${what} before this ISO 8601 time`, isoTime);
 }
 
 /** --since (required) and --until of the replay commands, which pick messages by publish time. */

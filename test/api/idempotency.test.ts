@@ -23,6 +23,8 @@ describe('idempotency keys when the database falters', () => {
   let failLookup = false;
   /** The next creation's commit is not answered: an application's insert, an endpoint's transaction. */
   let loseCreation = false;
+  /** The next lookup of an application by id or uid finds none (a repeat racing the earlier try). */
+  let missAppLookup = false;
 
   beforeAll(async () => {
     t = await openTestDatabase('pg');
@@ -43,6 +45,10 @@ describe('idempotency keys when the database falters', () => {
       if (failLookup && sql.includes('from courier_messages') && sql.includes('order by id = $2 desc')) {
         failLookup = false;
         return Promise.reject(new DatabaseUnavailableError('database unavailable: Connection terminated'));
+      }
+      if (missAppLookup && sql.includes('from courier_applications where (id = $1 or uid = $1)')) {
+        missAppLookup = false;
+        return Promise.resolve({ rows: [], rowCount: 0 });
       }
       if (missLookup && sql.includes('from courier_messages') && sql.includes('order by id = $2 desc')) {
         missLookup = false;
@@ -75,6 +81,7 @@ describe('idempotency keys when the database falters', () => {
     missLookup = false;
     failLookup = false;
     loseCreation = false;
+    missAppLookup = false;
   });
   const lost = () =>
     Promise.reject(new DatabaseUnavailableError('database unavailable: Connection terminated'));
@@ -194,10 +201,15 @@ describe('idempotency keys when the database falters', () => {
     expect(other.status).toBe(409);
   });
 
-  it.each(['application', 'endpoint', 'operational endpoint'] as const)(
-    'creates one %s when the SDK repeats a creation whose commit was not answered',
-    async (what) => {
-      const name = `created-once-${what.replace(' ', '-')}`;
+  it.each([
+    ['application', false],
+    ['application', true],
+    ['endpoint', false],
+    ['operational endpoint', false],
+  ] as const)(
+    'creates one %s when the SDK repeats a creation whose commit was not answered (the repeat racing it: %s)',
+    async (what, racing) => {
+      const name = `created-once-${what.replace(' ', '-')}-${racing}`;
       const url = `https://example.com/${name}`;
       let path = '/api/v1/app';
       let body: Record<string, unknown> = { name };
@@ -220,8 +232,12 @@ describe('idempotency keys when the database falters', () => {
       // 503; or, where the HTTP client sent the request again by itself, already the repeat's 201.
       expect([503, 201]).toContain(first.status);
       expect(loseCreation).toBe(false);
+      // Racing: the repeat's lookup misses the earlier try's application, whose id its insert then meets.
+      missAppLookup = racing;
       const again = await post();
-      expect(again.status).toBe(201);
+      expect(missAppLookup).toBe(false);
+      // The earlier try's creation, found on disk: a repeat, as the stored answer would say.
+      expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
       const { rows } = await t.db.query<{ id: string }>(made.sql, [made.param]);
       expect(rows.map((r) => r.id)).toEqual([again.body.id]);
       const third = await post();

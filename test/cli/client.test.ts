@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiClient, apiPath } from '../../src/cli/api-client.ts';
 import { dlqReplay } from '../../src/cli/commands/dlq.ts';
 import { CliError } from '../../src/cli/errors.ts';
-import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { type Receiver, startRawReceiver, startReceiver } from '../delivery/receiver.ts';
 import { createApp, createEndpoint, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
 import { virtualWorker } from '../support/engine.ts';
 
@@ -135,6 +135,27 @@ describe('ApiClient', () => {
     expect(proxy.message).toBe(`HTTP 502 Bad Gateway from ${receiver.url}/proxy/api/v1/app`);
     const other = await failureOf(new ApiClient(receiver.url, 't').request('GET', '/api/v1/app'));
     expect(other.message).toBe(`${receiver.url} answered HTTP 200 without JSON: is it Courier?`);
+  });
+
+  it('says the connection closed when it does so in the middle of the answer’s body', async () => {
+    // Its head and the start of its JSON sent, then the connection cut (a restart, a proxy's timeout).
+    const cutter = await startRawReceiver((socket) =>
+      socket.write(
+        'HTTP/1.1 202 Accepted\r\ncontent-type: application/json\r\ncontent-length: 200\r\n\r\n{"id":"msg_',
+        () => setTimeout(() => socket.destroy(), 20),
+      ),
+    );
+    const url = `http://127.0.0.1:${cutter.port}`;
+    const error = await failureOf(
+      new ApiClient(url, TOKEN).request('POST', apiPath('app', 'acme', 'msg'), {
+        body: { eventType: 'e', payload: {} },
+        droppedHint: 'it may have been published',
+      }),
+    ).finally(() => cutter.close());
+    expect(error.exitCode).toBe(1);
+    const [what, advice] = error.message.split('; ');
+    expect(what!.startsWith(`the connection to Courier at ${url} closed before its answer (`)).toBe(true);
+    expect(advice).toBe('it may have been published');
   });
 });
 

@@ -140,11 +140,8 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
         if (!found || found.id !== intended?.id) return null;
         await flushBarrier(db);
         request.publishedMessageId = found.id;
-        // Marked as a replay, as the stored answer would be: this try published nothing (courier send says so).
-        return reply
-          .code(202)
-          .header('idempotent-replayed', 'true')
-          .send(messageOut(found, now, request.query.with_content !== false));
+        request.earlierTryFound = true;
+        return reply.code(202).send(messageOut(found, now, request.query.with_content !== false));
       };
       if (intended?.retried) {
         const answered = await earlier();

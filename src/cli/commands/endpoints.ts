@@ -1,5 +1,6 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { output, timestamp } from '../format.ts';
+import { type StandingCounts, standingColumns } from '../message-columns.ts';
 
 interface EndpointOut {
   id: string;
@@ -31,25 +32,17 @@ function statusOf(e: EndpointOut, now: number): string {
   return until && Date.parse(until) > now ? `${stated}; Retry-After until ${timestamp(until)}` : stated;
 }
 
-/** Svix's EndpointStats: the endpoint's messages of the last 28 days, by where they stand. */
-interface EndpointStats {
-  success: number;
-  pending: number;
-  sending: number;
-  fail: number;
-}
-
 /** Stats requests at once: an application may have hundreds of endpoints. */
 const STATS_CONCURRENCY = 8;
 
 async function statsOf(client: ApiClient, app: string, list: readonly EndpointOut[]) {
-  const stats: EndpointStats[] = [];
+  const stats: StandingCounts[] = [];
   for (let i = 0; i < list.length; i += STATS_CONCURRENCY) {
     const batch = list.slice(i, i + STATS_CONCURRENCY);
     stats.push(
       ...(await Promise.all(
         batch.map((e) =>
-          client.request<EndpointStats>('GET', apiPath('app', app, 'endpoint', e.id, 'stats')),
+          client.request<StandingCounts>('GET', apiPath('app', app, 'endpoint', e.id, 'stats')),
         ),
       )),
     );
@@ -57,7 +50,8 @@ async function statsOf(client: ApiClient, app: string, list: readonly EndpointOu
   return list.map((e, i) => ({ ...e, stats: stats[i]! }));
 }
 
-type Listed = EndpointOut & { stats?: EndpointStats };
+/** With --stats, Svix's EndpointStats: its messages of the last 28 days, by where they stand. */
+type Listed = EndpointOut & { stats?: StandingCounts };
 
 /**
  * `courier endpoints`: every endpoint of an application, with its delivery status and limits; with
@@ -71,7 +65,6 @@ export async function endpoints(app: string, options: OperatorOptions & { stats?
   });
   const list: Listed[] = options.stats ? await statsOf(client, app, endpoints) : endpoints;
   const now = Date.now();
-  const count = (key: keyof EndpointStats) => (e: Listed) => String(e.stats?.[key] ?? '-');
   output(
     options.json,
     list,
@@ -87,14 +80,7 @@ export async function endpoints(app: string, options: OperatorOptions & { stats?
         header: 'PUBLIC ONLY',
         value: (e) => (e.publicOnly === undefined ? '-' : e.publicOnly ? 'yes' : 'no'),
       },
-      ...(options.stats
-        ? [
-            { header: 'DELIVERED', value: count('success'), align: 'right' as const },
-            { header: 'PENDING', value: count('pending'), align: 'right' as const },
-            { header: 'SENDING', value: count('sending'), align: 'right' as const },
-            { header: 'FAILED', value: count('fail'), align: 'right' as const },
-          ]
-        : []),
+      ...(options.stats ? standingColumns((e: Listed) => e.stats) : []),
     ],
     list,
     `no endpoints in application ${app}`,

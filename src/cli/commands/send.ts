@@ -1,17 +1,7 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { output, timestamp } from '../format.ts';
 import { readPayload } from '../input.ts';
-
-interface MessageOut {
-  id: string;
-  eventId: string | null;
-  eventType: string;
-  channels: string[] | null;
-  tags: string[] | null;
-  timestamp: string;
-  expungedAt?: string | null;
-  payloadExpiresAt?: string | null;
-}
+import { MESSAGE_COLUMNS, type MessageOut } from '../message-columns.ts';
 
 export interface SendOptions extends OperatorOptions {
   eventId?: string;
@@ -51,15 +41,7 @@ export async function send(app: string, eventType: string, payloadArg: string, o
   output(
     options.json,
     message,
-    [
-      { header: 'ID', value: (m: MessageOut) => m.id },
-      { header: 'EVENT TYPE', value: (m) => m.eventType },
-      { header: 'EVENT ID', value: (m) => m.eventId ?? '-' },
-      { header: 'CHANNELS', value: (m) => m.channels?.join(',') ?? '-' },
-      { header: 'TAGS', value: (m) => m.tags?.join(',') ?? '-' },
-      { header: 'CREATED', value: (m) => timestamp(m.timestamp) },
-      { header: 'PAYLOAD KEPT UNTIL', value: payloadKept },
-    ],
+    [...MESSAGE_COLUMNS, { header: 'PAYLOAD KEPT UNTIL', value: payloadKept }],
     [message],
     '',
   );

@@ -1,0 +1,143 @@
+/**
+ * `courier messages` end to end: the real binary against a real API on PostgreSQL, deliveries made
+ * by a worker on virtual time to loopback receivers, one answering 200 and one 410 (a dead letter).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { createApp, createEndpoint, publishMessage, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { runCli } from './run.ts';
+
+describe('courier messages', () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  let engine: ReturnType<typeof virtualWorker>;
+  const ids: Record<'order' | 'invoice' | 'later', string> = { order: '', invoice: '', later: '' };
+  let laterAt = '';
+  const cli = (args: string[]) => runCli(args, { env: { COURIER_URL: api.url, COURIER_TOKEN: TOKEN } });
+  const rows = (stdout: string) => stdout.trimEnd().split('\n').slice(1);
+
+  beforeAll(async () => {
+    api = await startApi();
+    receiver = await startReceiver((req, res) => res.writeHead(req.url === '/gone' ? 410 : 200).end());
+    engine = virtualWorker(api.db, { clock: api.clock });
+    await createApp(api, { uid: 'shop' });
+    await createApp(api, { uid: 'quiet' });
+    await createEndpoint(api, 'shop', { url: `${receiver.url}/ok` });
+    await createEndpoint(api, 'shop', { url: `${receiver.url}/gone` });
+    ids.order = await publishMessage(api, 'shop', { eventType: 'order.created', tags: ['q1'] });
+    api.clock.advance(1000);
+    ids.invoice = await publishMessage(api, 'shop', { eventType: 'invoice.paid', eventId: 'inv-1' });
+    for (let round = 0; round < 5; round++) {
+      api.clock.advance(1000);
+      await engine.worker.runOnce();
+    }
+    api.clock.advance(60_000);
+    ids.later = await publishMessage(api, 'shop', { eventType: 'order.created', channels: ['eu'] });
+    laterAt = (await api.request('GET', `/api/v1/app/shop/msg/${ids.later}`)).body.timestamp;
+  });
+  afterAll(async () => {
+    await engine.sender.close();
+    await receiver.close();
+    await api.close();
+  });
+
+  it('lists the latest messages, newest first, with how many endpoints have each delivered, pending, sending, failed', async () => {
+    const [table, json] = await Promise.all([cli(['messages', 'shop']), cli(['messages', 'shop', '--json'])]);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const [header] = table.stdout.split('\n');
+    expect(header).toMatch(
+      /^ID +EVENT TYPE +EVENT ID +CHANNELS +TAGS +CREATED +DELIVERED +PENDING +SENDING +FAILED$/,
+    );
+    expect(rows(table.stdout)).toEqual([
+      expect.stringMatching(
+        new RegExp(`^${ids.later} +order\\.created +- +eu +- +2026-01-01 12:01:0\\dZ +0 +2 +0 +0$`),
+      ),
+      expect.stringMatching(new RegExp(`^${ids.invoice} +invoice\\.paid +inv-1 +- +- +.+Z +1 +0 +0 +1$`)),
+      expect.stringMatching(new RegExp(`^${ids.order} +order\\.created +- +- +q1 +.+Z +1 +0 +0 +1$`)),
+    ]);
+    // JSON is the API's list items whole: the payload too, which the table leaves out.
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({
+        id: ids.later,
+        payload: { n: 1 },
+        statusCounts: { success: 0, pending: 2, sending: 0, fail: 0 },
+      }),
+      expect.objectContaining({
+        id: ids.invoice,
+        statusCounts: { success: 1, pending: 0, sending: 0, fail: 1 },
+      }),
+      expect.objectContaining({
+        id: ids.order,
+        statusCounts: { success: 1, pending: 0, sending: 0, fail: 1 },
+      }),
+    ]);
+  });
+
+  it('filters by event type, channel, tag and publish time, and shows at most --limit', async () => {
+    const listed = async (...args: string[]) => {
+      const run = await cli(['messages', 'shop', ...args]);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      return rows(run.stdout).map((row) => row.split(' ')[0]);
+    };
+    const results = await Promise.all([
+      listed('--event-type', 'invoice.paid'),
+      listed('--event-type', 'invoice.paid', '--event-type', 'order.created'),
+      listed('--channel', 'eu'),
+      listed('--tag', 'q1'),
+      listed('--since', laterAt),
+      listed('--until', laterAt),
+      listed('--limit', '2'),
+    ]);
+    expect(results).toEqual([
+      [ids.invoice],
+      [ids.later, ids.invoice, ids.order],
+      [ids.later],
+      [ids.order],
+      // --since takes in its own instant, --until leaves it out.
+      [ids.later],
+      [ids.invoice, ids.order],
+      [ids.later, ids.invoice],
+    ]);
+  });
+
+  it('says when there is nothing to list', async () => {
+    const [empty, none] = await Promise.all([
+      cli(['messages', 'quiet']),
+      cli(['messages', 'shop', '--tag', 'nope']),
+    ]);
+    expect(empty).toEqual({ code: 0, stdout: 'no messages in application quiet\n', stderr: '' });
+    expect(none).toEqual({ code: 0, stdout: 'no messages match\n', stderr: '' });
+  });
+
+  it('refuses bad filters with exit 2, and an unknown application with exit 1', async () => {
+    const [channel, twoTags, reversed, zero, unknown] = await Promise.all([
+      cli(['messages', 'shop', '--channel', 'eu west']),
+      cli(['messages', 'shop', '--tag', 'a', '--tag', 'b']),
+      cli(['messages', 'shop', '--since', '2026-03-01', '--until', '2026-01-01']),
+      cli(['messages', 'shop', '--limit', '0']),
+      cli(['messages', 'nope']),
+    ]);
+    expect([channel, twoTags, reversed, zero].map((run) => [run.code, run.stdout])).toEqual(
+      Array(4).fill([2, '']),
+    );
+    expect(channel.stderr).toContain(
+      `option '--channel <channel>' argument 'eu west' is invalid. "eu west" is not a channel (1-128 of letters, digits and - _ . :).`,
+    );
+    expect(twoTags.stderr).toContain(
+      `option '--tag <tag>' argument 'b' is invalid. one tag only: the list filters by one.`,
+    );
+    expect(reversed.stderr).toBe(
+      'courier: --since (2026-03-01T00:00:00.000Z) must be before --until (2026-01-01T00:00:00.000Z)\n',
+    );
+    expect(zero.stderr).toContain(
+      `option '--limit <n>' argument '0' is invalid. expected a positive whole number.`,
+    );
+    expect(unknown).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'courier: Application nope not found (not_found, HTTP 404)\n',
+    });
+  });
+});
