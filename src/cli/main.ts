@@ -142,6 +142,16 @@ operator(
       .description("list an application's latest messages, each with where it stands at its endpoints")
       .argument(...APP)
       .option('--limit <n>', 'how many messages to show, newest first', positiveInteger, 50)
+      .option(
+        '--endpoint <endpoint>',
+        'only the messages sent to this endpoint (id or uid), each with where it stands there',
+      )
+      .addOption(
+        new Option(
+          '--status <status>',
+          'with --endpoint: only messages standing so there (pending: retrying too)',
+        ).choices(MESSAGE_STANDINGS),
+      )
       .option('--event-type <type>', 'only messages of this event type (repeatable)', collect)
       .option('--channel <channel>', 'only messages sent to this channel', channelFilter)
       .option('--tag <tag>', 'only messages with this tag', tagFilter),
@@ -196,8 +206,8 @@ operator(
       ).choices(STATUS_CODE_CLASSES),
     )
     .option('--event-type <name>', 'only messages of this event type (repeatable)', collect)
-    .option('--channel <channel>', 'only messages on this channel')
-    .option('--tag <tag>', 'only messages with this tag')
+    .option('--channel <channel>', 'only messages on this channel', channelFilter)
+    .option('--tag <tag>', 'only messages with this tag', tagFilter)
     .addHelpText(
       'after',
       `

@@ -23,8 +23,8 @@ describe('courier messages', () => {
     engine = virtualWorker(api.db, { clock: api.clock });
     await createApp(api, { uid: 'shop' });
     await createApp(api, { uid: 'quiet' });
-    await createEndpoint(api, 'shop', { url: `${receiver.url}/ok` });
-    await createEndpoint(api, 'shop', { url: `${receiver.url}/gone` });
+    await createEndpoint(api, 'shop', { url: `${receiver.url}/ok`, uid: 'ok' });
+    await createEndpoint(api, 'shop', { url: `${receiver.url}/gone`, uid: 'gone' });
     ids.order = await publishMessage(api, 'shop', { eventType: 'order.created', tags: ['q1'] });
     api.clock.advance(1000);
     ids.invoice = await publishMessage(api, 'shop', { eventType: 'invoice.paid', eventId: 'inv-1' });
@@ -102,26 +102,66 @@ describe('courier messages', () => {
     ]);
   });
 
+  it('shows, with --endpoint, where each message stands at that endpoint, and filters by it with --status', async () => {
+    const [gone, delivered, failed, json] = await Promise.all([
+      cli(['messages', 'shop', '--endpoint', 'gone']),
+      cli(['messages', 'shop', '--endpoint', 'ok', '--status', 'delivered']),
+      cli(['messages', 'shop', '--endpoint', 'gone', '--status', 'failed', '--event-type', 'invoice.paid']),
+      cli(['messages', 'shop', '--endpoint', 'ok', '--status', 'pending', '--json']),
+    ]);
+    expect(gone).toMatchObject({ code: 0, stderr: '' });
+    const [header] = gone.stdout.split('\n');
+    expect(header).toMatch(/^ID +EVENT TYPE +EVENT ID +CHANNELS +TAGS +CREATED +STATUS +NEXT ATTEMPT$/);
+    expect(rows(gone.stdout)).toEqual([
+      expect.stringMatching(
+        new RegExp(`^${ids.later} +order\\.created .* +pending +2026-01-01 12:01:0\\dZ$`),
+      ),
+      expect.stringMatching(new RegExp(`^${ids.invoice} +invoice\\.paid .* +failed +-$`)),
+      expect.stringMatching(new RegExp(`^${ids.order} +order\\.created .* +failed +-$`)),
+    ]);
+    expect(rows(delivered.stdout).map((row) => row.split(' ')[0])).toEqual([ids.invoice, ids.order]);
+    expect(rows(failed.stdout).map((row) => row.split(' ')[0])).toEqual([ids.invoice]);
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({ id: ids.later, payload: { n: 1 }, status: 1, statusText: 'pending' }),
+    ]);
+  });
+
   it('says when there is nothing to list', async () => {
-    const [empty, none] = await Promise.all([
+    const [empty, none, sending] = await Promise.all([
       cli(['messages', 'quiet']),
       cli(['messages', 'shop', '--tag', 'nope']),
+      cli(['messages', 'shop', '--endpoint', 'ok', '--status', 'sending']),
     ]);
     expect(empty).toEqual({ code: 0, stdout: 'no messages in application quiet\n', stderr: '' });
     expect(none).toEqual({ code: 0, stdout: 'no messages match\n', stderr: '' });
+    expect(sending).toEqual({ code: 0, stdout: 'no messages match\n', stderr: '' });
   });
 
   it('refuses bad filters with exit 2, and an unknown application with exit 1', async () => {
-    const [channel, twoTags, reversed, zero, unknown] = await Promise.all([
-      cli(['messages', 'shop', '--channel', 'eu west']),
-      cli(['messages', 'shop', '--tag', 'a', '--tag', 'b']),
-      cli(['messages', 'shop', '--since', '2026-03-01', '--until', '2026-01-01']),
-      cli(['messages', 'shop', '--limit', '0']),
-      cli(['messages', 'nope']),
-    ]);
-    expect([channel, twoTags, reversed, zero].map((run) => [run.code, run.stdout])).toEqual(
-      Array(4).fill([2, '']),
+    const [channel, twoTags, reversed, zero, statusAlone, badStatus, unknown, unknownEndpoint] =
+      await Promise.all([
+        cli(['messages', 'shop', '--channel', 'eu west']),
+        cli(['messages', 'shop', '--tag', 'a', '--tag', 'b']),
+        cli(['messages', 'shop', '--since', '2026-03-01', '--until', '2026-01-01']),
+        cli(['messages', 'shop', '--limit', '0']),
+        cli(['messages', 'shop', '--status', 'failed']),
+        cli(['messages', 'shop', '--endpoint', 'ok', '--status', 'lost']),
+        cli(['messages', 'nope']),
+        cli(['messages', 'shop', '--endpoint', 'nope']),
+      ]);
+    const usage = [channel, twoTags, reversed, zero, statusAlone, badStatus];
+    expect(usage.map((run) => [run.code, run.stdout])).toEqual(Array(usage.length).fill([2, '']));
+    expect(statusAlone.stderr).toBe(
+      'courier: --status needs --endpoint: a message stands delivered, pending or failed at each endpoint apart\n',
     );
+    expect(badStatus.stderr).toContain(
+      "option '--status <status>' argument 'lost' is invalid. Allowed choices are delivered, pending, failed, sending.",
+    );
+    expect(unknownEndpoint).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'courier: Endpoint nope not found (not_found, HTTP 404)\n',
+    });
     expect(channel.stderr).toContain(
       `option '--channel <channel>' argument 'eu west' is invalid. "eu west" is not a channel (1-128 of letters, digits and - _ . :).`,
     );

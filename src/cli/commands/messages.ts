@@ -1,10 +1,13 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { output } from '../format.ts';
-import { checkTimeRange } from '../input.ts';
+import { usageError } from '../errors.ts';
+import { type Column, output, timestamp } from '../format.ts';
+import { checkTimeRange, MESSAGE_STANDINGS } from '../input.ts';
 import { MESSAGE_COLUMNS, type MessageOut, standingColumns } from '../message-columns.ts';
 
 export interface MessagesOptions extends OperatorOptions {
   limit: number;
+  endpoint?: string;
+  status?: (typeof MESSAGE_STANDINGS)[number];
   eventType?: string[];
   channel?: string;
   tag?: string;
@@ -12,21 +15,42 @@ export interface MessagesOptions extends OperatorOptions {
   until?: string;
 }
 
+/** Svix's EndpointMessageOut: a message as it stands at one endpoint. */
+interface EndpointMessageOut extends MessageOut {
+  status: 0 | 1 | 2 | 3;
+  nextAttempt: string | null;
+}
+
 /** The API's `after` is exclusive; --since includes its instant (times are kept to the millisecond). */
 const justBefore = (iso: string) => new Date(Date.parse(iso) - 1).toISOString();
 
+/** At one endpoint: where the message stands there, and when it is tried next. */
+const AT_ENDPOINT: readonly Column<EndpointMessageOut>[] = [
+  // Svix's codes 0–3 are MESSAGE_STANDINGS' order.
+  { header: 'STATUS', value: (m) => MESSAGE_STANDINGS[m.status] ?? String(m.status) },
+  { header: 'NEXT ATTEMPT', value: (m) => (m.nextAttempt ? timestamp(m.nextAttempt) : '-') },
+];
+
 /**
  * `courier messages`: an application's latest messages, newest first, each with how many of its
- * endpoints have it delivered, pending, being sent or failed (an older server sends no counts: -).
+ * endpoints have it delivered, pending, being sent or failed (an older server sends no counts: -);
+ * with --endpoint, the messages sent to that endpoint, each with where it stands there.
  */
 export async function messages(app: string, options: MessagesOptions) {
   checkTimeRange(options);
+  const { endpoint, status } = options;
+  if (status && !endpoint) {
+    throw usageError(
+      '--status needs --endpoint: a message stands delivered, pending or failed at each endpoint apart',
+    );
+  }
   const client = ApiClient.connect(options);
-  const list = await client.list<MessageOut>(
-    apiPath('app', app, 'msg'),
+  const list = await client.list<EndpointMessageOut>(
+    endpoint ? apiPath('app', app, 'endpoint', endpoint, 'msg') : apiPath('app', app, 'msg'),
     {
       limit: Math.min(options.limit, 250),
-      with_status: 'true',
+      with_status: endpoint ? undefined : 'true',
+      status: status && MESSAGE_STANDINGS.indexOf(status),
       // The table shows no payload; JSON is what a script reads, so it gets the whole message.
       with_content: options.json ? 'true' : 'false',
       event_types: options.eventType,
@@ -37,12 +61,17 @@ export async function messages(app: string, options: MessagesOptions) {
     },
     options.limit,
   );
-  const filtered = options.eventType || options.channel || options.tag || options.since || options.until;
+  const filtered =
+    status || options.eventType || options.channel || options.tag || options.since || options.until;
   output(
     options.json,
     list,
-    [...MESSAGE_COLUMNS, ...standingColumns((m: MessageOut) => m.statusCounts)],
+    [...MESSAGE_COLUMNS, ...(endpoint ? AT_ENDPOINT : standingColumns((m: MessageOut) => m.statusCounts))],
     list,
-    filtered ? 'no messages match' : `no messages in application ${app}`,
+    filtered
+      ? 'no messages match'
+      : endpoint
+        ? `no messages sent to endpoint ${endpoint}`
+        : `no messages in application ${app}`,
   );
 }
