@@ -12,6 +12,8 @@ export const TAG_PATTERN = '^[a-zA-Z0-9\\-_./\\\\#]{1,128}$';
  * passes such messages by, so an endpoint that never had an example does not get another's.
  */
 export const EXAMPLE_TAG = 'courier.example';
+/** Why a published message may not carry EXAMPLE_TAG, in the API's refusal and the CLI's alike. */
+export const EXAMPLE_TAG_RESERVED = `${EXAMPLE_TAG} is reserved for example messages (send-example)`;
 /** At most this many channels, and as many tags, on one message. */
 export const MESSAGE_NAMES_MAX = 10;
 /** payloadRetentionHours' bounds: an hour to 90 days. */

@@ -192,8 +192,9 @@ export function registerIdempotency(app: Api, deps: ApiDeps): void {
   // The response is stored as it is sent; a 5xx gives the key back so a retry redoes the work
   // (a publish: under the same message id).
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    // As the stored answer is marked when sent again: this try created nothing (courier send says so).
-    if (request.earlierTryFound) reply.header('idempotent-replayed', 'true');
+    // As the stored answer is marked when sent again: this try created nothing (courier send says so);
+    // an error after the find (serialising the answer, say) is this try's own.
+    if (request.earlierTryFound && reply.statusCode < 400) reply.header('idempotent-replayed', 'true');
     const key = request.idempotencyKey;
     if (!key) return payload;
     request.idempotencyKey = undefined;

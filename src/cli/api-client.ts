@@ -141,26 +141,24 @@ export class ApiClient {
     return { body: json as T, headers: response.headers };
   }
 
-  /** Every page of a list, walking `iterator` until `done`. */
-  async *pages<T>(path: string, query: Query = {}): AsyncGenerator<T[]> {
-    let iterator: string | undefined;
-    for (;;) {
-      const page = await this.request<ListPage<T>>('GET', path, { query: { ...query, iterator } });
-      yield page.data;
-      // A page without an iterator cannot lead further, whatever `done` says.
-      if (page.done || !page.iterator || page.data.length === 0) return;
-      iterator = page.iterator;
-    }
-  }
-
-  /** The items of a list, all of them or the first `max`. */
+  /**
+   * The items of a list, all of them or the first `max`, walking `iterator` until `done`; each page
+   * asks for no more than is still wanted, and at most `query.limit` (the API's largest by default).
+   */
   async list<T>(path: string, query: Query = {}, max = Number.POSITIVE_INFINITY): Promise<T[]> {
     const items: T[] = [];
-    for await (const data of this.pages<T>(path, query)) {
-      items.push(...data);
-      if (items.length >= max) return items.slice(0, max);
+    const pageSize = Number(query.limit ?? MAX_PAGE);
+    let iterator: string | undefined;
+    for (;;) {
+      const limit = Math.min(pageSize, max - items.length);
+      const page = await this.request<ListPage<T>>('GET', path, { query: { ...query, limit, iterator } });
+      items.push(...page.data);
+      // A page without an iterator cannot lead further, whatever `done` says.
+      if (items.length >= max || page.done || !page.iterator || page.data.length === 0) {
+        return items.slice(0, max);
+      }
+      iterator = page.iterator;
     }
-    return items;
   }
 
   private unreachable(error: unknown, timeoutMs: number, options: RequestOptions): string {
@@ -237,6 +235,9 @@ interface RequestOptions {
 }
 
 /** Errors of a connection that closed once open, perhaps after the request had gone (a restart, a proxy's timeout). */
+/** The API's largest page (`limit`; MAX_LIMIT in src/api/pagination.ts, which loads the schema library). */
+const MAX_PAGE = 250;
+
 const CLOSED_MIDWAY = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
 /** The options every operator command takes. */

@@ -3,7 +3,13 @@ import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { CAPABILITIES } from '../api/app-capabilities.ts';
 import { parsedJsonProblem } from '../api/json-checks.ts';
-import { CHANNEL_PATTERN, EXAMPLE_TAG, MESSAGE_NAMES_MAX, TAG_PATTERN } from '../message-limits.ts';
+import {
+  CHANNEL_PATTERN,
+  EXAMPLE_TAG,
+  EXAMPLE_TAG_RESERVED,
+  MESSAGE_NAMES_MAX,
+  TAG_PATTERN,
+} from '../message-limits.ts';
 import { formatDuration, parseDuration } from '../policy/duration.ts';
 import { usageError } from './errors.ts';
 
@@ -35,13 +41,13 @@ function messageName(what: string, pattern: string, characters: string) {
 const CHANNEL = ['channel', CHANNEL_PATTERN, 'letters, digits and - _ . :'] as const;
 const TAG = ['tag', TAG_PATTERN, 'letters, digits and - _ . / \\ #'] as const;
 /**
- * The message list's --channel and --tag: one name each, as the API filters by one; given twice,
+ * The --channel and --tag filters (messages, bulk-replay): one name each, as the API filters by one; given twice,
  * refused rather than the first silently dropped.
  */
 function oneMessageName(what: string, pattern: string, characters: string) {
   const check = messageName(what, pattern, characters);
   return (name: string, previous?: string): string => {
-    if (previous !== undefined) throw new InvalidArgumentError(`one ${what} only: the list filters by one.`);
+    if (previous !== undefined) throw new InvalidArgumentError(`one ${what} only: the API filters by one.`);
     return check(name);
   };
 }
@@ -50,15 +56,15 @@ export const tagFilter = oneMessageName(...TAG);
 
 /**
  * commander parser for a message's repeatable --channel or --tag: each checked, at most
- * MESSAGE_NAMES_MAX, not `reserved`; a name given twice counts once (the API refuses a list with
+ * MESSAGE_NAMES_MAX, tags not EXAMPLE_TAG; a name given twice counts once (the API refuses a list with
  * repeats).
  */
-function messageNames(what: string, pattern: string, characters: string, reserved?: string) {
+function messageNames(what: string, pattern: string, characters: string, refuseExample = false) {
   const check = messageName(what, pattern, characters);
   return (value: string, previous: string[] = []): string[] => {
     const names = [...new Set(collect(value, previous))].map(check);
-    if (reserved !== undefined && names.includes(reserved)) {
-      throw new InvalidArgumentError(`${reserved} is reserved for example messages (send-example).`);
+    if (refuseExample && names.includes(EXAMPLE_TAG)) {
+      throw new InvalidArgumentError(`${EXAMPLE_TAG_RESERVED}.`);
     }
     if (names.length > MESSAGE_NAMES_MAX) {
       throw new InvalidArgumentError(`at most ${MESSAGE_NAMES_MAX} ${what}s on one message.`);
@@ -67,7 +73,7 @@ function messageNames(what: string, pattern: string, characters: string, reserve
   };
 }
 export const collectChannel = messageNames(...CHANNEL);
-export const collectTag = messageNames(...TAG, EXAMPLE_TAG);
+export const collectTag = messageNames(...TAG, true);
 
 /**
  * bulk-replay's --status: Svix's four standings (codes 0–3) in the words `courier status` uses;

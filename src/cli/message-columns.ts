@@ -33,6 +33,10 @@ export const MESSAGE_COLUMNS: readonly Column<MessageOut>[] = [
   { header: 'CREATED', value: (m) => timestamp(m.timestamp) },
 ];
 
+/** Svix's statusText in the words the README and the CLI use (pending and sending as they are). */
+export const standingWord = (statusText: string): string =>
+  ({ success: 'delivered', fail: 'failed' })[statusText] ?? statusText;
+
 const STANDING_HEADERS = { success: 'DELIVERED', pending: 'PENDING', sending: 'SENDING', fail: 'FAILED' };
 
 /** A count column per standing, `-` where the row has no counts (an older server sends none). */

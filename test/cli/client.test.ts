@@ -118,9 +118,16 @@ describe('ApiClient', () => {
     const path = apiPath('app', appId, 'endpoint');
     const all = await client.list<{ id: string }>(path, { limit: 2, order: 'ascending' });
     expect(all.map((e) => e.id)).toEqual(ids);
+    const asked = vi.spyOn(client, 'request');
     expect((await client.list<{ id: string }>(path, { limit: 2 }, 3)).map((e) => e.id)).toEqual(
       [...ids].reverse().slice(0, 3),
     );
+    // No page larger than what is still wanted.
+    expect(asked.mock.calls.map(([, , options]) => options?.query?.limit)).toEqual([2, 1]);
+    asked.mockClear();
+    await client.list(path);
+    expect(asked.mock.calls.map(([, , options]) => options?.query?.limit)).toEqual([250]);
+    asked.mockRestore();
   });
 
   it("turns the API's errors into one readable line (exit 1)", async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliError } from '../../src/cli/errors.ts';
 import { duration, printable, table, timestamp } from '../../src/cli/format.ts';
 import { collect, isoTime, positiveInteger, readPayload } from '../../src/cli/input.ts';
+import { type StandingCounts, standingColumns } from '../../src/cli/message-columns.ts';
 import { progressBar } from '../../src/cli/progress.ts';
 
 describe('table', () => {
@@ -28,6 +29,24 @@ describe('table', () => {
       ['NAME       N  TEXT', 'a          5  short', 'longer  1234   [31mred ne…', ''].join('\n'),
     );
     expect(printable('a\r\n\u0007b\u009bc')).toBe('a b c');
+  });
+
+  it('counts where messages stand, a dash for each count a row lacks (an older server sends none)', () => {
+    type Row = { counts?: StandingCounts };
+    const rows: Row[] = [{ counts: { success: 3, pending: 1, sending: 0, fail: 2 } }, {}];
+    expect(
+      table(
+        standingColumns((r: Row) => r.counts),
+        rows,
+      ),
+    ).toBe(
+      [
+        'DELIVERED  PENDING  SENDING  FAILED',
+        '        3        1        0       2',
+        '        -        -        -       -',
+        '',
+      ].join('\n'),
+    );
   });
 });
 

@@ -89,6 +89,8 @@ describe('courier messages', () => {
       listed('--since', laterAt),
       listed('--until', laterAt),
       listed('--limit', '2'),
+      // Above the API's page size: asked for in pages of 250.
+      listed('--limit', '251'),
     ]);
     expect(results).toEqual([
       [ids.invoice],
@@ -99,6 +101,7 @@ describe('courier messages', () => {
       [ids.later],
       [ids.invoice, ids.order],
       [ids.later, ids.invoice],
+      [ids.later, ids.invoice, ids.order],
     ]);
   });
 
@@ -152,7 +155,7 @@ describe('courier messages', () => {
     const usage = [channel, twoTags, reversed, zero, statusAlone, badStatus];
     expect(usage.map((run) => [run.code, run.stdout])).toEqual(Array(usage.length).fill([2, '']));
     expect(statusAlone.stderr).toBe(
-      'courier: --status needs --endpoint: a message stands delivered, pending or failed at each endpoint apart\n',
+      "courier: --status needs --endpoint: a message's status is its endpoint's\n",
     );
     expect(badStatus.stderr).toContain(
       "option '--status <status>' argument 'lost' is invalid. Allowed choices are delivered, pending, failed, sending.",
@@ -166,7 +169,7 @@ describe('courier messages', () => {
       `option '--channel <channel>' argument 'eu west' is invalid. "eu west" is not a channel (1-128 of letters, digits and - _ . :).`,
     );
     expect(twoTags.stderr).toContain(
-      `option '--tag <tag>' argument 'b' is invalid. one tag only: the list filters by one.`,
+      `option '--tag <tag>' argument 'b' is invalid. one tag only: the API filters by one.`,
     );
     expect(reversed.stderr).toBe(
       'courier: --since (2026-03-01T00:00:00.000Z) must be before --until (2026-01-01T00:00:00.000Z)\n',

@@ -99,6 +99,19 @@ describe.each(BACKENDS)('courier_publish as a transactional outbox on %s', (back
     expect(gone.map((r) => [Buffer.from(r.payload).length, r.state])).toEqual([[0, 'failed']]);
   });
 
+  it("keeps the message's time to the millisecond, as every other publish does", async () => {
+    const app = await makeApp(t.db, now);
+    // now(), p_now's default, has microseconds: listed after its own time, the message came again.
+    await t.db.query(
+      `select * from courier_publish($1, 'invoice.paid', convert_to('{}', 'UTF8'), p_now => $2)`,
+      [app.id, '2026-01-01T12:00:05.000400Z'],
+    );
+    const { rows } = await t.db.query<{ created_at: Date; micros: number }>(
+      `select created_at, (extract(microseconds from created_at) % 1000)::int as micros from courier_messages`,
+    );
+    expect(rows).toEqual([{ created_at: new Date('2026-01-01T12:00:05.000Z'), micros: 0 }]);
+  });
+
   it('refuses a payload expiry that is not after p_now, and publishes nothing', async () => {
     const app = await makeApp(t.db, now);
     await expect(

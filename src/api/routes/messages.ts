@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { newId } from '../../ids.ts';
-import { EXAMPLE_TAG } from '../../message-limits.ts';
+import { EXAMPLE_TAG, EXAMPLE_TAG_RESERVED } from '../../message-limits.ts';
 import { publish } from '../../store/publisher.ts';
 import { anyEndpointTakes } from '../../store/queries/endpoint-filter.ts';
 import { flushBarrier } from '../../store/queries/publish.ts';
@@ -123,7 +123,7 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       }
       const { eventType, payload, eventId, channels, tags: messageTags } = request.body;
       if (messageTags?.includes(EXAMPLE_TAG)) {
-        refused.refuse(['body', 'tags'], `${EXAMPLE_TAG} is reserved for example messages (send-example)`);
+        refused.refuse(['body', 'tags'], EXAMPLE_TAG_RESERVED);
       }
       const keepPayloadMs = refused.check(() => payloadRetentionMs(request.body), null);
       refused.done();

@@ -38,11 +38,7 @@ export async function attempts(app: string, endpoint: string, options: AttemptsO
   const [path, query] = options.msg
     ? [apiPath('app', app, 'attempt', 'msg', options.msg), { endpoint_id: endpoint }]
     : [apiPath('app', app, 'attempt', 'endpoint', endpoint), {}];
-  const list = await client.list<AttemptOut>(
-    path,
-    { ...query, limit: Math.min(options.limit, 250) },
-    options.limit,
-  );
+  const list = await client.list<AttemptOut>(path, query, options.limit);
   output(
     options.json,
     list,

@@ -34,7 +34,6 @@ function deadLetters(client: ApiClient, app: string, endpoint: string, options: 
   return client.list<DeadLetterOut>(deadLetterPath(app, endpoint), {
     since: options.since,
     until: options.until,
-    limit: 250,
   });
 }
 

@@ -60,7 +60,6 @@ type Listed = EndpointOut & { stats?: StandingCounts };
 export async function endpoints(app: string, options: OperatorOptions & { stats?: boolean }) {
   const client = ApiClient.connect(options);
   const endpoints = await client.list<EndpointOut>(apiPath('app', app, 'endpoint'), {
-    limit: 250,
     order: 'ascending',
   });
   const list: Listed[] = options.stats ? await statsOf(client, app, endpoints) : endpoints;

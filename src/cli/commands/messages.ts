@@ -2,7 +2,7 @@ import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { usageError } from '../errors.ts';
 import { type Column, output, timestamp } from '../format.ts';
 import { checkTimeRange, MESSAGE_STANDINGS } from '../input.ts';
-import { MESSAGE_COLUMNS, type MessageOut, standingColumns } from '../message-columns.ts';
+import { MESSAGE_COLUMNS, type MessageOut, standingColumns, standingWord } from '../message-columns.ts';
 
 export interface MessagesOptions extends OperatorOptions {
   limit: number;
@@ -17,7 +17,7 @@ export interface MessagesOptions extends OperatorOptions {
 
 /** Svix's EndpointMessageOut: a message as it stands at one endpoint. */
 interface EndpointMessageOut extends MessageOut {
-  status: 0 | 1 | 2 | 3;
+  statusText: string;
   nextAttempt: string | null;
 }
 
@@ -26,8 +26,7 @@ const justBefore = (iso: string) => new Date(Date.parse(iso) - 1).toISOString();
 
 /** At one endpoint: where the message stands there, and when it is tried next. */
 const AT_ENDPOINT: readonly Column<EndpointMessageOut>[] = [
-  // Svix's codes 0–3 are MESSAGE_STANDINGS' order.
-  { header: 'STATUS', value: (m) => MESSAGE_STANDINGS[m.status] ?? String(m.status) },
+  { header: 'STATUS', value: (m) => standingWord(m.statusText) },
   { header: 'NEXT ATTEMPT', value: (m) => (m.nextAttempt ? timestamp(m.nextAttempt) : '-') },
 ];
 
@@ -40,16 +39,14 @@ export async function messages(app: string, options: MessagesOptions) {
   checkTimeRange(options);
   const { endpoint, status } = options;
   if (status && !endpoint) {
-    throw usageError(
-      '--status needs --endpoint: a message stands delivered, pending or failed at each endpoint apart',
-    );
+    throw usageError("--status needs --endpoint: a message's status is its endpoint's");
   }
   const client = ApiClient.connect(options);
   const list = await client.list<EndpointMessageOut>(
     endpoint ? apiPath('app', app, 'endpoint', endpoint, 'msg') : apiPath('app', app, 'msg'),
     {
-      limit: Math.min(options.limit, 250),
       with_status: endpoint ? undefined : 'true',
+      // Svix's codes 0–3 are MESSAGE_STANDINGS' order.
       status: status && MESSAGE_STANDINGS.indexOf(status),
       // The table shows no payload; JSON is what a script reads, so it gets the whole message.
       with_content: options.json ? 'true' : 'false',

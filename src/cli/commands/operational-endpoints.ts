@@ -25,7 +25,7 @@ export interface AddOptions extends OperatorOptions {
 const path = (...rest: string[]) => apiPath('operational-webhook', 'endpoint', ...rest);
 
 export async function listOperationalEndpoints(options: OperatorOptions) {
-  const list = await ApiClient.connect(options).list<OperationalEndpointOut>(path(), { limit: 250 });
+  const list = await ApiClient.connect(options).list<OperationalEndpointOut>(path());
   output(
     options.json,
     list,

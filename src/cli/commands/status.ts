@@ -1,5 +1,6 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { orDash, output, timestamp } from '../format.ts';
+import { standingWord } from '../message-columns.ts';
 
 /** Svix's MessageEndpointOut, the fields shown; `attempts` is a Courier extension. */
 interface DestinationOut {
@@ -11,26 +12,14 @@ interface DestinationOut {
   attempts?: number;
 }
 
-/** Svix's words for a destination, in the ones the README and the API's description use. */
-function standing(d: DestinationOut): string {
-  switch (d.statusText) {
-    case 'success':
-      return 'delivered';
-    case 'fail':
-      return 'failed';
-    case 'pending':
-      return (d.attempts ?? 0) > 0 ? 'retrying' : 'pending';
-    default:
-      return d.statusText;
-  }
-}
+/** Where it stands, pending told apart as retrying once an attempt has failed (`attempts`). */
+const standing = (d: DestinationOut): string =>
+  d.statusText === 'pending' && (d.attempts ?? 0) > 0 ? 'retrying' : standingWord(d.statusText);
 
 /** `courier status`: where one message stands at each endpoint it was sent to. */
 export async function status(app: string, message: string, options: OperatorOptions) {
   const client = ApiClient.connect(options);
-  const list = await client.list<DestinationOut>(apiPath('app', app, 'msg', message, 'endpoint'), {
-    limit: 250,
-  });
+  const list = await client.list<DestinationOut>(apiPath('app', app, 'msg', message, 'endpoint'));
   output(
     options.json,
     list,
