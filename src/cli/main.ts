@@ -14,20 +14,26 @@ import type { UsageOptions } from './commands/usage.ts';
 import { CliError } from './errors.ts';
 import { printable } from './format.ts';
 import {
-  channelFilter,
   collect,
   collectCapability,
   collectChannel,
   collectTag,
   durationWithin,
   idempotencyKey,
-  MESSAGE_STANDINGS,
   positiveInteger,
   STATUS_CODE_CLASSES,
-  tagFilter,
   wholeHoursWithin,
 } from './input.ts';
-import { APP, ENDPOINT, OPERATIONAL_ENDPOINT, operator, publishRange, timeRange } from './options.ts';
+import {
+  APP,
+  ENDPOINT,
+  messageFilters,
+  OPERATIONAL_ENDPOINT,
+  operator,
+  publishRange,
+  standingOption,
+  timeRange,
+} from './options.ts';
 
 // Commands load their modules lazily: `courier worker` never pays for the HTTP server, nor the other way round.
 const program = new Command()
@@ -137,24 +143,20 @@ operator(
 
 operator(
   timeRange(
-    program
-      .command('messages')
-      .description("list an application's latest messages, each with where it stands at its endpoints")
-      .argument(...APP)
-      .option('--limit <n>', 'how many messages to show, newest first', positiveInteger, 50)
-      .option(
-        '--endpoint <endpoint>',
-        'only the messages sent to this endpoint (id or uid), each with where it stands there',
-      )
-      .addOption(
-        new Option(
-          '--status <status>',
-          'with --endpoint: only messages standing so there (pending: retrying too)',
-        ).choices(MESSAGE_STANDINGS),
-      )
-      .option('--event-type <type>', 'only messages of this event type (repeatable)', collect)
-      .option('--channel <channel>', 'only messages sent to this channel', channelFilter)
-      .option('--tag <tag>', 'only messages with this tag', tagFilter),
+    messageFilters(
+      program
+        .command('messages')
+        .description("list an application's latest messages, each with where it stands at its endpoints")
+        .argument(...APP)
+        .option('--limit <n>', 'how many messages to show, newest first', positiveInteger, 50)
+        .option(
+          '--endpoint <endpoint>',
+          'only the messages sent to this endpoint (id or uid), each with where it stands there',
+        )
+        .addOption(
+          standingOption('with --endpoint: only messages standing so there (pending: retrying too)'),
+        ),
+    ),
     'messages published',
   ),
 ).action(async (app: string, options: MessagesOptions) =>
@@ -186,31 +188,24 @@ Example:
 );
 
 operator(
-  publishRange(
-    program
-      .command('bulk-replay')
-      .description('send an endpoint again the messages it had, chosen by filters')
-      .argument(...APP)
-      .argument(...ENDPOINT),
-  )
-    .addOption(
-      new Option(
-        '--status <status>',
-        'only messages standing so at the endpoint (pending: retrying too)',
-      ).choices(MESSAGE_STANDINGS),
+  messageFilters(
+    publishRange(
+      program
+        .command('bulk-replay')
+        .description('send an endpoint again the messages it had, chosen by filters')
+        .argument(...APP)
+        .argument(...ENDPOINT),
     )
-    .addOption(
-      new Option(
-        '--status-code-class <class>',
-        "only messages whose latest attempt's response status is in this class (0: no response)",
-      ).choices(STATUS_CODE_CLASSES),
-    )
-    .option('--event-type <name>', 'only messages of this event type (repeatable)', collect)
-    .option('--channel <channel>', 'only messages on this channel', channelFilter)
-    .option('--tag <tag>', 'only messages with this tag', tagFilter)
-    .addHelpText(
-      'after',
-      `
+      .addOption(standingOption('only messages standing so at the endpoint (pending: retrying too)'))
+      .addOption(
+        new Option(
+          '--status-code-class <class>',
+          "only messages whose latest attempt's response status is in this class (0: no response)",
+        ).choices(STATUS_CODE_CLASSES),
+      ),
+  ).addHelpText(
+    'after',
+    `
 Each message chosen is sent again now, as a manual attempt with the same id and
 bytes, as \`courier dlq replay\` does a dead letter; held while the endpoint is
 paused or disabled. A message chosen as pending, failed or sending that was
@@ -220,7 +215,7 @@ Examples:
   $ courier bulk-replay acme main --since 2026-01-31 --status failed
   $ courier bulk-replay acme main --since 2026-01-31T08:00:00Z --until 2026-01-31T09:00:00Z \\
       --event-type invoice.paid --status-code-class 500`,
-    ),
+  ),
 ).action(async (app: string, endpoint: string, options: BulkReplayOptions) =>
   (await import('./commands/replay.ts')).bulkReplay(app, endpoint, options),
 );

@@ -1,6 +1,6 @@
 /** The arguments and options the operator commands share (main.ts puts them together). */
-import type { Command } from 'commander';
-import { isoTime } from './input.ts';
+import { type Command, Option } from 'commander';
+import { channelFilter, collect, isoTime, MESSAGE_STANDINGS, tagFilter } from './input.ts';
 
 export const APP = ['<app>', 'application id (app_…) or uid'] as const;
 export const ENDPOINT = ['<endpoint>', 'endpoint id (ep_…) or uid'] as const;
@@ -33,4 +33,16 @@ export function publishRange(command: Command): Command {
       isoTime,
     )
     .option('--until <time>', 'and before this ISO 8601 time', isoTime);
+}
+
+/** --status: where a message stands at an endpoint (Svix's four standings, in the CLI's words). */
+export const standingOption = (help: string) =>
+  new Option('--status <status>', help).choices(MESSAGE_STANDINGS);
+
+/** --event-type, --channel and --tag of the message list and bulk-replay, as the API filters. */
+export function messageFilters(command: Command): Command {
+  return command
+    .option('--event-type <type>', 'only messages of this event type (repeatable)', collect)
+    .option('--channel <channel>', 'only messages sent to this channel', channelFilter)
+    .option('--tag <tag>', 'only messages with this tag', tagFilter);
 }
