@@ -19,7 +19,7 @@ import {
   type StoredResponse,
 } from '../store/repos/idempotency.ts';
 import { payloadGoneAt } from '../store/repos/messages.ts';
-import { createError, fieldError, isUniqueViolation } from './errors.ts';
+import { createError, fieldError, isUidTaken } from './errors.ts';
 import { iso } from './schemas/common.ts';
 import type { Api, ApiDeps } from './types.ts';
 
@@ -121,8 +121,8 @@ export async function createOnce<T>(
   try {
     return await create(reserved?.id ?? newId(prefix, now));
   } catch (error) {
-    // Its id taken: the earlier try, still committing when this one looked, created it.
-    const found = isUniqueViolation(error) ? await earlier() : null;
+    // Its id or uid taken: the earlier try, still committing when this one looked, created it.
+    const found = isUidTaken(error) ? await earlier() : null;
     if (found) return found;
     throw error;
   }

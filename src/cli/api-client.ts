@@ -147,6 +147,7 @@ export class ApiClient {
    */
   async list<T>(path: string, query: Query = {}, max = Number.POSITIVE_INFINITY): Promise<T[]> {
     const items: T[] = [];
+    if (max <= 0) return items;
     const pageSize = Number(query.limit ?? MAX_PAGE);
     let iterator: string | undefined;
     for (;;) {
@@ -234,10 +235,10 @@ interface RequestOptions {
   droppedHint?: string;
 }
 
-/** Errors of a connection that closed once open, perhaps after the request had gone (a restart, a proxy's timeout). */
 /** The API's largest page (`limit`; MAX_LIMIT in src/api/pagination.ts, which loads the schema library). */
-const MAX_PAGE = 250;
+export const MAX_PAGE = 250;
 
+/** Errors of a connection that closed once open, perhaps after the request had gone (a restart, a proxy's timeout). */
 const CLOSED_MIDWAY = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
 /** The options every operator command takes. */

@@ -204,15 +204,18 @@ describe('idempotency keys when the database falters', () => {
   it.each([
     ['application', false],
     ['application', true],
+    ['application with a uid', true],
     ['endpoint', false],
     ['operational endpoint', false],
   ] as const)(
     'creates one %s when the SDK repeats a creation whose commit was not answered (the repeat racing it: %s)',
     async (what, racing) => {
-      const name = `created-once-${what.replace(' ', '-')}-${racing}`;
+      const name = `created-once-${what.replaceAll(' ', '-')}-${racing}`;
       const url = `https://example.com/${name}`;
       let path = '/api/v1/app';
       let body: Record<string, unknown> = { name };
+      // Its uid check then meets the earlier try's application (a 409), before any insert.
+      if (what === 'application with a uid') body = { name, uid: name };
       let made = { sql: 'select id from courier_applications where name = $1', param: name };
       if (what === 'endpoint') {
         path = `/api/v1/app/${await createApp(api)}/endpoint`;
@@ -223,7 +226,7 @@ describe('idempotency keys when the database falters', () => {
         // Its application made first: the creation lost is the endpoint's.
         await api.request('POST', path, { body: { url: 'https://example.com/first' } });
       }
-      if (what !== 'application')
+      if (what === 'endpoint' || what === 'operational endpoint')
         made = { sql: 'select id from courier_endpoints where url = $1', param: url };
       const post = () =>
         api.request<{ id: string }>('POST', path, { body, headers: { 'idempotency-key': name } });

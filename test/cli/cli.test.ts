@@ -638,6 +638,7 @@ describe('courier operator commands', () => {
         cli(['send', 'acme', 'e', '{}', '--tag', 'ok', '--tag', 'q1:2026']),
         cli(['send', 'acme', 'e', '{}', '--tag', tags]),
         cli(['send', 'acme', 'e', '{}', '--tag', 'courier.example']),
+        cli(['bulk-replay', 'acme', 'main', '--since', '2026-01-01', '--tag', 'a', '--tag', 'b']),
       ]);
     for (const run of [
       badJson,
@@ -680,6 +681,7 @@ describe('courier operator commands', () => {
       `error: option '--tag <tag>' argument 'q1:2026' is invalid. "q1:2026" is not a tag (1-128 of letters, digits and - _ . / \\ #).`,
       `error: option '--tag <tag>' argument '${tags}' is invalid. at most 10 tags on one message.`,
       `error: option '--tag <tag>' argument 'courier.example' is invalid. courier.example is reserved for example messages (send-example).`,
+      `error: option '--tag <tag>' argument 'b' is invalid. one tag only: the API filters by one.`,
     ]);
     expect(await messageCount('acme')).toBe(before);
   });

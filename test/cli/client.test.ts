@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ApiClient, apiPath } from '../../src/cli/api-client.ts';
+import { MAX_LIMIT } from '../../src/api/pagination.ts';
+import { ApiClient, apiPath, MAX_PAGE } from '../../src/cli/api-client.ts';
 import { dlqReplay } from '../../src/cli/commands/dlq.ts';
 import { CliError } from '../../src/cli/errors.ts';
 import { type Receiver, startRawReceiver, startReceiver } from '../delivery/receiver.ts';
@@ -126,7 +127,12 @@ describe('ApiClient', () => {
     expect(asked.mock.calls.map(([, , options]) => options?.query?.limit)).toEqual([2, 1]);
     asked.mockClear();
     await client.list(path);
-    expect(asked.mock.calls.map(([, , options]) => options?.query?.limit)).toEqual([250]);
+    // The API's largest page, which the CLI keeps a copy of (it does not load the API's modules).
+    expect(asked.mock.calls.map(([, , options]) => options?.query?.limit)).toEqual([MAX_LIMIT]);
+    expect(MAX_PAGE).toBe(MAX_LIMIT);
+    asked.mockClear();
+    expect(await client.list(path, {}, 0)).toEqual([]);
+    expect(asked).not.toHaveBeenCalled();
     asked.mockRestore();
   });
 
