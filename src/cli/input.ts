@@ -40,6 +40,7 @@ function messageName(what: string, pattern: string, characters: string) {
 }
 const CHANNEL = ['channel', CHANNEL_PATTERN, 'letters, digits and - _ . :'] as const;
 const TAG = ['tag', TAG_PATTERN, 'letters, digits and - _ . / \\ #'] as const;
+
 /**
  * The --channel and --tag filters (messages, bulk-replay): one name each, as the API filters by one; given twice,
  * refused rather than the first silently dropped.
@@ -76,8 +77,8 @@ export const collectChannel = messageNames(...CHANNEL);
 export const collectTag = messageNames(...TAG, true);
 
 /**
- * bulk-replay's --status: Svix's four standings (codes 0–3) in the words `courier status` uses;
- * pending covers its pending and retrying.
+ * --status of bulk-replay and messages: Svix's four standings, in the order of their codes 0–3 and
+ * the words `courier status` uses; pending covers its pending and retrying.
  */
 export const MESSAGE_STANDINGS = ['delivered', 'pending', 'failed', 'sending'] as const;
 /** bulk-replay's --status-code-class (0: no response). */
