@@ -104,7 +104,7 @@ export class ApiClient {
     method: string,
     path: string,
     options: RequestOptions = {},
-  ): Promise<{ body: T; headers: Headers }> {
+  ): Promise<{ body: T; headers: Headers; status: number }> {
     const timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
     const target = this.url + path + queryString(options.query);
     // Set over the caller's, whatever case it wrote them in.
@@ -138,7 +138,7 @@ export class ApiClient {
     if (json === undefined && text !== '') {
       throw apiError(`${this.url} answered HTTP ${response.status} without JSON: is it Courier?`);
     }
-    return { body: json as T, headers: response.headers };
+    return { body: json as T, headers: response.headers, status: response.status };
   }
 
   /**

@@ -104,3 +104,7 @@ export function timestamp(iso: string): string {
 /** `-` for absent values, so every column lines up. */
 export const orDash = (value: string | number | null | undefined): string =>
   value === null || value === undefined || value === '' ? '-' : String(value);
+
+/** `ep_… (main)`: an id with the uid its owner knows it by. */
+export const idAndUid = (row: { id: string; uid: string | null }): string =>
+  row.uid ? `${row.id} (${row.uid})` : row.id;

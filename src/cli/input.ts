@@ -56,11 +56,11 @@ export const channelFilter = oneMessageName(...CHANNEL);
 export const tagFilter = oneMessageName(...TAG);
 
 /**
- * commander parser for a message's repeatable --channel or --tag: each checked, at most
- * MESSAGE_NAMES_MAX, tags not EXAMPLE_TAG; a name given twice counts once (the API refuses a list with
+ * commander parser for a repeatable --channel or --tag (of a message, or a channel `on` an endpoint):
+ * each checked, at most MESSAGE_NAMES_MAX, tags not EXAMPLE_TAG; a name given twice counts once (the API refuses a list with
  * repeats).
  */
-function messageNames(what: string, pattern: string, characters: string, refuseExample = false) {
+function messageNames(on: string, what: string, pattern: string, characters: string, refuseExample = false) {
   const check = messageName(what, pattern, characters);
   return (value: string, previous: string[] = []): string[] => {
     const names = [...new Set(collect(value, previous))].map(check);
@@ -68,13 +68,31 @@ function messageNames(what: string, pattern: string, characters: string, refuseE
       throw new InvalidArgumentError(`${EXAMPLE_TAG_RESERVED}.`);
     }
     if (names.length > MESSAGE_NAMES_MAX) {
-      throw new InvalidArgumentError(`at most ${MESSAGE_NAMES_MAX} ${what}s on one message.`);
+      throw new InvalidArgumentError(`at most ${MESSAGE_NAMES_MAX} ${what}s on ${on}.`);
     }
     return names;
   };
 }
-export const collectChannel = messageNames(...CHANNEL);
-export const collectTag = messageNames(...TAG, true);
+export const collectChannel = messageNames('one message', ...CHANNEL);
+export const collectTag = messageNames('one message', ...TAG, true);
+/** An endpoint's --channel: the channels it takes, as many as a message may carry. */
+export const collectEndpointChannel = messageNames('one endpoint', ...CHANNEL);
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * commander parser for a repeatable --header 'Name: value' (an endpoint's own headers, sent with
+ * every delivery). A name given twice, in any case, is refused: one of the two would be lost.
+ */
+export function collectHeader(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const colon = value.indexOf(':');
+  const name = value.slice(0, Math.max(colon, 0)).trim();
+  if (!HEADER_NAME.test(name)) throw new InvalidArgumentError("expected 'Name: value'.");
+  if (Object.keys(previous).some((given) => given.toLowerCase() === name.toLowerCase())) {
+    throw new InvalidArgumentError(`header ${name} given twice.`);
+  }
+  return { ...previous, [name]: value.slice(colon + 1).trim() };
+}
 
 /**
  * --status of bulk-replay and messages: Svix's four standings, in the order of their codes 0–3 and

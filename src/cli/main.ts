@@ -34,6 +34,7 @@ import {
   standingOption,
   timeRange,
 } from './options.ts';
+import { applicationCommands, endpointCommands } from './resource-commands.ts';
 
 // Commands load their modules lazily: `courier worker` never pays for the HTTP server, nor the other way round.
 const program = new Command()
@@ -49,15 +50,17 @@ const program = new Command()
   .addHelpText(
     'after',
     `
-send, messages, endpoints, attempts, status, dlq, replay-missing, bulk-replay,
-event-types, usage, operational-endpoints and app-tokens talk to a running Courier
-over its API:
+apps, endpoints, send, messages, attempts, status, dlq, replay-missing,
+bulk-replay, event-types, usage, operational-endpoints and app-tokens talk to a
+running Courier over its API:
   COURIER_URL     its base URL, or --url (default: where COURIER_HOST and COURIER_PORT put it)
   COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
 They print tables, or JSON with --json. Exit status: 0 done, 1 API or network
 error, 2 usage error (nothing was sent).
 
 Examples:
+  $ courier apps create "Acme Corp" --uid acme
+  $ courier endpoints add acme https://acme.example.com/webhooks --uid main
   $ courier send acme invoice.paid '{"invoice":42}' --event-id inv-42
   $ courier messages acme --event-type invoice.paid --limit 10
   $ courier attempts acme main --limit 10
@@ -85,6 +88,9 @@ program
   .description('apply pending database migrations and exit')
   .action(async () => (await import('./commands/migrate.ts')).migrate());
 
+applicationCommands(program);
+endpointCommands(program);
+
 operator(
   program
     .command('send')
@@ -107,16 +113,6 @@ operator(
     ),
 ).action(async (app: string, eventType: string, payload: string, options: SendOptions) =>
   (await import('./commands/send.ts')).send(app, eventType, payload, options),
-);
-
-operator(
-  program
-    .command('endpoints')
-    .description("list an application's endpoints")
-    .argument(...APP)
-    .option('--stats', 'also count their messages of the last 28 days: delivered, pending, sending, failed'),
-).action(async (app: string, options: OperatorOptions & { stats?: boolean }) =>
-  (await import('./commands/endpoints.ts')).endpoints(app, options),
 );
 
 operator(

@@ -687,15 +687,17 @@ describe('courier operator commands', () => {
   });
 
   it('documents itself, and names mistyped commands (exit 2)', async () => {
-    const [help, dlqHelp, typo] = await Promise.all([
+    const [help, dlqHelp, endpointsHelp, typo] = await Promise.all([
       cli(['--help']),
       cli(['dlq', '--help']),
+      cli(['endpoints', '--help']),
       cli(['endpoint', 'acme']),
     ]);
     expect(help.code).toBe(0);
     for (const usage of [
       'send <app> <event-type> <payload>',
-      'endpoints <app>',
+      'apps [command]',
+      'endpoints [command]',
       'attempts <app> <endpoint>',
       'status <app> <message>',
     ]) {
@@ -705,6 +707,14 @@ describe('courier operator commands', () => {
     expect(dlqHelp.code).toBe(0);
     expect(dlqHelp.stdout).toMatch(/list <app> <endpoint> +list an endpoint's dead letters/);
     expect(dlqHelp.stdout).toMatch(/replay <app> <endpoint> +replay dead letters/);
+    for (const usage of [
+      'list <app>',
+      'add <app> <url>',
+      'pause <app> <endpoint>',
+      'resume <app> <endpoint>',
+    ]) {
+      expect(endpointsHelp.stdout).toContain(usage);
+    }
     expect(typo).toMatchObject({ code: 2, stdout: '' });
     expect(typo.stderr).toMatch(/^error: unknown command 'endpoint'\n/);
   });

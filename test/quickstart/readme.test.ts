@@ -1,8 +1,8 @@
 /**
  * README.md's Quickstart, followed literally in a fresh clone of the repository's committed HEAD:
  * `npm ci`, a first `npm start` (which prints the URL and a token), the receiver command, the
- * restart with the loopback range allowed, then the README's curl commands, run by bash as a
- * person would paste them. The commands are read from the clone's README, so the test breaks when
+ * restart with the loopback range allowed, then the README's `npx courier` and curl commands, run
+ * by bash as a person would paste them. The commands are read from the clone's README, so the test breaks when
  * the README and the code drift apart. Only the ports change (free ones instead of 8080 and 9000,
  * through COURIER_PORT and the URLs), and the data directory is a temporary one.
  */
@@ -186,7 +186,42 @@ describe('README quickstart in a fresh clone', () => {
     let server: Proc | undefined;
     let receiver: Proc | undefined;
     const answers: { command: string; output: string }[] = [];
+    const cliAnswers: { command: string; output: string }[] = [];
     let messageId: string | undefined;
+    let cliMessageId: string | undefined;
+    // The README's third terminal: the commands read COURIER_PORT, as it says.
+    const cliEnv = { ...env, COURIER_PORT: String(apiPort) };
+    /** Runs `command` until `done` holds of its output, for 5 s at most (a delivery is not instant). */
+    const settled = async (
+      command: string,
+      commandEnv: NodeJS.ProcessEnv,
+      done: (output: string) => boolean,
+    ) => {
+      const deadline = Date.now() + 5_000;
+      for (;;) {
+        const { stdout } = await run('bash', ['-c', prelude + command], {
+          cwd: clone,
+          env: commandEnv,
+          timeout: 15_000,
+        });
+        if (done(stdout) || Date.now() > deadline) return stdout;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    };
+    const deliveredIn = (out: string, id: string | undefined) => {
+      try {
+        const { data } = JSON.parse(out) as { data: { msgId: string; responseStatusCode: number }[] };
+        return data.some((a) => a.msgId === id && a.responseStatusCode === 200);
+      } catch {
+        return false;
+      }
+    };
+    const printedBy = async (id: string | undefined) =>
+      until('the receiver to print the event', () => id && receiver?.output.includes(id), 5_000).catch(
+        (error) => {
+          throw new Error(`${error.message}\n${transcript()}`);
+        },
+      );
 
     for (const original of commands) {
       const command = localize(original);
@@ -210,31 +245,20 @@ describe('README quickstart in a fresh clone', () => {
         expect(server.output, 'no token is generated when COURIER_ADMIN_TOKEN is set').not.toMatch(
           /courier_[A-Za-z0-9_-]{43}/,
         );
+      } else if (/^npx courier /.test(command)) {
+        expect(server, 'the server is started before the first command').toBeDefined();
+        const delivered = /^npx courier (attempts|status) /.test(command);
+        if (delivered) await printedBy(cliMessageId);
+        const output = await settled(command, cliEnv, (out) => !delivered || /\b(200|delivered)\b/.test(out));
+        cliAnswers.push({ command, output });
+        if (/^npx courier send /.test(command)) cliMessageId = /\n(msg_\w+) /.exec(output)?.[1];
       } else if (/^curl /.test(command)) {
         expect(server, 'the server is started before the first curl').toBeDefined();
         const isAttempts = /\/attempt\//.test(command);
-        if (isAttempts) {
-          // "The receiver prints the event within milliseconds."
-          await until(
-            'the receiver to print the event',
-            () => messageId && receiver?.output.includes(messageId),
-            5_000,
-          ).catch((error) => {
-            throw new Error(`${error.message}\n${transcript()}`);
-          });
-        }
-        const deadline = Date.now() + 5_000;
-        let output: string;
-        for (;;) {
-          ({ stdout: output } = await run('bash', ['-c', prelude + command], {
-            cwd: clone,
-            env,
-            timeout: 15_000,
-          }));
-          // An attempt is recorded just after the receiver answers: look again briefly if it is not yet.
-          if (!isAttempts || output.includes('"responseStatusCode":200') || Date.now() > deadline) break;
-          await new Promise((resolve) => setTimeout(resolve, 200));
-        }
+        // "The receiver prints the event within milliseconds."
+        if (isAttempts) await printedBy(messageId);
+        // An attempt is recorded just after the receiver answers: look again briefly if it is not yet.
+        const output = await settled(command, env, (out) => !isAttempts || deliveredIn(out, messageId));
         answers.push({ command, output });
         let body: { id?: string };
         try {
@@ -249,33 +273,43 @@ describe('README quickstart in a fresh clone', () => {
       }
     }
 
-    expect(
-      answers.length,
-      'create an application, an endpoint, a message; list attempts and destinations',
-    ).toBeGreaterThanOrEqual(5);
+    // The commands: an application, an endpoint with its secret, a message, its attempt and where it stands.
+    const cliOutput = (name: string) =>
+      cliAnswers.find((a) => a.command.startsWith(`npx courier ${name} `))?.output;
+    expect(cliOutput('apps'), transcript()).toMatch(/^created app_\w+ \(acme\)\n$/);
+    expect(cliOutput('endpoints')).toMatch(/^created ep_\w+ \(main\)\nsigning secret: whsec_\S+\n$/);
+    expect(cliMessageId, `the send command printed an id: ${cliOutput('send')}`).toMatch(/^msg_/);
+    expect(cliOutput('attempts')).toMatch(new RegExp(`\n\\S+ \\S+ +${cliMessageId} +1 +200 +success `));
+    expect(cliOutput('status')).toMatch(/\n\S+ +main +\S+ +delivered +1 +-\n$/);
+
+    expect(answers.length, 'curl: a message, its attempts and destinations').toBeGreaterThanOrEqual(3);
     const attemptsAnswer = answers.find((a) => /\/attempt\//.test(a.command));
     const destinationsAnswer = answers.find((a) => /\/msg\/[^/\s]+\/endpoint\s/.test(a.command));
     expect(attemptsAnswer, 'a curl lists the attempts').toBeDefined();
     expect(destinationsAnswer, "a curl lists the message's destinations").toBeDefined();
     expect(messageId, 'the message curl answered an id').toMatch(/^msg_/);
 
-    // The receiver printed `<webhook-id> <body>`: the message's id and the payload sent.
-    const sent = /-d '(\{.*"payload".*\})'/.exec(commands.find((c) => /\/msg\b/.test(c))!)?.[1];
-    const payload = JSON.parse(sent!).payload;
-    const printed = receiver!.output.split('\n').find((line) => line.startsWith(`${messageId} `));
-    expect(printed, transcript()).toBeDefined();
-    expect(JSON.parse(printed!.slice(messageId!.length + 1))).toEqual(payload);
+    // The receiver printed `<webhook-id> <body>` for each: the message's id and the payload sent.
+    const sentByCli = /^npx courier send \S+ \S+ '(\{.*\})'/.exec(
+      commands.find((c) => /^npx courier send /.test(c))!,
+    )?.[1];
+    const sentByCurl = /-d '(\{.*"payload".*\})'/.exec(commands.find((c) => /\/msg\b/.test(c))!)?.[1];
+    for (const [id, payload] of [
+      [cliMessageId, JSON.parse(sentByCli!)],
+      [messageId, JSON.parse(sentByCurl!).payload],
+    ]) {
+      const printed = receiver!.output.split('\n').find((line) => line.startsWith(`${id} `));
+      expect(printed, transcript()).toBeDefined();
+      expect(JSON.parse(printed!.slice(id!.length + 1))).toEqual(payload);
+    }
 
-    // The attempts curl shows one successful attempt with a 200.
+    // The attempts curl shows both messages' attempts, each a success with a 200.
     const attempts = JSON.parse(attemptsAnswer!.output);
-    expect(attempts.data, attemptsAnswer!.output).toEqual([
-      expect.objectContaining({
-        msgId: messageId,
-        responseStatusCode: 200,
-        status: 0,
-        statusText: 'success',
-      }),
-    ]);
+    expect(attempts.data, attemptsAnswer!.output).toEqual(
+      [messageId, cliMessageId].map((msgId) =>
+        expect.objectContaining({ msgId, responseStatusCode: 200, status: 0, statusText: 'success' }),
+      ),
+    );
     // The destinations curl (run after it) shows the message delivered to the one endpoint.
     const destinations = JSON.parse(destinationsAnswer!.output);
     expect(destinations.data, destinationsAnswer!.output).toEqual([

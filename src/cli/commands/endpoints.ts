@@ -1,5 +1,7 @@
+/** `courier endpoints`: an application's endpoints, listed, added, paused, resumed and removed. */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { output, timestamp } from '../format.ts';
+import { createWithSecret, deleteNamed, printSecret } from '../endpoint-calls.ts';
+import { idAndUid, output, printJson, timestamp } from '../format.ts';
 import { type StandingCounts, standingColumns } from '../message-columns.ts';
 
 interface EndpointOut {
@@ -84,4 +86,58 @@ export async function endpoints(app: string, options: OperatorOptions & { stats?
     list,
     `no endpoints in application ${app}`,
   );
+}
+
+export interface AddOptions extends OperatorOptions {
+  uid?: string;
+  eventType?: string[];
+  channel?: string[];
+  description?: string;
+  rateLimit?: number;
+  maxInFlight?: number;
+  header?: Record<string, string>;
+  secret?: string;
+}
+
+const endpointsOf =
+  (app: string) =>
+  (...rest: string[]) =>
+    apiPath('app', app, 'endpoint', ...rest);
+
+/** Creates one and prints its signing secret (the one given, or one Courier made). */
+export async function addEndpoint(app: string, url: string, options: AddOptions) {
+  const body = {
+    url,
+    uid: options.uid,
+    filterTypes: options.eventType,
+    channels: options.channel,
+    description: options.description,
+    rateLimit: options.rateLimit,
+    maxInFlight: options.maxInFlight,
+    headers: options.header,
+    secret: options.secret,
+  };
+  const hint = `it may have been created: \`courier endpoints ${app}\` lists them`;
+  await createWithSecret(ApiClient.connect(options), endpointsOf(app), body, options.json, hint);
+}
+
+/** pause or resume (Courier's routes: pausing holds deliveries, losing none), then where it stands. */
+export async function changeStatus(
+  action: 'pause' | 'resume',
+  app: string,
+  endpoint: string,
+  options: OperatorOptions,
+) {
+  const path = endpointsOf(app)(endpoint, action);
+  const changed = await ApiClient.connect(options).request<EndpointOut>('POST', path);
+  if (options.json) printJson(changed);
+  else process.stdout.write(`${idAndUid(changed)}: ${statusOf(changed, Date.now())}\n`);
+}
+
+export async function removeEndpoint(app: string, endpoint: string, options: OperatorOptions) {
+  await deleteNamed(ApiClient.connect(options), endpointsOf(app)(endpoint), endpoint, options.json);
+}
+
+export async function endpointSecret(app: string, endpoint: string, options: OperatorOptions) {
+  await printSecret(ApiClient.connect(options), endpointsOf(app), endpoint, options.json);
 }

@@ -3,7 +3,8 @@
  * operators should know (dead letters, endpoints paused or disabled, …).
  */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { output, printJson } from '../format.ts';
+import { createWithSecret, deleteNamed, printSecret } from '../endpoint-calls.ts';
+import { output } from '../format.ts';
 
 interface OperationalEndpointOut {
   id: string;
@@ -47,24 +48,15 @@ export async function listOperationalEndpoints(options: OperatorOptions) {
 
 /** Creates one and prints it with its signing secret, which its receiver verifies with. */
 export async function addOperationalEndpoint(url: string, options: AddOptions) {
-  const client = ApiClient.connect(options);
-  const made = await client.request<OperationalEndpointOut>('POST', path(), {
-    body: { url, uid: options.uid, filterTypes: options.filterType, description: options.description },
-  });
-  const { key } = await client.request<{ key: string }>('GET', path(made.id, 'secret'));
-  if (options.json) printJson({ ...made, secret: key });
-  else
-    process.stdout.write(`created ${made.id}${made.uid ? ` (${made.uid})` : ''}\nsigning secret: ${key}\n`);
+  const body = { url, uid: options.uid, filterTypes: options.filterType, description: options.description };
+  const hint = 'it may have been created: `courier operational-endpoints list` shows it';
+  await createWithSecret(ApiClient.connect(options), path, body, options.json, hint);
 }
 
 export async function removeOperationalEndpoint(endpoint: string, options: OperatorOptions) {
-  await ApiClient.connect(options).request('DELETE', path(endpoint));
-  if (options.json) printJson({ deleted: endpoint });
-  else process.stdout.write(`deleted ${endpoint}\n`);
+  await deleteNamed(ApiClient.connect(options), path(endpoint), endpoint, options.json);
 }
 
 export async function operationalEndpointSecret(endpoint: string, options: OperatorOptions) {
-  const { key } = await ApiClient.connect(options).request<{ key: string }>('GET', path(endpoint, 'secret'));
-  if (options.json) printJson({ key });
-  else process.stdout.write(`${key}\n`);
+  await printSecret(ApiClient.connect(options), path, endpoint, options.json);
 }

@@ -1,0 +1,155 @@
+/**
+ * `courier apps` and `courier endpoints`: the applications and their endpoints, made, listed and
+ * removed from the shell (main.ts adds them to the program; the actions load lazily).
+ */
+import type { Command } from 'commander';
+import type { OperatorOptions } from './api-client.ts';
+import type { AppCreateOptions, AppsListOptions } from './commands/apps.ts';
+import type { AddOptions } from './commands/endpoints.ts';
+import { collect, collectEndpointChannel, collectHeader, positiveInteger } from './input.ts';
+import { APP, ENDPOINT, operator } from './options.ts';
+
+const RATE_LIMIT = 'requests per second at most';
+
+export function applicationCommands(program: Command): void {
+  const apps = program
+    .command('apps')
+    .description('list, create and delete applications (one per customer)')
+    .addHelpText(
+      'after',
+      `
+An application holds one customer's endpoints and messages; commands name it by
+its id (app_…) or by the uid you give it.
+
+Examples:
+  $ courier apps create "Acme Corp" --uid acme
+  $ courier apps create "Acme Corp" --uid acme --get-if-exists   # again: no error
+  $ courier apps list`,
+    );
+
+  operator(
+    apps
+      .command('list')
+      .description('list the applications, oldest first')
+      .option('--limit <n>', 'at most this many (default: all)', positiveInteger),
+  ).action(async (options: AppsListOptions) => (await import('./commands/apps.ts')).listApps(options));
+
+  operator(
+    apps
+      .command('create')
+      .description('create an application and print its id')
+      .argument('<name>', 'its name, shown to people')
+      .option('--uid <uid>', 'a name of your own to address it by (e.g. your customer id)')
+      .option('--rate-limit <n>', `its endpoints' default rate limit, ${RATE_LIMIT}`, positiveInteger)
+      .option('--get-if-exists', 'if an application has this --uid, print that one instead of failing'),
+  ).action(async (name: string, options: AppCreateOptions) =>
+    (await import('./commands/apps.ts')).createApp(name, options),
+  );
+
+  operator(
+    apps
+      .command('delete')
+      .description(
+        'delete an application: its endpoints receive nothing more (messages and attempts stay until COURIER_RETENTION ends)',
+      )
+      .argument(...APP),
+  ).action(async (app: string, options: OperatorOptions) =>
+    (await import('./commands/apps.ts')).deleteApp(app, options),
+  );
+}
+
+export function endpointCommands(program: Command): void {
+  const endpoints = program
+    .command('endpoints')
+    .description("list, add, pause, resume and remove an application's endpoints")
+    .addHelpText(
+      'after',
+      `
+\`courier endpoints <app>\` is \`courier endpoints list <app>\` (for an application
+named like a command, write list).
+
+Examples:
+  $ courier endpoints add acme https://acme.example.com/webhooks --uid main \\
+      --event-type invoice.paid --header 'Authorization: Bearer s3cret'
+  $ courier endpoints acme --stats
+  $ courier endpoints pause acme main     # deliveries are held, none lost
+  $ courier endpoints resume acme main`,
+    );
+
+  operator(
+    endpoints
+      .command('list', { isDefault: true })
+      .description("list an application's endpoints with their status and limits")
+      .argument(...APP)
+      .option(
+        '--stats',
+        'also count their messages of the last 28 days: delivered, pending, sending, failed',
+      ),
+  ).action(async (app: string, options: OperatorOptions & { stats?: boolean }) =>
+    (await import('./commands/endpoints.ts')).endpoints(app, options),
+  );
+
+  operator(
+    endpoints
+      .command('add')
+      .description('create an endpoint, and print its signing secret')
+      .argument(...APP)
+      .argument('<url>', 'where messages are POSTed (http or https)')
+      .option('--uid <uid>', 'a name of your own to address it by')
+      .option('--event-type <type>', 'only messages of this event type (repeatable; default: all)', collect)
+      .option(
+        '--channel <channel>',
+        'only messages on this channel (repeatable; default: all)',
+        collectEndpointChannel,
+      )
+      .option('--description <text>', 'what it is for')
+      .option('--rate-limit <n>', `${RATE_LIMIT} (default: the application's)`, positiveInteger)
+      .option(
+        '--max-in-flight <n>',
+        'concurrent requests at most (default: COURIER_MAX_IN_FLIGHT)',
+        positiveInteger,
+      )
+      .option('--header <header>', "'Name: value' sent with every delivery (repeatable)", collectHeader)
+      .option(
+        '--secret <secret>',
+        'sign with this secret (whsec_…, e.g. moved from another service); default: a new one',
+      ),
+  ).action(async (app: string, url: string, options: AddOptions) =>
+    (await import('./commands/endpoints.ts')).addEndpoint(app, url, options),
+  );
+
+  for (const [action, description] of [
+    ['pause', 'hold its deliveries (none is lost) until it is resumed'],
+    ['resume', 'deliver again to a paused or disabled endpoint; what it held goes out'],
+  ] as const) {
+    operator(
+      endpoints
+        .command(action)
+        .description(description)
+        .argument(...APP)
+        .argument(...ENDPOINT),
+    ).action(async (app: string, endpoint: string, options: OperatorOptions) =>
+      (await import('./commands/endpoints.ts')).changeStatus(action, app, endpoint, options),
+    );
+  }
+
+  operator(
+    endpoints
+      .command('remove')
+      .description('delete an endpoint: it receives nothing more')
+      .argument(...APP)
+      .argument(...ENDPOINT),
+  ).action(async (app: string, endpoint: string, options: OperatorOptions) =>
+    (await import('./commands/endpoints.ts')).removeEndpoint(app, endpoint, options),
+  );
+
+  operator(
+    endpoints
+      .command('secret')
+      .description('print the secret its deliveries are signed with')
+      .argument(...APP)
+      .argument(...ENDPOINT),
+  ).action(async (app: string, endpoint: string, options: OperatorOptions) =>
+    (await import('./commands/endpoints.ts')).endpointSecret(app, endpoint, options),
+  );
+}
