@@ -3,6 +3,8 @@
  * the same before sending (a plain module: the CLI does not load the schema library).
  */
 
+/** An event type's name: 1-256 of letters, digits and - _ . */
+export const EVENT_TYPE_PATTERN = '^[a-zA-Z0-9\\-_.]{1,256}$';
 /** A channel: 1-128 of letters, digits and - _ . : */
 export const CHANNEL_PATTERN = '^[a-zA-Z0-9\\-_.:]{1,128}$';
 /** A tag: 1-128 of letters, digits and - _ . / \ # */

@@ -60,6 +60,11 @@ export function printJson(value: unknown): void {
   print(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** What a command says it did, a line each; what the server sent made printable, as in a table. */
+export function printLines(...lines: string[]): void {
+  print(lines.map((line) => `${printable(line)}\n`).join(''));
+}
+
 /** Writes the JSON for `--json`, else the table (or `empty` when there are no rows). */
 export function output<T>(
   json: boolean | undefined,

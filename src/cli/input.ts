@@ -3,14 +3,18 @@ import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { CAPABILITIES } from '../api/app-capabilities.ts';
 import { parsedJsonProblem } from '../api/json-checks.ts';
+import { isValidUid } from '../ids.ts';
 import {
   CHANNEL_PATTERN,
+  EVENT_TYPE_PATTERN,
   EXAMPLE_TAG,
   EXAMPLE_TAG_RESERVED,
   MESSAGE_NAMES_MAX,
   TAG_PATTERN,
 } from '../message-limits.ts';
 import { formatDuration, parseDuration } from '../policy/duration.ts';
+import { ENDPOINT_CHANNELS_MAX } from '../setting-limits.ts';
+import { parseSecret } from '../signing/secrets.ts';
 import { usageError } from './errors.ts';
 
 /**
@@ -28,18 +32,31 @@ export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, ...names];
 }
 
-/** A channel or tag name checked as the API checks it (`pattern`): a mistake exits 2 before anything is sent. */
+/** An event type, channel or tag name checked as the API checks it (`pattern`): a mistake exits 2 before anything is sent. */
 function messageName(what: string, pattern: string, characters: string) {
   const valid = new RegExp(pattern, 'u');
   return (name: string): string => {
     if (!valid.test(name)) {
-      throw new InvalidArgumentError(`${JSON.stringify(name)} is not a ${what} (1-128 of ${characters}).`);
+      const a = /^[aeiou]/.test(what) ? 'an' : 'a';
+      throw new InvalidArgumentError(`${JSON.stringify(name)} is not ${a} ${what} (${characters}).`);
     }
     return name;
   };
 }
-const CHANNEL = ['channel', CHANNEL_PATTERN, 'letters, digits and - _ . :'] as const;
-const TAG = ['tag', TAG_PATTERN, 'letters, digits and - _ . / \\ #'] as const;
+const CHANNEL = ['channel', CHANNEL_PATTERN, '1-128 of letters, digits and - _ . :'] as const;
+const TAG = ['tag', TAG_PATTERN, '1-128 of letters, digits and - _ . / \\ #'] as const;
+
+/** send's <event-type>. */
+export const eventTypeName = messageName(
+  'event type',
+  EVENT_TYPE_PATTERN,
+  '1-256 of letters, digits and - _ .',
+);
+
+/** A repeatable --event-type: each checked; a name given twice counts once (an endpoint's list refuses repeats). */
+export function collectEventType(value: string, previous: string[] = []): string[] {
+  return [...new Set(collect(value, previous))].map(eventTypeName);
+}
 
 /**
  * The --channel and --tag filters (messages, bulk-replay): one name each, as the API filters by one; given twice,
@@ -56,19 +73,26 @@ export const channelFilter = oneMessageName(...CHANNEL);
 export const tagFilter = oneMessageName(...TAG);
 
 /**
- * commander parser for a repeatable --channel or --tag (of a message, or a channel `on` an endpoint):
+ * commander parser for a repeatable --channel or --tag of a message, or an endpoint's --channel:
  * each checked, at most MESSAGE_NAMES_MAX, tags not EXAMPLE_TAG; a name given twice counts once (the API refuses a list with
  * repeats).
  */
-function messageNames(on: string, what: string, pattern: string, characters: string, refuseExample = false) {
+function messageNames(
+  holder: string,
+  what: string,
+  pattern: string,
+  characters: string,
+  refuseExample = false,
+  max = MESSAGE_NAMES_MAX,
+) {
   const check = messageName(what, pattern, characters);
   return (value: string, previous: string[] = []): string[] => {
     const names = [...new Set(collect(value, previous))].map(check);
     if (refuseExample && names.includes(EXAMPLE_TAG)) {
       throw new InvalidArgumentError(`${EXAMPLE_TAG_RESERVED}.`);
     }
-    if (names.length > MESSAGE_NAMES_MAX) {
-      throw new InvalidArgumentError(`at most ${MESSAGE_NAMES_MAX} ${what}s on ${on}.`);
+    if (names.length > max) {
+      throw new InvalidArgumentError(`at most ${max} ${what}s on ${holder}.`);
     }
     return names;
   };
@@ -76,7 +100,7 @@ function messageNames(on: string, what: string, pattern: string, characters: str
 export const collectChannel = messageNames('one message', ...CHANNEL);
 export const collectTag = messageNames('one message', ...TAG, true);
 /** An endpoint's --channel: the channels it takes, as many as a message may carry. */
-export const collectEndpointChannel = messageNames('one endpoint', ...CHANNEL);
+export const collectEndpointChannel = messageNames('one endpoint', ...CHANNEL, false, ENDPOINT_CHANNELS_MAX);
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -173,6 +197,52 @@ export function positiveInteger(value: string): number {
     throw new InvalidArgumentError('expected a positive whole number.');
   }
   return n;
+}
+
+/** commander parser for a setting the API bounds (a rate limit, an in-flight cap). */
+export function positiveIntegerUpTo(max: number): (value: string) => number {
+  return (value) => {
+    const n = positiveInteger(value);
+    if (n > max) throw new InvalidArgumentError(`expected at most ${max.toLocaleString('en')}.`);
+    return n;
+  };
+}
+
+/** --uid: a name of the operator's own, as the API takes one (not shaped like an id). */
+export function uid(value: string): string {
+  if (!isValidUid(value)) {
+    throw new InvalidArgumentError(
+      'expected 1-256 of letters, digits and - _ ., not . or .., not starting with an id prefix such as app_.',
+    );
+  }
+  return value;
+}
+
+/** An endpoint's --secret: whsec_ and standard base64 of 24-75 bytes, as the API takes it. */
+export function signingSecret(value: string): string {
+  try {
+    parseSecret(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message}.`);
+  }
+  return value;
+}
+
+/** An endpoint's <url>: http or https (the API checks the address it names). */
+export function endpointUrl(value: string): string {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(value).protocol;
+  } catch {}
+  if (protocol !== 'http:' && protocol !== 'https:')
+    throw new InvalidArgumentError('expected an http(s) URL.');
+  return value;
+}
+
+/** An application's <name>: 1-256 characters. */
+export function appName(value: string): string {
+  if (value === '' || [...value].length > 256) throw new InvalidArgumentError('expected 1-256 characters.');
+  return value;
 }
 
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i;

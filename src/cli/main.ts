@@ -19,6 +19,7 @@ import {
   collectChannel,
   collectTag,
   durationWithin,
+  eventTypeName,
   idempotencyKey,
   positiveInteger,
   STATUS_CODE_CLASSES,
@@ -96,7 +97,7 @@ operator(
     .command('send')
     .description('publish a message to an application')
     .argument(...APP)
-    .argument('<event-type>', 'event type name, e.g. invoice.paid')
+    .argument('<event-type>', 'event type name, e.g. invoice.paid', eventTypeName)
     .argument('<payload>', "JSON object: inline '{…}', @file to read a file, or - for standard input")
     .option('--event-id <id>', 'your id for this event: a second message with it is refused')
     .option('--channel <channel>', 'deliver only to endpoints on this channel (repeatable)', collectChannel)

@@ -1,6 +1,6 @@
 /** The arguments and options the operator commands share (main.ts puts them together). */
 import { type Command, Option } from 'commander';
-import { channelFilter, collect, isoTime, MESSAGE_STANDINGS, tagFilter } from './input.ts';
+import { channelFilter, collectEventType, isoTime, MESSAGE_STANDINGS, tagFilter } from './input.ts';
 
 export const APP = ['<app>', 'application id (app_…) or uid'] as const;
 export const ENDPOINT = ['<endpoint>', 'endpoint id (ep_…) or uid'] as const;
@@ -42,7 +42,7 @@ export const standingOption = (help: string) =>
 /** --event-type, --channel and --tag of the message list and bulk-replay, as the API filters. */
 export function messageFilters(command: Command): Command {
   return command
-    .option('--event-type <type>', 'only messages of this event type (repeatable)', collect)
+    .option('--event-type <type>', 'only messages of this event type (repeatable)', collectEventType)
     .option('--channel <channel>', 'only messages sent to this channel', channelFilter)
     .option('--tag <tag>', 'only messages with this tag', tagFilter);
 }

@@ -3,13 +3,25 @@
  * removed from the shell (main.ts adds them to the program; the actions load lazily).
  */
 import type { Command } from 'commander';
+import { MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX } from '../setting-limits.ts';
 import type { OperatorOptions } from './api-client.ts';
 import type { AppCreateOptions, AppsListOptions } from './commands/apps.ts';
 import type { AddOptions } from './commands/endpoints.ts';
-import { collect, collectEndpointChannel, collectHeader, positiveInteger } from './input.ts';
+import {
+  appName,
+  collectEndpointChannel,
+  collectEventType,
+  collectHeader,
+  endpointUrl,
+  positiveInteger,
+  positiveIntegerUpTo,
+  signingSecret,
+  uid,
+} from './input.ts';
 import { APP, ENDPOINT, operator } from './options.ts';
 
-const RATE_LIMIT = 'requests per second at most';
+const RATE_LIMIT = `requests per second at most, up to ${RATE_LIMIT_MAX}`;
+const rateLimit = positiveIntegerUpTo(RATE_LIMIT_MAX);
 
 export function applicationCommands(program: Command): void {
   const apps = program
@@ -38,9 +50,9 @@ Examples:
     apps
       .command('create')
       .description('create an application and print its id')
-      .argument('<name>', 'its name, shown to people')
-      .option('--uid <uid>', 'a name of your own to address it by (e.g. your customer id)')
-      .option('--rate-limit <n>', `its endpoints' default rate limit, ${RATE_LIMIT}`, positiveInteger)
+      .argument('<name>', 'its name, shown to people (1-256 characters)', appName)
+      .option('--uid <uid>', 'a name of your own to address it by (e.g. your customer id)', uid)
+      .option('--rate-limit <n>', `its endpoints' default rate limit, ${RATE_LIMIT}`, rateLimit)
       .option('--get-if-exists', 'if an application has this --uid, print that one instead of failing'),
   ).action(async (name: string, options: AppCreateOptions) =>
     (await import('./commands/apps.ts')).createApp(name, options),
@@ -50,7 +62,7 @@ Examples:
     apps
       .command('delete')
       .description(
-        'delete an application: its endpoints receive nothing more (messages and attempts stay until COURIER_RETENTION ends)',
+        'delete an application: its endpoints receive nothing more (its messages and attempts stay until COURIER_RETENTION ends)',
       )
       .argument(...APP),
   ).action(async (app: string, options: OperatorOptions) =>
@@ -61,7 +73,7 @@ Examples:
 export function endpointCommands(program: Command): void {
   const endpoints = program
     .command('endpoints')
-    .description("list, add, pause, resume and remove an application's endpoints")
+    .description("list, add, pause, resume and remove an application's endpoints; print their secrets")
     .addHelpText(
       'after',
       `
@@ -72,8 +84,11 @@ Examples:
   $ courier endpoints add acme https://acme.example.com/webhooks --uid main \\
       --event-type invoice.paid --header 'Authorization: Bearer s3cret'
   $ courier endpoints acme --stats
-  $ courier endpoints pause acme main     # deliveries are held, none lost
-  $ courier endpoints resume acme main`,
+  $ courier endpoints pause acme main     # deliveries are held until resumed
+  $ courier endpoints resume acme main
+
+Like --token, the values of --header and --secret show in \`ps\` while the
+command runs.`,
     );
 
   operator(
@@ -81,45 +96,58 @@ Examples:
       .command('list', { isDefault: true })
       .description("list an application's endpoints with their status and limits")
       .argument(...APP)
+      // As the default, list also receives mistyped commands (`courier endpoints paus acme main`): say so.
+      .allowExcessArguments()
       .option(
         '--stats',
         'also count their messages of the last 28 days: delivered, pending, sending, failed',
       ),
-  ).action(async (app: string, options: OperatorOptions & { stats?: boolean }) =>
-    (await import('./commands/endpoints.ts')).endpoints(app, options),
-  );
+  ).action(async (app: string, options: OperatorOptions & { stats?: boolean }, command: Command) => {
+    if (command.args.length > 1)
+      endpoints.error(`error: unknown command '${app}' (list takes one application)`);
+    await (await import('./commands/endpoints.ts')).endpoints(app, options);
+  });
 
   operator(
     endpoints
       .command('add')
       .description('create an endpoint, and print its signing secret')
       .argument(...APP)
-      .argument('<url>', 'where messages are POSTed (http or https)')
-      .option('--uid <uid>', 'a name of your own to address it by')
-      .option('--event-type <type>', 'only messages of this event type (repeatable; default: all)', collect)
+      .argument('<url>', 'where messages are POSTed (http or https)', endpointUrl)
+      .option('--uid <uid>', 'a name of your own to address it by', uid)
+      .option(
+        '--event-type <type>',
+        'only messages of this event type (repeatable; default: all)',
+        collectEventType,
+      )
       .option(
         '--channel <channel>',
         'only messages on this channel (repeatable; default: all)',
         collectEndpointChannel,
       )
       .option('--description <text>', 'what it is for')
-      .option('--rate-limit <n>', `${RATE_LIMIT} (default: the application's)`, positiveInteger)
+      .option(
+        '--rate-limit <n>',
+        `${RATE_LIMIT} (default: the application's, else COURIER_RATE_LIMIT)`,
+        rateLimit,
+      )
       .option(
         '--max-in-flight <n>',
-        'concurrent requests at most (default: COURIER_MAX_IN_FLIGHT)',
-        positiveInteger,
+        `concurrent requests at most, up to ${MAX_IN_FLIGHT_MAX} (default: COURIER_MAX_IN_FLIGHT)`,
+        positiveIntegerUpTo(MAX_IN_FLIGHT_MAX),
       )
       .option('--header <header>', "'Name: value' sent with every delivery (repeatable)", collectHeader)
       .option(
         '--secret <secret>',
         'sign with this secret (whsec_…, e.g. moved from another service); default: a new one',
+        signingSecret,
       ),
   ).action(async (app: string, url: string, options: AddOptions) =>
     (await import('./commands/endpoints.ts')).addEndpoint(app, url, options),
   );
 
   for (const [action, description] of [
-    ['pause', 'hold its deliveries (none is lost) until it is resumed'],
+    ['pause', 'hold its deliveries until it is resumed (or their messages pass COURIER_RETENTION)'],
     ['resume', 'deliver again to a paused or disabled endpoint; what it held goes out'],
   ] as const) {
     operator(

@@ -594,7 +594,7 @@ describe('courier operator commands', () => {
       cli(['endpoints', 'nope', '--json']),
       cli(['endpoints', 'acme'], { COURIER_TOKEN: 'wrong-token-0123456789' }),
       cli(['attempts', 'acme', 'main', '--url', down]),
-      cli(['send', 'acme', 'bad type!', '{}']),
+      cli(['send', 'acme', 'e', '{}', '--event-id', 'bad id!']),
       cli(['send', 'acme', 'e', '{}', '--idempotency-key', 'k1', '--url', dropping]),
     ]);
     await dropper.close();
@@ -617,7 +617,7 @@ describe('courier operator commands', () => {
     expect(unreachable).toMatchObject({ code: 1, stdout: '' });
     expect(unreachable.stderr).toBe(`courier: cannot reach Courier at ${down}: is it running?\n`);
     expect(invalid.code).toBe(1);
-    expect(invalid.stderr).toMatch(/^courier: body\.eventType: must match .* \(validation, HTTP 422\)\n$/);
+    expect(invalid.stderr).toMatch(/^courier: body\.eventId: must match .* \(validation, HTTP 422\)\n$/);
   });
 
   it('refuses bad input with exit 2 and sends nothing', async () => {
@@ -634,6 +634,8 @@ describe('courier operator commands', () => {
         cli(['send', 'acme', 'e', '{}', '--payload-retention', '91d']),
         cli(['send', 'acme', 'e', '{}', '--idempotency-key', ' lead']),
         cli(['send', 'acme', 'e', '{}', '--idempotency-key', 'trail ']),
+        cli(['send', 'acme', 'bad type!', '{}']),
+        cli(['messages', 'acme', '--event-type', 'ok', '--event-type', 'a/b']),
         cli(['send', 'acme', 'e', '{}', '--channel', 'eu west']),
         cli(['send', 'acme', 'e', '{}', '--tag', 'ok', '--tag', 'q1:2026']),
         cli(['send', 'acme', 'e', '{}', '--tag', tags]),
@@ -677,6 +679,8 @@ describe('courier operator commands', () => {
       );
     }
     expect(names.map((run) => run.stderr.split('\n')[0])).toEqual([
+      `error: command-argument value 'bad type!' is invalid for argument 'event-type'. "bad type!" is not an event type (1-256 of letters, digits and - _ .).`,
+      `error: option '--event-type <type>' argument 'a/b' is invalid. "a/b" is not an event type (1-256 of letters, digits and - _ .).`,
       `error: option '--channel <channel>' argument 'eu west' is invalid. "eu west" is not a channel (1-128 of letters, digits and - _ . :).`,
       `error: option '--tag <tag>' argument 'q1:2026' is invalid. "q1:2026" is not a tag (1-128 of letters, digits and - _ . / \\ #).`,
       `error: option '--tag <tag>' argument '${tags}' is invalid. at most 10 tags on one message.`,

@@ -50,6 +50,7 @@ describe('courier apps and courier endpoints', () => {
     expect(again.stderr).toMatch(/^courier: .*acme.* \(conflict, HTTP 409\)\n$/);
     expect(repeated).toEqual({ code: 0, stdout: `exists ${id} (acme)\n`, stderr: '' });
     expect(JSON.parse(asJson.stdout)).toMatchObject({ id, uid: 'acme', name: 'Acme Corp' });
+    expect(asJson.stderr).toBe(`courier: nothing was created: ${id} (acme) has this uid\n`);
     const [, globex] = other.stdout.match(/^created (app_\w+)\n$/)!;
 
     const [table, first, json] = await Promise.all([
@@ -87,7 +88,7 @@ describe('courier apps and courier endpoints', () => {
       '--event-type',
       'order.created',
       '--event-type',
-      'order.paid',
+      'order.paid,order.created',
       '--channel',
       'eu,us',
       '--description',
@@ -99,7 +100,7 @@ describe('courier apps and courier endpoints', () => {
       '--header',
       'Authorization: Bearer s3cret',
       '--header',
-      'X-Team:orders',
+      'X-Origin:https://shop.example:8443/a',
     ]);
     expect(added).toMatchObject({ code: 0, stderr: '' });
     const [, id, secret] = added.stdout.match(/^created (ep_\w+) \(main\)\nsigning secret: (whsec_\S+)\n$/)!;
@@ -123,8 +124,11 @@ describe('courier apps and courier endpoints', () => {
     } finally {
       await engine.sender.close();
     }
-    const [delivered] = receiver.requests;
-    expect(delivered!.headers).toMatchObject({ authorization: 'Bearer s3cret', 'x-team': 'orders' });
+    const delivered = receiver.requests.find((r) => r.url === '/hooks');
+    expect(delivered!.headers).toMatchObject({
+      authorization: 'Bearer s3cret',
+      'x-origin': 'https://shop.example:8443/a',
+    });
     const verified = new Webhook(secret!).verify(
       delivered!.body.toString(),
       delivered!.headers as Record<string, string>,
@@ -162,12 +166,14 @@ describe('courier apps and courier endpoints', () => {
     const paused = await cli(['endpoints', 'pause', 'ops', 'pager']);
     expect(paused).toEqual({ code: 0, stdout: `${id} (pager): paused through the API\n`, stderr: '' });
     expect(await status()).toBe('paused');
-    const [byDefault, byName] = await Promise.all([
+    const [byDefault, byName, optionFirst] = await Promise.all([
       cli(['endpoints', 'ops']),
       cli(['endpoints', 'list', 'ops']),
+      cli(['endpoints', '--json', 'ops']),
     ]);
     expect(byDefault).toMatchObject({ code: 0, stderr: '' });
     expect(byName.stdout).toBe(byDefault.stdout);
+    expect(JSON.parse(optionFirst.stdout)).toEqual([expect.objectContaining({ id, status: 'paused' })]);
     expect(rows(byDefault.stdout)).toEqual([expect.stringMatching(new RegExp(`^${id} +pager +.* paused`))]);
 
     const resumed = await cli(['endpoints', 'resume', 'ops', 'pager', '--json']);
@@ -179,9 +185,9 @@ describe('courier apps and courier endpoints', () => {
       stdout: `${secret}\n`,
       stderr: '',
     });
-    expect(await cli(['endpoints', 'remove', 'ops', 'pager'])).toEqual({
+    expect(await cli(['endpoints', 'remove', 'ops', 'pager', '--json'])).toEqual({
       code: 0,
-      stdout: 'deleted pager\n',
+      stdout: '{\n  "deleted": "pager"\n}\n',
       stderr: '',
     });
     expect(await cli(['endpoints', 'pause', 'ops', 'pager'])).toEqual({
@@ -195,46 +201,103 @@ describe('courier apps and courier endpoints', () => {
     await createApp(api, { uid: 'strict' });
     const channels = Array.from({ length: 11 }, (_, i) => `c${i}`).join(',');
     const add = (...args: string[]) => cli(['endpoints', 'add', 'strict', `${receiver.url}/x`, ...args]);
+    const cases: [string[], string][] = [
+      [
+        ['--header', 'Authorization Bearer x'],
+        `option '--header <header>' argument 'Authorization Bearer x' is invalid. expected 'Name: value'.`,
+      ],
+      [
+        ['--header', 'X-A: 1', '--header', 'x-a: 2'],
+        `option '--header <header>' argument 'x-a: 2' is invalid. header x-a given twice.`,
+      ],
+      [
+        ['--channel', 'eu west'],
+        `option '--channel <channel>' argument 'eu west' is invalid. "eu west" is not a channel (1-128 of letters, digits and - _ . :).`,
+      ],
+      [
+        ['--channel', channels],
+        `option '--channel <channel>' argument '${channels}' is invalid. at most 10 channels on one endpoint.`,
+      ],
+      [
+        ['--event-type', 'invoice paid'],
+        `option '--event-type <type>' argument 'invoice paid' is invalid. "invoice paid" is not an event type (1-256 of letters, digits and - _ .).`,
+      ],
+      [
+        ['--rate-limit', '0'],
+        `option '--rate-limit <n>' argument '0' is invalid. expected a positive whole number.`,
+      ],
+      [
+        ['--rate-limit', '1000001'],
+        `option '--rate-limit <n>' argument '1000001' is invalid. expected at most 1,000,000.`,
+      ],
+      [
+        ['--max-in-flight', '10001'],
+        `option '--max-in-flight <n>' argument '10001' is invalid. expected at most 10,000.`,
+      ],
+      [
+        ['--uid', 'ep_main'],
+        `option '--uid <uid>' argument 'ep_main' is invalid. expected 1-256 of letters, digits and - _ ., not . or .., not starting with an id prefix such as app_.`,
+      ],
+      [
+        ['--secret', 'not-a-secret'],
+        `option '--secret <secret>' argument 'not-a-secret' is invalid. secret is not valid base64 (expected whsec_ followed by standard base64 with its = padding).`,
+      ],
+    ];
     const refused = await Promise.all([
-      add('--header', 'Authorization Bearer x'),
-      add('--header', 'X-A: 1', '--header', 'x-a: 2'),
-      add('--channel', 'eu west'),
-      add('--channel', channels),
-      add('--rate-limit', '0'),
+      ...cases.map(([args]) => add(...args)),
+      cli(['endpoints', 'add', 'strict', 'ftp://example.com/x']),
       cli(['apps', 'create', 'Zero', '--rate-limit', '-1']),
+      cli(['apps', 'create', '', '--uid', 'zero']),
+      cli(['apps', 'create', 'Zero', '--get-if-exists']),
       cli(['apps', 'list', '--limit', '0']),
+      cli(['endpoints', 'paus', 'strict', 'main']),
     ]);
-    expect(refused.map((run) => [run.code, run.stdout, run.stderr.split('\n')[0]])).toEqual([
+    expect(refused.map((run) => [run.code, run.stdout, run.stderr.split('\n')[0]])).toEqual(
       [
-        2,
-        '',
-        `error: option '--header <header>' argument 'Authorization Bearer x' is invalid. expected 'Name: value'.`,
-      ],
-      [2, '', `error: option '--header <header>' argument 'x-a: 2' is invalid. header x-a given twice.`],
-      [
-        2,
-        '',
-        `error: option '--channel <channel>' argument 'eu west' is invalid. "eu west" is not a channel (1-128 of letters, digits and - _ . :).`,
-      ],
-      [
-        2,
-        '',
-        `error: option '--channel <channel>' argument '${channels}' is invalid. at most 10 channels on one endpoint.`,
-      ],
-      [2, '', `error: option '--rate-limit <n>' argument '0' is invalid. expected a positive whole number.`],
-      [2, '', `error: option '--rate-limit <n>' argument '-1' is invalid. expected a positive whole number.`],
-      [2, '', `error: option '--limit <n>' argument '0' is invalid. expected a positive whole number.`],
-    ]);
-    const [reserved, badSecret] = await Promise.all([
-      add('--header', 'webhook-id: mine'),
-      add('--secret', 'not-a-secret'),
-    ]);
-    for (const run of [reserved, badSecret]) expect(run).toMatchObject({ code: 1, stdout: '' });
+        ...cases.map(([, said]) => `error: ${said}`),
+        `error: command-argument value 'ftp://example.com/x' is invalid for argument 'url'. expected an http(s) URL.`,
+        `error: option '--rate-limit <n>' argument '-1' is invalid. expected a positive whole number.`,
+        `error: command-argument value '' is invalid for argument 'name'. expected 1-256 characters.`,
+        'courier: --get-if-exists finds an application by its --uid: give one',
+        `error: option '--limit <n>' argument '0' is invalid. expected a positive whole number.`,
+        `error: unknown command 'paus' (list takes one application)`,
+      ].map((said) => [2, '', said]),
+    );
+    // Only the API knows its reserved header names.
+    const reserved = await add('--header', 'webhook-id: mine');
+    expect(reserved).toMatchObject({ code: 1, stdout: '' });
     expect(reserved.stderr).toMatch(/^courier: body\.headers.*\(validation, HTTP 422\)\n$/);
-    expect(badSecret.stderr).toMatch(/^courier: body\.secret.*\(validation, HTTP 422\)\n$/);
     expect((await api.request('GET', '/api/v1/app/strict/endpoint')).body.data).toEqual([]);
     expect(
       (await api.request('GET', '/api/v1/app')).body.data.map((a: { name: string }) => a.name),
     ).not.toContain('Zero');
+  });
+
+  it('says what it made when the secret cannot be read after, so a repeat does not make a second endpoint', async () => {
+    // A server that makes the endpoint and then fails: Courier restarting between the two requests.
+    const flaky = await startReceiver((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'POST')
+        res.writeHead(201).end('{"id":"ep_01KDX0000000000000000000000","uid":"main"}');
+      else res.writeHead(503).end('{"code":"unavailable","detail":"Courier is restarting"}');
+    });
+    try {
+      const run = (...args: string[]) =>
+        runCli(['endpoints', 'add', 'shop', 'https://example.com/hooks', '--uid', 'main', ...args], {
+          env: { COURIER_URL: flaky.url, COURIER_TOKEN: TOKEN },
+        });
+      const [table, json] = await Promise.all([run(), run('--json')]);
+      const said =
+        'courier: ep_01KDX0000000000000000000000 was created, but its secret could not be read ' +
+        '(Courier is restarting (unavailable, HTTP 503)); `courier endpoints secret shop ep_01KDX0000000000000000000000` prints it\n';
+      expect(table).toEqual({
+        code: 1,
+        stdout: 'created ep_01KDX0000000000000000000000 (main)\n',
+        stderr: said,
+      });
+      expect(json).toEqual({ code: 1, stdout: '', stderr: said });
+    } finally {
+      await flaky.close();
+    }
   });
 });

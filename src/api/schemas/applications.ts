@@ -1,10 +1,11 @@
 import { type Static, Type } from 'typebox';
+import { RATE_LIMIT_MAX } from '../../setting-limits.ts';
 import type { Application } from '../../store/repos/applications.ts';
 import { iso, Nullable, StringMap, Text, Timestamp, Uid } from './common.ts';
 import { RetryPolicyOverrides } from './policy.ts';
 
 const rate = (description: string) =>
-  Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000, description })));
+  Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: RATE_LIMIT_MAX, description })));
 
 const fields = {
   uid: Type.Optional(Nullable(Uid)),

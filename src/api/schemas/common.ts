@@ -3,7 +3,7 @@
  * the OpenAPI document (see openapi/document.ts); every other schema is inlined.
  */
 import { type Static, type TSchema, Type } from 'typebox';
-import { CHANNEL_PATTERN, TAG_PATTERN } from '../../message-limits.ts';
+import { CHANNEL_PATTERN, EVENT_TYPE_PATTERN, TAG_PATTERN } from '../../message-limits.ts';
 
 /** `T | null`, as a JSON Schema type list when possible (one clear validation error instead of an anyOf pair). */
 export function Nullable<T extends TSchema>(schema: T) {
@@ -65,7 +65,7 @@ export const Uid = Type.String({
 });
 
 export const EventTypeName = Type.String({
-  pattern: '^[a-zA-Z0-9\\-_.]{1,256}$',
+  pattern: EVENT_TYPE_PATTERN,
   maxLength: 256,
   description: 'a-z A-Z 0-9 - _ . (at most 256 characters)',
   examples: ['user.signup'],

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { ENDPOINT_CHANNELS_MAX, MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX } from '../../setting-limits.ts';
 import type { Endpoint } from '../../store/repos/endpoints.ts';
 import { TaskOut } from './background-tasks.ts';
 import {
@@ -26,7 +27,7 @@ const eventTypes = (description: string) =>
     Nullable(Type.Array(EventTypeName, { minItems: 1, maxItems: 1000, uniqueItems: true, description })),
   );
 const perSecond = (description: string) =>
-  Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000, description })));
+  Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: RATE_LIMIT_MAX, description })));
 
 /** The settings PUT replaces and PATCH changes (POST adds secret and headers). */
 const settings = {
@@ -43,7 +44,7 @@ const settings = {
     Nullable(
       Type.Array(Channel, {
         minItems: 1,
-        maxItems: 10,
+        maxItems: ENDPOINT_CHANNELS_MAX,
         uniqueItems: true,
         description: 'null: all channels.',
       }),
@@ -60,7 +61,7 @@ const settings = {
     Nullable(
       Type.Integer({
         minimum: 1,
-        maximum: 10_000,
+        maximum: MAX_IN_FLIGHT_MAX,
         description:
           "Courier extension: concurrent requests at most (default: COURIER_MAX_IN_FLIGHT). An application's token sets it up to that default, or up to the endpoint's own higher value while its URL stays (a new URL brings it down to the default), and keeps it when absent, a PUT too.",
       }),

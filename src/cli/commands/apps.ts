@@ -1,7 +1,8 @@
 /** `courier apps`: the applications (one per customer) whose endpoints Courier delivers to. */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { deleteNamed } from '../endpoint-calls.ts';
-import { idAndUid, output, printJson, timestamp } from '../format.ts';
+import { usageError } from '../errors.ts';
+import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
+import { createdHint, deleteNamed } from '../resource-calls.ts';
 
 interface ApplicationOut {
   id: string;
@@ -39,25 +40,32 @@ export interface AppCreateOptions extends OperatorOptions {
   getIfExists?: boolean;
 }
 
-const UNANSWERED = 'it may have been created: `courier apps list` shows it';
-
 /**
- * Creates one; with --get-if-exists an application already holding the uid is the answer (the
- * API's 200), so a provisioning script can run it again.
+ * Creates one; with --get-if-exists an application already holding the --uid is the answer (the
+ * API's 200), so a provisioning script can run it again. Without a uid there is nothing to find
+ * (the API would make another each time): refused.
  */
 export async function createApp(name: string, options: AppCreateOptions) {
+  if (options.getIfExists && !options.uid) {
+    throw usageError('--get-if-exists finds an application by its --uid: give one');
+  }
+  const hint = createdHint('courier apps list');
   const { body: app, status } = await ApiClient.connect(options).exchange<ApplicationOut>(
     'POST',
     apiPath('app'),
     {
       query: { get_if_exists: options.getIfExists ? 'true' : undefined },
       body: { name, uid: options.uid, rateLimit: options.rateLimit },
-      droppedHint: UNANSWERED,
-      timeoutHint: UNANSWERED,
+      timeoutHint: hint,
+      droppedHint: hint,
     },
   );
-  if (options.json) printJson(app);
-  else process.stdout.write(`${status === 200 ? 'exists' : 'created'} ${idAndUid(app)}\n`);
+  const existed = status === 200;
+  if (options.json) {
+    printJson(app);
+    // On stderr, as send's repeat is: stdout stays the application alone.
+    if (existed) process.stderr.write(`courier: nothing was created: ${idAndUid(app)} has this uid\n`);
+  } else printLines(`${existed ? 'exists' : 'created'} ${idAndUid(app)}`);
 }
 
 export async function deleteApp(app: string, options: OperatorOptions) {

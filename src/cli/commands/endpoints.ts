@@ -1,8 +1,8 @@
 /** `courier endpoints`: an application's endpoints, listed, added, paused, resumed and removed. */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { createWithSecret, deleteNamed, printSecret } from '../endpoint-calls.ts';
-import { idAndUid, output, printJson, timestamp } from '../format.ts';
+import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
 import { type StandingCounts, standingColumns } from '../message-columns.ts';
+import { createWithSecret, deleteNamed, printSecret } from '../resource-calls.ts';
 
 interface EndpointOut {
   id: string;
@@ -18,6 +18,11 @@ interface EndpointOut {
   retryAfterUntil?: string | null;
   failingSince?: string | null;
 }
+
+const endpointsOf =
+  (app: string) =>
+  (...rest: string[]) =>
+    apiPath('app', app, 'endpoint', ...rest);
 
 /**
  * enabled, or `paused: <why>`, the start of its failures when every attempt fails, and a wait its
@@ -43,9 +48,7 @@ async function statsOf(client: ApiClient, app: string, list: readonly EndpointOu
     const batch = list.slice(i, i + STATS_CONCURRENCY);
     stats.push(
       ...(await Promise.all(
-        batch.map((e) =>
-          client.request<StandingCounts>('GET', apiPath('app', app, 'endpoint', e.id, 'stats')),
-        ),
+        batch.map((e) => client.request<StandingCounts>('GET', endpointsOf(app)(e.id, 'stats'))),
       )),
     );
   }
@@ -61,7 +64,7 @@ type Listed = EndpointOut & { stats?: StandingCounts };
  */
 export async function endpoints(app: string, options: OperatorOptions & { stats?: boolean }) {
   const client = ApiClient.connect(options);
-  const endpoints = await client.list<EndpointOut>(apiPath('app', app, 'endpoint'), {
+  const endpoints = await client.list<EndpointOut>(endpointsOf(app)(), {
     order: 'ascending',
   });
   const list: Listed[] = options.stats ? await statsOf(client, app, endpoints) : endpoints;
@@ -99,11 +102,6 @@ export interface AddOptions extends OperatorOptions {
   secret?: string;
 }
 
-const endpointsOf =
-  (app: string) =>
-  (...rest: string[]) =>
-    apiPath('app', app, 'endpoint', ...rest);
-
 /** Creates one and prints its signing secret (the one given, or one Courier made). */
 export async function addEndpoint(app: string, url: string, options: AddOptions) {
   const body = {
@@ -117,8 +115,11 @@ export async function addEndpoint(app: string, url: string, options: AddOptions)
     headers: options.header,
     secret: options.secret,
   };
-  const hint = `it may have been created: \`courier endpoints ${app}\` lists them`;
-  await createWithSecret(ApiClient.connect(options), endpointsOf(app), body, options.json, hint);
+  await createWithSecret(ApiClient.connect(options), endpointsOf(app), body, {
+    json: options.json,
+    listCommand: `courier endpoints list ${app}`,
+    secretCommand: (id) => `courier endpoints secret ${app} ${id}`,
+  });
 }
 
 /** pause or resume (Courier's routes: pausing holds deliveries, losing none), then where it stands. */
@@ -131,7 +132,7 @@ export async function changeStatus(
   const path = endpointsOf(app)(endpoint, action);
   const changed = await ApiClient.connect(options).request<EndpointOut>('POST', path);
   if (options.json) printJson(changed);
-  else process.stdout.write(`${idAndUid(changed)}: ${statusOf(changed, Date.now())}\n`);
+  else printLines(`${idAndUid(changed)}: ${statusOf(changed, Date.now())}`);
 }
 
 export async function removeEndpoint(app: string, endpoint: string, options: OperatorOptions) {

@@ -3,8 +3,8 @@
  * operators should know (dead letters, endpoints paused or disabled, …).
  */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { createWithSecret, deleteNamed, printSecret } from '../endpoint-calls.ts';
 import { output } from '../format.ts';
+import { createWithSecret, deleteNamed, printSecret } from '../resource-calls.ts';
 
 interface OperationalEndpointOut {
   id: string;
@@ -49,8 +49,11 @@ export async function listOperationalEndpoints(options: OperatorOptions) {
 /** Creates one and prints it with its signing secret, which its receiver verifies with. */
 export async function addOperationalEndpoint(url: string, options: AddOptions) {
   const body = { url, uid: options.uid, filterTypes: options.filterType, description: options.description };
-  const hint = 'it may have been created: `courier operational-endpoints list` shows it';
-  await createWithSecret(ApiClient.connect(options), path, body, options.json, hint);
+  await createWithSecret(ApiClient.connect(options), path, body, {
+    json: options.json,
+    listCommand: 'courier operational-endpoints list',
+    secretCommand: (id) => `courier operational-endpoints secret ${id}`,
+  });
 }
 
 export async function removeOperationalEndpoint(endpoint: string, options: OperatorOptions) {

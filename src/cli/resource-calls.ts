@@ -1,0 +1,68 @@
+/**
+ * What the commands that make and remove things share (`apps`, `endpoints`,
+ * `operational-endpoints`): an endpoint made and its signing secret shown, a secret printed, a
+ * deletion, and what to say when an answer to a creation never came.
+ */
+import type { ApiClient } from './api-client.ts';
+import { apiError } from './errors.ts';
+import { idAndUid, printJson, printLines } from './format.ts';
+
+export type PathOf = (...rest: string[]) => string;
+
+/** The advice for a creation left unanswered (a timeout, a dropped connection): it may have happened. */
+export const createdHint = (listCommand: string): string =>
+  `it may have been created: \`${listCommand}\` shows it`;
+
+/**
+ * Creates an endpoint, then reads the secret its receiver verifies signatures with. Made but its
+ * secret unread (a restart between the two), it says what was made and how to read the secret,
+ * so a repeat does not make a second endpoint.
+ */
+export async function createWithSecret(
+  client: ApiClient,
+  at: PathOf,
+  body: unknown,
+  options: { json?: boolean; listCommand: string; secretCommand: (id: string) => string },
+): Promise<void> {
+  const hint = createdHint(options.listCommand);
+  const made = await client.request<{ id: string; uid: string | null }>('POST', at(), {
+    body,
+    timeoutHint: hint,
+    droppedHint: hint,
+  });
+  let key: string;
+  try {
+    ({ key } = await client.request<{ key: string }>('GET', at(made.id, 'secret')));
+  } catch (error) {
+    if (!options.json) printLines(`created ${idAndUid(made)}`);
+    const why = error instanceof Error ? error.message : String(error);
+    throw apiError(
+      `${made.id} was created, but its secret could not be read (${why}); \`${options.secretCommand(made.id)}\` prints it`,
+    );
+  }
+  if (options.json) printJson({ ...made, secret: key });
+  else printLines(`created ${idAndUid(made)}`, `signing secret: ${key}`);
+}
+
+export async function printSecret(
+  client: ApiClient,
+  at: PathOf,
+  endpoint: string,
+  json: boolean | undefined,
+): Promise<void> {
+  const { key } = await client.request<{ key: string }>('GET', at(endpoint, 'secret'));
+  if (json) printJson({ key });
+  else printLines(key);
+}
+
+/** DELETE, then `deleted <name>` (or `{"deleted": name}`). */
+export async function deleteNamed(
+  client: ApiClient,
+  path: string,
+  name: string,
+  json: boolean | undefined,
+): Promise<void> {
+  await client.request('DELETE', path);
+  if (json) printJson({ deleted: name });
+  else printLines(`deleted ${name}`);
+}

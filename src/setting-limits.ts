@@ -1,0 +1,12 @@
+/**
+ * The bounds of an application's and an endpoint's settings, shared by the API's schemas and the
+ * CLI, which checks the same before sending (a plain module: the CLI does not load the schema
+ * library).
+ */
+
+/** rateLimit (throttleRate): requests per second at most. */
+export const RATE_LIMIT_MAX = 1_000_000;
+/** maxInFlight: concurrent requests at most. */
+export const MAX_IN_FLIGHT_MAX = 10_000;
+/** An endpoint's channels: as many as a message may carry. */
+export const ENDPOINT_CHANNELS_MAX = 10;
