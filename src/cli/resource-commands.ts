@@ -2,11 +2,11 @@
  * `courier apps` and `courier endpoints`: the applications and their endpoints, made, listed and
  * removed from the shell (main.ts adds them to the program; the actions load lazily).
  */
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX } from '../setting-limits.ts';
 import type { OperatorOptions } from './api-client.ts';
 import type { AppCreateOptions, AppsListOptions } from './commands/apps.ts';
-import type { AddOptions } from './commands/endpoints.ts';
+import type { AddOptions, UpdateOptions } from './commands/endpoints.ts';
 import {
   appName,
   collectEndpointChannel,
@@ -73,7 +73,9 @@ Examples:
 export function endpointCommands(program: Command): void {
   const endpoints = program
     .command('endpoints')
-    .description("list, add, pause, resume and remove an application's endpoints; print their secrets")
+    .description(
+      "list, add, update, pause, resume and remove an application's endpoints; print their secrets",
+    )
     .addHelpText(
       'after',
       `
@@ -84,6 +86,7 @@ Examples:
   $ courier endpoints add acme https://acme.example.com/webhooks --uid main \\
       --event-type invoice.paid --header 'Authorization: Bearer s3cret'
   $ courier endpoints acme --stats
+  $ courier endpoints update acme main --event-type invoice.paid --rate-limit default
   $ courier endpoints pause acme main     # deliveries are held until resumed
   $ courier endpoints resume acme main
 
@@ -109,33 +112,14 @@ command runs.`,
   });
 
   operator(
-    endpoints
-      .command('add')
-      .description('create an endpoint, and print its signing secret')
-      .argument(...APP)
-      .argument('<url>', 'where messages are POSTed (http or https)', endpointUrl)
-      .option('--uid <uid>', 'a name of your own to address it by', uid)
-      .option(
-        '--event-type <type>',
-        'only messages of this event type (repeatable; default: all)',
-        collectEventType,
-      )
-      .option(
-        '--channel <channel>',
-        'only messages on this channel (repeatable; default: all)',
-        collectEndpointChannel,
-      )
-      .option('--description <text>', 'what it is for')
-      .option(
-        '--rate-limit <n>',
-        `${RATE_LIMIT} (default: the application's, else COURIER_RATE_LIMIT)`,
-        rateLimit,
-      )
-      .option(
-        '--max-in-flight <n>',
-        `concurrent requests at most, up to ${MAX_IN_FLIGHT_MAX} (default: COURIER_MAX_IN_FLIGHT)`,
-        positiveIntegerUpTo(MAX_IN_FLIGHT_MAX),
-      )
+    endpointSettings(
+      endpoints
+        .command('add')
+        .description('create an endpoint, and print its signing secret')
+        .argument(...APP)
+        .argument('<url>', 'where messages are POSTed (http or https)', endpointUrl),
+      'create',
+    )
       .option('--header <header>', "'Name: value' sent with every delivery (repeatable)", collectHeader)
       .option(
         '--secret <secret>',
@@ -144,6 +128,22 @@ command runs.`,
       ),
   ).action(async (app: string, url: string, options: AddOptions) =>
     (await import('./commands/endpoints.ts')).addEndpoint(app, url, options),
+  );
+
+  operator(
+    endpointSettings(
+      endpoints
+        .command('update')
+        .description('change an endpoint: what is not given stays as it is')
+        .argument(...APP)
+        .argument(...ENDPOINT)
+        .option('--new-url <url>', 'where messages are POSTed from now on', endpointUrl),
+      'update',
+    )
+      .addOption(new Option('--all-event-types', 'take every event type again').conflicts('eventType'))
+      .addOption(new Option('--all-channels', 'take every channel again').conflicts('channel')),
+  ).action(async (app: string, endpoint: string, options: UpdateOptions) =>
+    (await import('./commands/endpoints.ts')).updateEndpoint(app, endpoint, options),
   );
 
   for (const [action, description] of [
@@ -180,4 +180,35 @@ command runs.`,
   ).action(async (app: string, endpoint: string, options: OperatorOptions) =>
     (await import('./commands/endpoints.ts')).endpointSecret(app, endpoint, options),
   );
+}
+
+/** The settings `endpoints add` sets and `endpoints update` changes (where `default` restores one). */
+function endpointSettings(command: Command, verb: 'create' | 'update'): Command {
+  // 'default' as it is: commander turns a parser's null into ''.
+  const orDefault = <T>(parse: (value: string) => T) =>
+    verb === 'update' ? (value: string) => (value === 'default' ? value : parse(value)) : parse;
+  const restore = verb === 'update' ? '; default restores it' : '';
+  return command
+    .option('--uid <uid>', 'a name of your own to address it by', uid)
+    .option(
+      '--event-type <type>',
+      `only messages of this event type (repeatable${verb === 'create' ? '; default: all' : ': replaces the list'})`,
+      collectEventType,
+    )
+    .option(
+      '--channel <channel>',
+      `only messages on this channel (repeatable${verb === 'create' ? '; default: all' : ': replaces the list'})`,
+      collectEndpointChannel,
+    )
+    .option('--description <text>', 'what it is for')
+    .option(
+      '--rate-limit <n>',
+      `${RATE_LIMIT} (default: the application's, else COURIER_RATE_LIMIT${restore})`,
+      orDefault(rateLimit),
+    )
+    .option(
+      '--max-in-flight <n>',
+      `concurrent requests at most, up to ${MAX_IN_FLIGHT_MAX} (default: COURIER_MAX_IN_FLIGHT${restore})`,
+      orDefault(positiveIntegerUpTo(MAX_IN_FLIGHT_MAX)),
+    );
 }

@@ -197,6 +197,76 @@ describe('courier apps and courier endpoints', () => {
     });
   });
 
+  it('endpoints update changes what is given, keeps the rest, and restores a default or every type', async () => {
+    await createApp(api, { uid: 'edit' });
+    await cli(['endpoints', 'add', 'edit', `${receiver.url}/a`, '--uid', 'hook', '--event-type', 'a.b']);
+    const read = async () => (await api.request('GET', '/api/v1/app/edit/endpoint/hook')).body;
+    const before = await read();
+
+    const moved = await cli([
+      'endpoints',
+      'update',
+      'edit',
+      'hook',
+      '--new-url',
+      `${receiver.url}/b`,
+      '--channel',
+      'eu',
+      '--rate-limit',
+      '7',
+      '--max-in-flight',
+      '3',
+      '--description',
+      'moved',
+    ]);
+    expect(moved).toEqual({ code: 0, stdout: `updated ${before.id} (hook)\n`, stderr: '' });
+    expect(await read()).toMatchObject({
+      url: `${receiver.url}/b`,
+      filterTypes: ['a.b'],
+      channels: ['eu'],
+      rateLimit: 7,
+      maxInFlight: 3,
+      description: 'moved',
+    });
+
+    const restored = await cli([
+      'endpoints',
+      'update',
+      'edit',
+      'hook',
+      '--all-event-types',
+      '--all-channels',
+      '--rate-limit',
+      'default',
+      '--max-in-flight',
+      'default',
+      '--json',
+    ]);
+    expect(restored.stderr).toBe('');
+    const after = JSON.parse(restored.stdout);
+    expect(after).toMatchObject({ id: before.id, url: `${receiver.url}/b`, description: 'moved' });
+    expect(after.filterTypes ?? null).toBeNull();
+    expect(after.channels ?? null).toBeNull();
+    expect(after.rateLimit).toBe(before.rateLimit);
+    expect(after.maxInFlight).toBe(before.maxInFlight);
+
+    const refused = await Promise.all([
+      cli(['endpoints', 'update', 'edit', 'hook']),
+      cli(['endpoints', 'update', 'edit', 'hook', '--event-type', 'a.b', '--all-event-types']),
+      cli(['endpoints', 'update', 'edit', 'hook', '--rate-limit', 'fast']),
+    ]);
+    expect(refused.map((run) => [run.code, run.stdout, run.stderr.split('\n')[0]])).toEqual([
+      [2, '', 'courier: nothing to change: give at least one option'],
+      [2, '', "error: option '--all-event-types' cannot be used with option '--event-type <type>'"],
+      [
+        2,
+        '',
+        "error: option '--rate-limit <n>' argument 'fast' is invalid. expected a positive whole number.",
+      ],
+    ]);
+    expect(await read()).toEqual(after);
+  });
+
   it('refuses a bad option with exit 2 and makes nothing; the API refuses what only it can check', async () => {
     await createApp(api, { uid: 'strict' });
     const channels = Array.from({ length: 11 }, (_, i) => `c${i}`).join(',');

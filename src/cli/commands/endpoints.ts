@@ -1,5 +1,6 @@
 /** `courier endpoints`: an application's endpoints, listed, added, paused, resumed and removed. */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
+import { usageError } from '../errors.ts';
 import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
 import { type StandingCounts, standingColumns } from '../message-columns.ts';
 import { createWithSecret, deleteNamed, printSecret } from '../resource-calls.ts';
@@ -120,6 +121,42 @@ export async function addEndpoint(app: string, url: string, options: AddOptions)
     listCommand: `courier endpoints list ${app}`,
     secretCommand: (id) => `courier endpoints secret ${app} ${id}`,
   });
+}
+
+export interface UpdateOptions extends OperatorOptions {
+  newUrl?: string;
+  uid?: string;
+  eventType?: string[];
+  allEventTypes?: boolean;
+  channel?: string[];
+  allChannels?: boolean;
+  description?: string;
+  rateLimit?: number | 'default';
+  maxInFlight?: number | 'default';
+}
+
+/** `default` is the API's null: the installation's default again. */
+const orNull = (value: number | 'default' | undefined) => (value === 'default' ? null : value);
+
+/** A PATCH of what was given: the API keeps what is absent and restores a default sent as null. */
+export async function updateEndpoint(app: string, endpoint: string, options: UpdateOptions) {
+  const body = Object.fromEntries(
+    Object.entries({
+      url: options.newUrl,
+      uid: options.uid,
+      filterTypes: options.allEventTypes ? null : options.eventType,
+      channels: options.allChannels ? null : options.channel,
+      description: options.description,
+      rateLimit: orNull(options.rateLimit),
+      maxInFlight: orNull(options.maxInFlight),
+    }).filter(([, value]) => value !== undefined),
+  );
+  if (Object.keys(body).length === 0) throw usageError('nothing to change: give at least one option');
+  const changed = await ApiClient.connect(options).request<EndpointOut>('PATCH', endpointsOf(app)(endpoint), {
+    body,
+  });
+  if (options.json) printJson(changed);
+  else printLines(`updated ${idAndUid(changed)}`);
 }
 
 /** pause or resume (Courier's routes: pausing holds deliveries, losing none), then where it stands. */
