@@ -6,6 +6,7 @@ import { GuardSettingError } from './delivery/nat64.ts';
 import { SsrfGuard } from './delivery/ssrf-guard.ts';
 import { definePolicy, formatDuration, type PolicyOverrides, parseDuration } from './policy/index.ts';
 import type { ClassifierMode, JitterMode } from './policy/types.ts';
+import { MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX } from './setting-limits.ts';
 
 /** Courier's settings, read from COURIER_* environment variables over an optional JSON file. */
 export interface Config {
@@ -338,9 +339,9 @@ export function loadConfig(env: ConfigSource = process.env): Config {
     retry,
     requestTimeoutMs,
     leaseMs,
-    maxInFlight: r.int('COURIER_MAX_IN_FLIGHT', 1, 10_000),
+    maxInFlight: r.int('COURIER_MAX_IN_FLIGHT', 1, MAX_IN_FLIGHT_MAX),
     maxInFlightPerHost: r.int('COURIER_MAX_IN_FLIGHT_PER_HOST', 0, 100_000),
-    rateLimit: r.int('COURIER_RATE_LIMIT', 1, 1_000_000),
+    rateLimit: r.int('COURIER_RATE_LIMIT', 1, RATE_LIMIT_MAX),
     pauseAfter: r.int('COURIER_PAUSE_AFTER', 1),
     disableFailingAfterMs: disableFailingAfter(r),
     retentionMs,

@@ -3,7 +3,6 @@ import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { CAPABILITIES } from '../api/app-capabilities.ts';
 import { parsedJsonProblem } from '../api/json-checks.ts';
-import { isValidUid } from '../ids.ts';
 import {
   CHANNEL_PATTERN,
   EVENT_TYPE_PATTERN,
@@ -14,7 +13,6 @@ import {
 } from '../message-limits.ts';
 import { formatDuration, parseDuration } from '../policy/duration.ts';
 import { ENDPOINT_CHANNELS_MAX } from '../setting-limits.ts';
-import { parseSecret } from '../signing/secrets.ts';
 import { usageError } from './errors.ts';
 
 /**
@@ -74,16 +72,12 @@ export const tagFilter = oneMessageName(...TAG);
 
 /**
  * commander parser for a repeatable --channel or --tag of a message, or an endpoint's --channel:
- * each checked, at most MESSAGE_NAMES_MAX, tags not EXAMPLE_TAG; a name given twice counts once (the API refuses a list with
- * repeats).
+ * each checked, at most `max` on its `holder`, tags not EXAMPLE_TAG; a name given twice counts once
+ * (the API refuses a list with repeats).
  */
 function messageNames(
-  holder: string,
-  what: string,
-  pattern: string,
-  characters: string,
-  refuseExample = false,
-  max = MESSAGE_NAMES_MAX,
+  [what, pattern, characters]: readonly [string, string, string],
+  { holder = 'one message', refuseExample = false, max = MESSAGE_NAMES_MAX } = {},
 ) {
   const check = messageName(what, pattern, characters);
   return (value: string, previous: string[] = []): string[] => {
@@ -97,26 +91,13 @@ function messageNames(
     return names;
   };
 }
-export const collectChannel = messageNames('one message', ...CHANNEL);
-export const collectTag = messageNames('one message', ...TAG, true);
-/** An endpoint's --channel: the channels it takes, as many as a message may carry. */
-export const collectEndpointChannel = messageNames('one endpoint', ...CHANNEL, false, ENDPOINT_CHANNELS_MAX);
-
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-/**
- * commander parser for a repeatable --header 'Name: value' (an endpoint's own headers, sent with
- * every delivery). A name given twice, in any case, is refused: one of the two would be lost.
- */
-export function collectHeader(value: string, previous: Record<string, string> = {}): Record<string, string> {
-  const colon = value.indexOf(':');
-  const name = value.slice(0, Math.max(colon, 0)).trim();
-  if (!HEADER_NAME.test(name)) throw new InvalidArgumentError("expected 'Name: value'.");
-  if (Object.keys(previous).some((given) => given.toLowerCase() === name.toLowerCase())) {
-    throw new InvalidArgumentError(`header ${name} given twice.`);
-  }
-  return { ...previous, [name]: value.slice(colon + 1).trim() };
-}
+export const collectChannel = messageNames(CHANNEL);
+export const collectTag = messageNames(TAG, { refuseExample: true });
+/** An endpoint's --channel: the channels it takes. */
+export const collectEndpointChannel = messageNames(CHANNEL, {
+  holder: 'one endpoint',
+  max: ENDPOINT_CHANNELS_MAX,
+});
 
 /**
  * --status of bulk-replay and messages: Svix's four standings, in the order of their codes 0–3 and
@@ -197,52 +178,6 @@ export function positiveInteger(value: string): number {
     throw new InvalidArgumentError('expected a positive whole number.');
   }
   return n;
-}
-
-/** commander parser for a setting the API bounds (a rate limit, an in-flight cap). */
-export function positiveIntegerUpTo(max: number): (value: string) => number {
-  return (value) => {
-    const n = positiveInteger(value);
-    if (n > max) throw new InvalidArgumentError(`expected at most ${max.toLocaleString('en')}.`);
-    return n;
-  };
-}
-
-/** --uid: a name of the operator's own, as the API takes one (not shaped like an id). */
-export function uid(value: string): string {
-  if (!isValidUid(value)) {
-    throw new InvalidArgumentError(
-      'expected 1-256 of letters, digits and - _ ., not . or .., not starting with an id prefix such as app_.',
-    );
-  }
-  return value;
-}
-
-/** An endpoint's --secret: whsec_ and standard base64 of 24-75 bytes, as the API takes it. */
-export function signingSecret(value: string): string {
-  try {
-    parseSecret(value);
-  } catch (error) {
-    throw new InvalidArgumentError(`${(error as Error).message}.`);
-  }
-  return value;
-}
-
-/** An endpoint's <url>: http or https (the API checks the address it names). */
-export function endpointUrl(value: string): string {
-  let protocol: string | undefined;
-  try {
-    protocol = new URL(value).protocol;
-  } catch {}
-  if (protocol !== 'http:' && protocol !== 'https:')
-    throw new InvalidArgumentError('expected an http(s) URL.');
-  return value;
-}
-
-/** An application's <name>: 1-256 characters. */
-export function appName(value: string): string {
-  if (value === '' || [...value].length > 256) throw new InvalidArgumentError('expected 1-256 characters.');
-  return value;
 }
 
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i;

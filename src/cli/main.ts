@@ -17,6 +17,7 @@ import {
   collect,
   collectCapability,
   collectChannel,
+  collectEventType,
   collectTag,
   durationWithin,
   eventTypeName,
@@ -36,6 +37,7 @@ import {
   timeRange,
 } from './options.ts';
 import { applicationCommands, endpointCommands } from './resource-commands.ts';
+import { endpointUrl, uidName } from './resource-input.ts';
 
 // Commands load their modules lazily: `courier worker` never pays for the HTTP server, nor the other way round.
 const program = new Command()
@@ -300,9 +302,9 @@ operator(
   operational
     .command('add')
     .description('create one, and print its signing secret')
-    .argument('<url>', 'where the events are POSTed')
-    .option('--uid <uid>', 'a name of your own for it')
-    .option('--filter-type <type>', 'only this event type (repeatable; default: all)', collect)
+    .argument('<url>', 'where the events are POSTed', endpointUrl)
+    .option('--uid <uid>', 'a name of your own for it', uidName)
+    .option('--filter-type <type>', 'only this event type (repeatable; default: all)', collectEventType)
     .option('--description <text>', 'what it is for'),
 ).action(async (url: string, options: AddOptions) =>
   (await import('./commands/operational-endpoints.ts')).addOperationalEndpoint(url, options),

@@ -6,19 +6,18 @@ import { type Command, Option } from 'commander';
 import { MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX } from '../setting-limits.ts';
 import type { OperatorOptions } from './api-client.ts';
 import type { AppCreateOptions, AppsListOptions } from './commands/apps.ts';
-import type { AddOptions, UpdateOptions } from './commands/endpoints.ts';
+import type { EndpointAddOptions, UpdateOptions } from './commands/endpoints.ts';
+import { collectEndpointChannel, collectEventType, positiveInteger } from './input.ts';
+import { APP, ENDPOINT, operator } from './options.ts';
 import {
   appName,
-  collectEndpointChannel,
-  collectEventType,
   collectHeader,
   endpointUrl,
-  positiveInteger,
+  orDefault,
   positiveIntegerUpTo,
   signingSecret,
-  uid,
-} from './input.ts';
-import { APP, ENDPOINT, operator } from './options.ts';
+  uidName,
+} from './resource-input.ts';
 
 const RATE_LIMIT = `requests per second at most, up to ${RATE_LIMIT_MAX}`;
 const rateLimit = positiveIntegerUpTo(RATE_LIMIT_MAX);
@@ -51,7 +50,7 @@ Examples:
       .command('create')
       .description('create an application and print its id')
       .argument('<name>', 'its name, shown to people (1-256 characters)', appName)
-      .option('--uid <uid>', 'a name of your own to address it by (e.g. your customer id)', uid)
+      .option('--uid <uid>', 'a name of your own to address it by (e.g. your customer id)', uidName)
       .option('--rate-limit <n>', `its endpoints' default rate limit, ${RATE_LIMIT}`, rateLimit)
       .option('--get-if-exists', 'if an application has this --uid, print that one instead of failing'),
   ).action(async (name: string, options: AppCreateOptions) =>
@@ -106,8 +105,15 @@ command runs.`,
         'also count their messages of the last 28 days: delivered, pending, sending, failed',
       ),
   ).action(async (app: string, options: OperatorOptions & { stats?: boolean }, command: Command) => {
-    if (command.args.length > 1)
-      endpoints.error(`error: unknown command '${app}' (list takes one application)`);
+    if (command.args.length > 1) {
+      // `courier endpoints --json pause acme main` reaches list too: commander stops at the option.
+      const known = endpoints.commands.some((c) => c.name() === app);
+      endpoints.error(
+        known
+          ? `error: put the options after the command: courier endpoints ${app} … ${command.args.slice(1).join(' ')}`
+          : `error: unknown command '${app}' (list takes one application)`,
+      );
+    }
     await (await import('./commands/endpoints.ts')).endpoints(app, options);
   });
 
@@ -126,7 +132,7 @@ command runs.`,
         'sign with this secret (whsec_…, e.g. moved from another service); default: a new one',
         signingSecret,
       ),
-  ).action(async (app: string, url: string, options: AddOptions) =>
+  ).action(async (app: string, url: string, options: EndpointAddOptions) =>
     (await import('./commands/endpoints.ts')).addEndpoint(app, url, options),
   );
 
@@ -137,11 +143,16 @@ command runs.`,
         .description('change an endpoint: what is not given stays as it is')
         .argument(...APP)
         .argument(...ENDPOINT)
-        .option('--new-url <url>', 'where messages are POSTed from now on', endpointUrl),
+        .option(
+          '--new-url <url>',
+          'where messages are POSTed from now on (public-only stays as it is unless given)',
+          endpointUrl,
+        ),
       'update',
     )
       .addOption(new Option('--all-event-types', 'take every event type again').conflicts('eventType'))
-      .addOption(new Option('--all-channels', 'take every channel again').conflicts('channel')),
+      .addOption(new Option('--all-channels', 'take every channel again').conflicts('channel'))
+      .option('--no-public-only', 'let it reach the private networks COURIER_ALLOW_PRIVATE_NETWORKS opens'),
   ).action(async (app: string, endpoint: string, options: UpdateOptions) =>
     (await import('./commands/endpoints.ts')).updateEndpoint(app, endpoint, options),
   );
@@ -182,14 +193,20 @@ command runs.`,
   );
 }
 
-/** The settings `endpoints add` sets and `endpoints update` changes (where `default` restores one). */
+/**
+ * The settings `endpoints add` sets and `endpoints update` changes (where `default` sets a limit
+ * to the current default).
+ */
 function endpointSettings(command: Command, verb: 'create' | 'update'): Command {
-  // 'default' as it is: commander turns a parser's null into ''.
-  const orDefault = <T>(parse: (value: string) => T) =>
-    verb === 'update' ? (value: string) => (value === 'default' ? value : parse(value)) : parse;
-  const restore = verb === 'update' ? '; default restores it' : '';
+  const update = verb === 'update';
+  const bounded = <T>(parse: (value: string) => T) => (update ? orDefault(parse) : parse);
+  const restore = update ? '; default sets it to that' : '';
   return command
-    .option('--uid <uid>', 'a name of your own to address it by', uid)
+    .option(
+      '--uid <uid>',
+      update ? 'rename it (later commands name it so)' : 'a name of your own to address it by',
+      uidName,
+    )
     .option(
       '--event-type <type>',
       `only messages of this event type (repeatable${verb === 'create' ? '; default: all' : ': replaces the list'})`,
@@ -200,15 +217,19 @@ function endpointSettings(command: Command, verb: 'create' | 'update'): Command 
       `only messages on this channel (repeatable${verb === 'create' ? '; default: all' : ': replaces the list'})`,
       collectEndpointChannel,
     )
-    .option('--description <text>', 'what it is for')
+    .option('--description <text>', update ? "what it is for ('' clears it)" : 'what it is for')
     .option(
       '--rate-limit <n>',
       `${RATE_LIMIT} (default: the application's, else COURIER_RATE_LIMIT${restore})`,
-      orDefault(rateLimit),
+      bounded(rateLimit),
     )
     .option(
       '--max-in-flight <n>',
       `concurrent requests at most, up to ${MAX_IN_FLIGHT_MAX} (default: COURIER_MAX_IN_FLIGHT${restore})`,
-      orDefault(positiveIntegerUpTo(MAX_IN_FLIGHT_MAX)),
+      bounded(positiveIntegerUpTo(MAX_IN_FLIGHT_MAX)),
+    )
+    .option(
+      '--public-only',
+      'reach public addresses only, whatever COURIER_ALLOW_PRIVATE_NETWORKS opens (as a token-made endpoint does)',
     );
 }

@@ -641,6 +641,7 @@ describe('courier operator commands', () => {
         cli(['send', 'acme', 'e', '{}', '--tag', tags]),
         cli(['send', 'acme', 'e', '{}', '--tag', 'courier.example']),
         cli(['bulk-replay', 'acme', 'main', '--since', '2026-01-01', '--tag', 'a', '--tag', 'b']),
+        cli(['operational-endpoints', 'add', 'ftp://ops.example/x']),
       ]);
     for (const run of [
       badJson,
@@ -686,6 +687,7 @@ describe('courier operator commands', () => {
       `error: option '--tag <tag>' argument '${tags}' is invalid. at most 10 tags on one message.`,
       `error: option '--tag <tag>' argument 'courier.example' is invalid. courier.example is reserved for example messages (send-example).`,
       `error: option '--tag <tag>' argument 'b' is invalid. one tag only: the API filters by one.`,
+      `error: command-argument value 'ftp://ops.example/x' is invalid for argument 'url'. expected an http(s) URL.`,
     ]);
     expect(await messageCount('acme')).toBe(before);
   });

@@ -116,6 +116,8 @@ describe('courier apps and courier endpoints', () => {
     expect((await api.request('GET', '/api/v1/app/shop/endpoint/main/secret')).body.key).toBe(secret);
 
     // What the command printed verifies what the endpoint receives, its headers sent with it.
+    // Signed now: the verifier refuses a signature more than 5 minutes off its own clock.
+    api.clock.set(Date.now());
     const messageId = await publishMessage(api, 'shop', { eventType: 'order.created', channels: ['eu'] });
     const engine = virtualWorker(api.db, { clock: api.clock });
     try {
@@ -200,8 +202,8 @@ describe('courier apps and courier endpoints', () => {
   it('endpoints update changes what is given, keeps the rest, and restores a default or every type', async () => {
     await createApp(api, { uid: 'edit' });
     await cli(['endpoints', 'add', 'edit', `${receiver.url}/a`, '--uid', 'hook', '--event-type', 'a.b']);
-    const read = async () => (await api.request('GET', '/api/v1/app/edit/endpoint/hook')).body;
-    const before = await read();
+    const read = async (uid = 'hook2') => (await api.request('GET', `/api/v1/app/edit/endpoint/${uid}`)).body;
+    const before = await read('hook');
 
     const moved = await cli([
       'endpoints',
@@ -218,8 +220,11 @@ describe('courier apps and courier endpoints', () => {
       '3',
       '--description',
       'moved',
+      '--uid',
+      'hook2',
     ]);
-    expect(moved).toEqual({ code: 0, stdout: `updated ${before.id} (hook)\n`, stderr: '' });
+    expect(moved).toEqual({ code: 0, stdout: `updated ${before.id} (hook2)\n`, stderr: '' });
+    expect((await api.request('GET', '/api/v1/app/edit/endpoint/hook')).status).toBe(404);
     expect(await read()).toMatchObject({
       url: `${receiver.url}/b`,
       filterTypes: ['a.b'],
@@ -233,27 +238,30 @@ describe('courier apps and courier endpoints', () => {
       'endpoints',
       'update',
       'edit',
-      'hook',
+      'hook2',
       '--all-event-types',
       '--all-channels',
       '--rate-limit',
       'default',
       '--max-in-flight',
       'default',
+      '--description',
+      '',
       '--json',
     ]);
     expect(restored.stderr).toBe('');
     const after = JSON.parse(restored.stdout);
-    expect(after).toMatchObject({ id: before.id, url: `${receiver.url}/b`, description: 'moved' });
+    expect(after).toMatchObject({ id: before.id, uid: 'hook2', url: `${receiver.url}/b`, description: '' });
     expect(after.filterTypes ?? null).toBeNull();
     expect(after.channels ?? null).toBeNull();
     expect(after.rateLimit).toBe(before.rateLimit);
     expect(after.maxInFlight).toBe(before.maxInFlight);
 
     const refused = await Promise.all([
-      cli(['endpoints', 'update', 'edit', 'hook']),
-      cli(['endpoints', 'update', 'edit', 'hook', '--event-type', 'a.b', '--all-event-types']),
-      cli(['endpoints', 'update', 'edit', 'hook', '--rate-limit', 'fast']),
+      cli(['endpoints', 'update', 'edit', 'hook2']),
+      cli(['endpoints', 'update', 'edit', 'hook2', '--event-type', 'a.b', '--all-event-types']),
+      cli(['endpoints', 'update', 'edit', 'hook2', '--rate-limit', 'fast']),
+      cli(['endpoints', '--json', 'update', 'edit', 'hook2']),
     ]);
     expect(refused.map((run) => [run.code, run.stdout, run.stderr.split('\n')[0]])).toEqual([
       [2, '', 'courier: nothing to change: give at least one option'],
@@ -261,13 +269,45 @@ describe('courier apps and courier endpoints', () => {
       [
         2,
         '',
-        "error: option '--rate-limit <n>' argument 'fast' is invalid. expected a positive whole number.",
+        "error: option '--rate-limit <n>' argument 'fast' is invalid. expected a positive whole number, or default.",
       ],
+      [2, '', 'error: put the options after the command: courier endpoints update … edit hook2'],
     ]);
     expect(await read()).toEqual(after);
   });
 
-  it('refuses a bad option with exit 2 and makes nothing; the API refuses what only it can check', async () => {
+  it('keeps an endpoint public-only when update moves it, unless told otherwise; add makes one', async () => {
+    await createApp(api, { uid: 'pub' });
+    // No delivery is made: these URLs are only saved.
+    await api.request('POST', '/api/v1/app/pub/endpoint', {
+      body: { url: 'https://example.com/a', uid: 'customer', publicOnly: true },
+    });
+    const publicOnly = async (ep: string) =>
+      (await api.request('GET', `/api/v1/app/pub/endpoint/${ep}`)).body.publicOnly;
+    const update = (...args: string[]) => cli(['endpoints', 'update', 'pub', 'customer', ...args]);
+    expect((await update('--new-url', 'https://example.org/b')).code).toBe(0);
+    expect(await publicOnly('customer')).toBe(true);
+    expect((await update('--new-url', 'https://example.net/c', '--no-public-only')).code).toBe(0);
+    expect(await publicOnly('customer')).toBe(false);
+    expect((await update('--public-only')).code).toBe(0);
+    expect(await publicOnly('customer')).toBe(true);
+    const added = await cli([
+      'endpoints',
+      'add',
+      'pub',
+      'https://example.com/d',
+      '--uid',
+      'other',
+      '--public-only',
+    ]);
+    expect(added.code).toBe(0);
+    expect(await publicOnly('other')).toBe(true);
+  });
+
+  // Seventeen commands at once on two cores: more than the default 30 s may pass under load.
+  it('refuses a bad option with exit 2 and makes nothing; the API refuses what only it can check', {
+    timeout: 90_000,
+  }, async () => {
     await createApp(api, { uid: 'strict' });
     const channels = Array.from({ length: 11 }, (_, i) => `c${i}`).join(',');
     const add = (...args: string[]) => cli(['endpoints', 'add', 'strict', `${receiver.url}/x`, ...args]);

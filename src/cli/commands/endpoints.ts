@@ -92,7 +92,7 @@ export async function endpoints(app: string, options: OperatorOptions & { stats?
   );
 }
 
-export interface AddOptions extends OperatorOptions {
+export interface EndpointAddOptions extends OperatorOptions {
   uid?: string;
   eventType?: string[];
   channel?: string[];
@@ -101,10 +101,11 @@ export interface AddOptions extends OperatorOptions {
   maxInFlight?: number;
   header?: Record<string, string>;
   secret?: string;
+  publicOnly?: boolean;
 }
 
 /** Creates one and prints its signing secret (the one given, or one Courier made). */
-export async function addEndpoint(app: string, url: string, options: AddOptions) {
+export async function addEndpoint(app: string, url: string, options: EndpointAddOptions) {
   const body = {
     url,
     uid: options.uid,
@@ -115,6 +116,7 @@ export async function addEndpoint(app: string, url: string, options: AddOptions)
     maxInFlight: options.maxInFlight,
     headers: options.header,
     secret: options.secret,
+    publicOnly: options.publicOnly,
   };
   await createWithSecret(ApiClient.connect(options), endpointsOf(app), body, {
     json: options.json,
@@ -133,13 +135,23 @@ export interface UpdateOptions extends OperatorOptions {
   description?: string;
   rateLimit?: number | 'default';
   maxInFlight?: number | 'default';
+  publicOnly?: boolean;
 }
 
 /** `default` is the API's null: the installation's default again. */
 const orNull = (value: number | 'default' | undefined) => (value === 'default' ? null : value);
 
-/** A PATCH of what was given: the API keeps what is absent and restores a default sent as null. */
+/**
+ * A PATCH of what was given: the API keeps what is absent and sets a limit sent as null to the
+ * current default. A new URL from the admin token clears publicOnly unless sent: it is sent as the
+ * endpoint has it, so moving a customer's public-only endpoint does not open private networks to it.
+ */
 export async function updateEndpoint(app: string, endpoint: string, options: UpdateOptions) {
+  const client = ApiClient.connect(options);
+  let { publicOnly } = options;
+  if (options.newUrl !== undefined && publicOnly === undefined) {
+    ({ publicOnly } = await client.request<EndpointOut>('GET', endpointsOf(app)(endpoint)));
+  }
   const body = Object.fromEntries(
     Object.entries({
       url: options.newUrl,
@@ -149,10 +161,11 @@ export async function updateEndpoint(app: string, endpoint: string, options: Upd
       description: options.description,
       rateLimit: orNull(options.rateLimit),
       maxInFlight: orNull(options.maxInFlight),
+      publicOnly,
     }).filter(([, value]) => value !== undefined),
   );
   if (Object.keys(body).length === 0) throw usageError('nothing to change: give at least one option');
-  const changed = await ApiClient.connect(options).request<EndpointOut>('PATCH', endpointsOf(app)(endpoint), {
+  const changed = await client.request<EndpointOut>('PATCH', endpointsOf(app)(endpoint), {
     body,
   });
   if (options.json) printJson(changed);

@@ -1,0 +1,85 @@
+/**
+ * Checks of what the operator typed to make or change an application or an endpoint, as the API
+ * checks it (failures exit 2 with nothing sent).
+ */
+import { InvalidArgumentError } from 'commander';
+import { isValidUid } from '../ids.ts';
+import { parseSecret } from '../signing/secrets.ts';
+import { positiveInteger } from './input.ts';
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * commander parser for a repeatable --header 'Name: value' (an endpoint's own headers, sent with
+ * every delivery). A name given twice, in any case, is refused: one of the two would be lost.
+ */
+export function collectHeader(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const colon = value.indexOf(':');
+  const name = value.slice(0, Math.max(colon, 0)).trim();
+  if (!HEADER_NAME.test(name)) throw new InvalidArgumentError("expected 'Name: value'.");
+  if (Object.keys(previous).some((given) => given.toLowerCase() === name.toLowerCase())) {
+    throw new InvalidArgumentError(`header ${name} given twice.`);
+  }
+  return { ...previous, [name]: value.slice(colon + 1).trim() };
+}
+
+/** commander parser for a setting the API bounds (a rate limit, an in-flight cap). */
+export function positiveIntegerUpTo(max: number): (value: string) => number {
+  return (value) => {
+    const n = positiveInteger(value);
+    if (n > max) throw new InvalidArgumentError(`expected at most ${max.toLocaleString('en')}.`);
+    return n;
+  };
+}
+
+/** --uid: a name of the operator's own, as the API takes one (not shaped like an id). */
+export function uidName(value: string): string {
+  if (!isValidUid(value)) {
+    throw new InvalidArgumentError(
+      'expected 1-256 of letters, digits and - _ ., not . or .., not starting with an id prefix such as app_.',
+    );
+  }
+  return value;
+}
+
+/** An endpoint's --secret: whsec_ and standard base64 of 24-75 bytes, as the API takes it. */
+export function signingSecret(value: string): string {
+  try {
+    parseSecret(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message}.`);
+  }
+  return value;
+}
+
+/** An endpoint's <url>: http or https (the API checks the address it names). */
+export function endpointUrl(value: string): string {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(value).protocol;
+  } catch {}
+  if (protocol !== 'http:' && protocol !== 'https:')
+    throw new InvalidArgumentError('expected an http(s) URL.');
+  return value;
+}
+
+/** An application's <name>: 1-256 characters. */
+export function appName(value: string): string {
+  if (value === '' || [...value].length > 256) throw new InvalidArgumentError('expected 1-256 characters.');
+  return value;
+}
+
+/**
+ * For `endpoints update`: `default` as it is (sent as the API's null, the current default), else
+ * the value `parse` checks. Kept as the word: commander turns a parser's null into ''.
+ */
+export function orDefault<T>(parse: (value: string) => T): (value: string) => T | 'default' {
+  return (value) => {
+    if (value === 'default') return value;
+    try {
+      return parse(value);
+    } catch (error) {
+      throw new InvalidArgumentError(`${(error as Error).message.replace(/\.$/, '')}, or default.`);
+    }
+  };
+}
