@@ -44,7 +44,7 @@ function messageName(what: string, pattern: string, characters: string) {
 const CHANNEL = ['channel', CHANNEL_PATTERN, '1-128 of letters, digits and - _ . :'] as const;
 const TAG = ['tag', TAG_PATTERN, '1-128 of letters, digits and - _ . / \\ #'] as const;
 
-/** send's <event-type>. */
+/** An event type name: send's <event-type>, each --event-type. */
 export const eventTypeName = messageName(
   'event type',
   EVENT_TYPE_PATTERN,

@@ -1,6 +1,6 @@
 /**
- * `courier apps` and `courier endpoints`: the applications and their endpoints, made, listed and
- * removed from the shell (main.ts adds them to the program; the actions load lazily).
+ * `courier apps` and `courier endpoints`: the applications and their endpoints, made, listed,
+ * changed and removed from the shell (main.ts adds them to the program; the actions load lazily).
  */
 import { type Command, Option } from 'commander';
 import { MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX } from '../setting-limits.ts';

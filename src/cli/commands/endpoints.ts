@@ -1,4 +1,4 @@
-/** `courier endpoints`: an application's endpoints, listed, added, paused, resumed and removed. */
+/** `courier endpoints`: an application's endpoints, listed, added, updated, paused, resumed and removed. */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { usageError } from '../errors.ts';
 import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
@@ -138,7 +138,7 @@ export interface UpdateOptions extends OperatorOptions {
   publicOnly?: boolean;
 }
 
-/** `default` is the API's null: the installation's default again. */
+/** `default` is the API's null: the current default (the application's rate limit, else the setting's). */
 const orNull = (value: number | 'default' | undefined) => (value === 'default' ? null : value);
 
 /**
@@ -172,7 +172,7 @@ export async function updateEndpoint(app: string, endpoint: string, options: Upd
   else printLines(`updated ${idAndUid(changed)}`);
 }
 
-/** pause or resume (Courier's routes: pausing holds deliveries, losing none), then where it stands. */
+/** pause or resume (Courier's routes: a pause holds deliveries until resumed), then where it stands. */
 export async function changeStatus(
   action: 'pause' | 'resume',
   app: string,
