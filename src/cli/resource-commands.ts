@@ -6,6 +6,7 @@ import { type Command, Option } from 'commander';
 import { MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX } from '../setting-limits.ts';
 import type { OperatorOptions } from './api-client.ts';
 import type { AppCreateOptions, AppsListOptions } from './commands/apps.ts';
+import type * as EndpointCommands from './commands/endpoints.ts';
 import type { EndpointAddOptions, UpdateOptions } from './commands/endpoints.ts';
 import { collectEndpointChannel, collectEventType, positiveInteger } from './input.ts';
 import { APP, ENDPOINT, operator } from './options.ts';
@@ -157,40 +158,38 @@ command runs.`,
     (await import('./commands/endpoints.ts')).updateEndpoint(app, endpoint, options),
   );
 
-  for (const [action, description] of [
-    ['pause', 'hold its deliveries until it is resumed (or their messages pass COURIER_RETENTION)'],
-    ['resume', 'deliver again to a paused or disabled endpoint; what it held goes out'],
-  ] as const) {
+  // The commands that name one endpoint and take nothing else.
+  type Run = (
+    m: typeof EndpointCommands,
+    app: string,
+    endpoint: string,
+    options: OperatorOptions,
+  ) => Promise<void>;
+  const onOne: [string, string, Run][] = [
+    [
+      'pause',
+      'hold its deliveries until it is resumed (or their messages pass COURIER_RETENTION)',
+      (m, ...args) => m.changeStatus('pause', ...args),
+    ],
+    [
+      'resume',
+      'deliver again to a paused or disabled endpoint; what it held goes out',
+      (m, ...args) => m.changeStatus('resume', ...args),
+    ],
+    ['remove', 'delete an endpoint: it receives nothing more', (m, ...args) => m.removeEndpoint(...args)],
+    ['secret', 'print the secret its deliveries are signed with', (m, ...args) => m.endpointSecret(...args)],
+  ];
+  for (const [name, description, run] of onOne) {
     operator(
       endpoints
-        .command(action)
+        .command(name)
         .description(description)
         .argument(...APP)
         .argument(...ENDPOINT),
     ).action(async (app: string, endpoint: string, options: OperatorOptions) =>
-      (await import('./commands/endpoints.ts')).changeStatus(action, app, endpoint, options),
+      run(await import('./commands/endpoints.ts'), app, endpoint, options),
     );
   }
-
-  operator(
-    endpoints
-      .command('remove')
-      .description('delete an endpoint: it receives nothing more')
-      .argument(...APP)
-      .argument(...ENDPOINT),
-  ).action(async (app: string, endpoint: string, options: OperatorOptions) =>
-    (await import('./commands/endpoints.ts')).removeEndpoint(app, endpoint, options),
-  );
-
-  operator(
-    endpoints
-      .command('secret')
-      .description('print the secret its deliveries are signed with')
-      .argument(...APP)
-      .argument(...ENDPOINT),
-  ).action(async (app: string, endpoint: string, options: OperatorOptions) =>
-    (await import('./commands/endpoints.ts')).endpointSecret(app, endpoint, options),
-  );
 }
 
 /**
