@@ -11,3 +11,7 @@ export const RATE_LIMIT_MAX = 1_000_000;
 export const MAX_IN_FLIGHT_MAX = 10_000;
 /** An endpoint's channels: as many as a message may carry. */
 export const ENDPOINT_CHANNELS_MAX = MESSAGE_NAMES_MAX;
+/** How long a rotated secret's predecessor keeps signing unless the rotation says otherwise. */
+export const SECRET_GRACE_DEFAULT_S = 24 * 3600;
+/** The longest grace period a rotation may give. */
+export const SECRET_GRACE_MAX_S = 30 * 86_400;

@@ -1,10 +1,10 @@
 /**
- * What the commands that make and remove things share (`apps`, `endpoints`,
- * `operational-endpoints`): an endpoint made and its signing secret shown, a secret printed, a
- * deletion, and what to say when an answer to a creation never came.
+ * What the commands that make, change and remove things share (`apps`, `endpoints`,
+ * `operational-endpoints`): an endpoint made and its signing secret shown, a secret read after a
+ * change, a PATCH of the options given, a deletion, and what to say when an answer never came.
  */
 import type { ApiClient } from './api-client.ts';
-import { apiError } from './errors.ts';
+import { apiError, usageError } from './errors.ts';
 import { idAndUid, printJson, printLines } from './format.ts';
 
 export type PathOf = (...rest: string[]) => string;
@@ -30,18 +30,34 @@ export async function createWithSecret(
     timeoutHint: hint,
     droppedHint: hint,
   });
-  let key: string;
-  try {
-    ({ key } = await client.request<{ key: string }>('GET', at(made.id, 'secret')));
-  } catch (error) {
-    if (!options.json) printLines(`created ${idAndUid(made)}`);
-    const why = error instanceof Error ? error.message : String(error);
-    throw apiError(
-      `${made.id} was created, but its secret could not be read (${why}); \`${options.secretCommand(made.id)}\` prints it`,
-    );
-  }
+  const key = await secretAfter(client, at, made.id, {
+    json: options.json,
+    done: `created ${idAndUid(made)}`,
+    failed: `${made.id} was created, but its secret could not be read`,
+    secretCommand: options.secretCommand(made.id),
+  });
   if (options.json) printJson({ ...made, secret: key });
   else printLines(`created ${idAndUid(made)}`, `signing secret: ${key}`);
+}
+
+/**
+ * The secret a change (a creation, a rotation) left the endpoint with. Unread (a restart between
+ * the two), the change is still said to have happened (`done` on stdout, unless JSON), with the
+ * command that reads the secret, so a repeat does not make the change twice.
+ */
+export async function secretAfter(
+  client: ApiClient,
+  at: PathOf,
+  endpoint: string,
+  said: { json?: boolean; done: string; failed: string; secretCommand: string },
+): Promise<string> {
+  try {
+    return (await client.request<{ key: string }>('GET', at(endpoint, 'secret'))).key;
+  } catch (error) {
+    if (!said.json) printLines(said.done);
+    const why = error instanceof Error ? error.message : String(error);
+    throw apiError(`${said.failed} (${why}); \`${said.secretCommand}\` prints it`);
+  }
 }
 
 export async function printSecret(
@@ -53,6 +69,23 @@ export async function printSecret(
   const { key } = await client.request<{ key: string }>('GET', at(endpoint, 'secret'));
   if (json) printJson({ key });
   else printLines(key);
+}
+
+/**
+ * A PATCH of the fields given (the API keeps what is absent), then `updated <id> (<uid>)` or the
+ * JSON answer; nothing given is refused before anything is sent.
+ */
+export async function patchGiven(
+  client: ApiClient,
+  path: string,
+  fields: Record<string, unknown>,
+  json: boolean | undefined,
+): Promise<void> {
+  const body = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+  if (Object.keys(body).length === 0) throw usageError('nothing to change: give at least one option');
+  const changed = await client.request<{ id: string; uid: string | null }>('PATCH', path, { body });
+  if (json) printJson(changed);
+  else printLines(`updated ${idAndUid(changed)}`);
 }
 
 /** DELETE, then `deleted <name>` (or `{"deleted": name}`). */

@@ -3,16 +3,18 @@
  * changed and removed from the shell (main.ts adds them to the program; the actions load lazily).
  */
 import { type Command, Option } from 'commander';
-import { MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX } from '../setting-limits.ts';
+import { MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX, SECRET_GRACE_MAX_S } from '../setting-limits.ts';
 import type { OperatorOptions } from './api-client.ts';
-import type { AppCreateOptions, AppsListOptions } from './commands/apps.ts';
+import type { AppCreateOptions, AppsListOptions, AppUpdateOptions } from './commands/apps.ts';
+import type { HeadersOptions } from './commands/endpoint-headers.ts';
 import type * as EndpointCommands from './commands/endpoints.ts';
-import type { EndpointAddOptions, UpdateOptions } from './commands/endpoints.ts';
-import { collectEndpointChannel, collectEventType, positiveInteger } from './input.ts';
+import type { EndpointAddOptions, RotateOptions, UpdateOptions } from './commands/endpoints.ts';
+import { collectEndpointChannel, collectEventType, durationWithin, positiveInteger } from './input.ts';
 import { APP, ENDPOINT, operator } from './options.ts';
 import {
   appName,
   collectHeader,
+  collectHeaderName,
   endpointUrl,
   orDefault,
   positiveIntegerUpTo,
@@ -26,7 +28,7 @@ const rateLimit = positiveIntegerUpTo(RATE_LIMIT_MAX);
 export function applicationCommands(program: Command): void {
   const apps = program
     .command('apps')
-    .description('list, create and delete applications (one per customer)')
+    .description('list, create, update and delete applications (one per customer)')
     .addHelpText(
       'after',
       `
@@ -36,6 +38,7 @@ its id (app_…) or by the uid you give it.
 Examples:
   $ courier apps create "Acme Corp" --uid acme
   $ courier apps create "Acme Corp" --uid acme --get-if-exists   # again: no error
+  $ courier apps update acme --name "Acme Inc" --rate-limit 50
   $ courier apps list`,
     );
 
@@ -60,6 +63,22 @@ Examples:
 
   operator(
     apps
+      .command('update')
+      .description('change an application: what is not given stays as it is')
+      .argument(...APP)
+      .option('--name <name>', 'its name, shown to people (1-256 characters)', appName)
+      .option('--uid <uid>', 'rename it (later commands name it so)', uidName)
+      .option(
+        '--rate-limit <n>',
+        `the default rate limit of endpoints made later (an endpoint keeps its own), ${RATE_LIMIT}; default removes it (COURIER_RATE_LIMIT applies)`,
+        orDefault(rateLimit),
+      ),
+  ).action(async (app: string, options: AppUpdateOptions) =>
+    (await import('./commands/apps.ts')).updateApp(app, options),
+  );
+
+  operator(
+    apps
       .command('delete')
       .description(
         'delete an application: its endpoints receive nothing more (its messages and attempts stay until COURIER_RETENTION ends)',
@@ -74,7 +93,7 @@ export function endpointCommands(program: Command): void {
   const endpoints = program
     .command('endpoints')
     .description(
-      "list, add, update, pause, resume and remove an application's endpoints; print their secrets",
+      "list, add, update, pause, resume and remove an application's endpoints; their headers and secrets",
     )
     .addHelpText(
       'after',
@@ -89,6 +108,8 @@ Examples:
   $ courier endpoints update acme main --event-type invoice.paid --rate-limit default
   $ courier endpoints pause acme main     # deliveries are held until resumed
   $ courier endpoints resume acme main
+  $ courier endpoints headers acme main --header 'X-Tenant: 42' --remove X-Old
+  $ courier endpoints rotate-secret acme main --grace-period 2h
 
 Like --token, the values of --header and --secret show in \`ps\` while the
 command runs.`,
@@ -156,6 +177,44 @@ command runs.`,
       .option('--no-public-only', 'let it reach the private networks COURIER_ALLOW_PRIVATE_NETWORKS opens'),
   ).action(async (app: string, endpoint: string, options: UpdateOptions) =>
     (await import('./commands/endpoints.ts')).updateEndpoint(app, endpoint, options),
+  );
+
+  operator(
+    endpoints
+      .command('headers')
+      .description('print the headers its deliveries carry, after adding, replacing or removing some')
+      .argument(...APP)
+      .argument(...ENDPOINT)
+      .option(
+        '--header <header>',
+        "'Name: value' to add, or to replace the value of (repeatable)",
+        collectHeader,
+      )
+      .option('--remove <name>', 'remove this header (repeatable)', collectHeaderName)
+      .addOption(
+        new Option(
+          '--clear',
+          'remove every header first: the endpoint keeps only those --header gives',
+        ).conflicts('remove'),
+      ),
+  ).action(async (app: string, endpoint: string, options: HeadersOptions) =>
+    (await import('./commands/endpoint-headers.ts')).endpointHeaders(app, endpoint, options),
+  );
+
+  operator(
+    endpoints
+      .command('rotate-secret')
+      .description('sign with a new secret, and print it; the previous one signs beside it for a while')
+      .argument(...APP)
+      .argument(...ENDPOINT)
+      .option('--secret <secret>', 'the new secret (whsec_…); default: a new one', signingSecret)
+      .option(
+        '--grace-period <duration>',
+        'how long the previous secret signs beside it, such as 90m, 2h or 7d; 0 for not at all (default: 24h)',
+        durationWithin(0, SECRET_GRACE_MAX_S),
+      ),
+  ).action(async (app: string, endpoint: string, options: RotateOptions) =>
+    (await import('./commands/endpoints.ts')).rotateSecret(app, endpoint, options),
   );
 
   // The commands that name one endpoint and take nothing else.

@@ -23,6 +23,15 @@ export function collectHeader(value: string, previous: Record<string, string> = 
   return { ...previous, [name]: value.slice(colon + 1).trim() };
 }
 
+/** commander parser for a repeatable --remove <name> (a header name; a name given twice counts once). */
+export function collectHeaderName(value: string, previous: string[] = []): string[] {
+  if (!HEADER_NAME.test(value))
+    throw new InvalidArgumentError("expected a header name (letters, digits, !#$%&'*+-.^_`|~).");
+  return previous.some((given) => given.toLowerCase() === value.toLowerCase())
+    ? previous
+    : [...previous, value];
+}
+
 /** commander parser for a setting the API bounds (a rate limit, an in-flight cap). */
 export function positiveIntegerUpTo(max: number): (value: string) => number {
   return (value) => {
@@ -69,9 +78,13 @@ export function appName(value: string): string {
   return value;
 }
 
+/** An `orDefault` value as the API takes it: `default` is its null. */
+export const orNull = <T>(value: T | 'default' | undefined): T | null | undefined =>
+  value === 'default' ? null : value;
+
 /**
- * For `endpoints update`: `default` as it is (sent as the API's null, the current default), else
- * the value `parse` checks. Kept as the word: commander turns a parser's null into ''.
+ * For the update commands: `default` as it is (sent as the API's null, the default), else the
+ * value `parse` checks. Kept as the word: commander turns a parser's null into ''.
  */
 export function orDefault<T>(parse: (value: string) => T): (value: string) => T | 'default' {
   return (value) => {

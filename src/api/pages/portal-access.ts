@@ -5,9 +5,9 @@
  * offer only what the API would allow.
  */
 
+import { SECRET_GRACE_DEFAULT_S } from '../../setting-limits.ts';
 import { MAX_PREVIOUS_SECRETS } from '../../store/repos/endpoints.ts';
 import { APP, capabilitiesFor, ENDPOINT } from '../app-token-access.ts';
-import { DEFAULT_GRACE_S } from '../schemas/endpoints.ts';
 
 /**
  * For each route an action calls (`METHOD pattern`), the capabilities of which the token needs one
@@ -39,7 +39,7 @@ const NEEDS = {
 export const PORTAL_ACCESS = `
 const NEEDS = ${JSON.stringify(NEEDS)};
 /** How long a rotated secret's predecessor still signs, as the API rotates by default. */
-const GRACE = '${DEFAULT_GRACE_S / 3600} hours';
+const GRACE = '${SECRET_GRACE_DEFAULT_S / 3600} hours';
 /** How many earlier secrets may sign beside the current one: past it, the API rotates only with no grace period. */
 const MAX_PREVIOUS_SECRETS = ${MAX_PREVIOUS_SECRETS};
 // Each token's answer, kept with the session it is for: one token's never decides for another's.

@@ -1,3 +1,4 @@
+import { SECRET_GRACE_DEFAULT_S } from '../../setting-limits.ts';
 import { generateSecret } from '../../signing/index.ts';
 import { StoreNotFoundError } from '../../store/errors.ts';
 import { currentSecret, MAX_PREVIOUS_SECRETS, rotateSecret } from '../../store/repos/endpoints.ts';
@@ -5,7 +6,7 @@ import { normalizeSecret } from '../endpoint-input.ts';
 import { APP_ENDPOINT, type EndpointScope, OPERATIONAL_ENDPOINT } from '../endpoint-scope.ts';
 import { limitReached } from '../errors.ts';
 import { NoContent } from '../schemas/common.ts';
-import { DEFAULT_GRACE_S, EndpointSecretOut, EndpointSecretRotateIn } from '../schemas/endpoints.ts';
+import { EndpointSecretOut, EndpointSecretRotateIn } from '../schemas/endpoints.ts';
 import type { Api, ApiDeps } from '../types.ts';
 
 const secretRoutes = (scope: EndpointScope) => (app: Api, deps: ApiDeps) => {
@@ -40,7 +41,7 @@ const secretRoutes = (scope: EndpointScope) => (app: Api, deps: ApiDeps) => {
         summary: "Rotate the endpoint's signing secret",
         description:
           'The new secret (generated unless key is given) signs from now on; the previous one keeps signing too ' +
-          `for gracePeriodSeconds (Courier extension, default ${DEFAULT_GRACE_S / 3600} h), so receivers can switch without failures.`,
+          `for gracePeriodSeconds (Courier extension, default ${SECRET_GRACE_DEFAULT_S / 3600} h), so receivers can switch without failures.`,
         params,
         body: EndpointSecretRotateIn,
         response: { 204: NoContent },
@@ -50,7 +51,7 @@ const secretRoutes = (scope: EndpointScope) => (app: Api, deps: ApiDeps) => {
       const { endpoint } = await scope.find(db, request.params);
       const body = request.body ?? {};
       const key = body.key ? normalizeSecret(body.key, ['body', 'key']) : generateSecret();
-      const graceMs = (body.gracePeriodSeconds ?? DEFAULT_GRACE_S) * 1000;
+      const graceMs = (body.gracePeriodSeconds ?? SECRET_GRACE_DEFAULT_S) * 1000;
       const outcome = await db.transaction((tx) => rotateSecret(tx, endpoint.id, key, graceMs, clock.now()));
       if (outcome === 'limit_reached') {
         throw limitReached(

@@ -1,5 +1,11 @@
 import { Type } from 'typebox';
-import { ENDPOINT_CHANNELS_MAX, MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX } from '../../setting-limits.ts';
+import {
+  ENDPOINT_CHANNELS_MAX,
+  MAX_IN_FLIGHT_MAX,
+  RATE_LIMIT_MAX,
+  SECRET_GRACE_DEFAULT_S,
+  SECRET_GRACE_MAX_S,
+} from '../../setting-limits.ts';
 import type { Endpoint } from '../../store/repos/endpoints.ts';
 import { TaskOut } from './background-tasks.ts';
 import {
@@ -184,8 +190,6 @@ export function endpointOut(e: Endpoint) {
 }
 
 export const EndpointSecretOut = Type.Object({ key: Type.String() }, { title: 'EndpointSecretOut' });
-/** How long a rotated secret's predecessor keeps signing unless the rotation says otherwise. */
-export const DEFAULT_GRACE_S = 24 * 3600;
 
 export const EndpointSecretRotateIn = Nullable(
   Type.Object(
@@ -195,8 +199,8 @@ export const EndpointSecretRotateIn = Nullable(
         Nullable(
           Type.Integer({
             minimum: 0,
-            maximum: 30 * 86_400,
-            description: `Courier extension: how long the previous secret keeps signing too (default ${DEFAULT_GRACE_S / 3600} h).`,
+            maximum: SECRET_GRACE_MAX_S,
+            description: `Courier extension: how long the previous secret keeps signing too (default ${SECRET_GRACE_DEFAULT_S / 3600} h).`,
           }),
         ),
       ),

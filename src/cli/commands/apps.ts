@@ -2,7 +2,8 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { usageError } from '../errors.ts';
 import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
-import { createdHint, deleteNamed } from '../resource-calls.ts';
+import { createdHint, deleteNamed, patchGiven } from '../resource-calls.ts';
+import { orNull } from '../resource-input.ts';
 
 interface ApplicationOut {
   id: string;
@@ -66,6 +67,21 @@ export async function createApp(name: string, options: AppCreateOptions) {
     // On stderr, as send's repeat is: stdout stays the application alone.
     if (existed) process.stderr.write(`courier: nothing was created: ${idAndUid(app)} has this uid\n`);
   } else printLines(`${existed ? 'exists' : 'created'} ${idAndUid(app)}`);
+}
+
+export interface AppUpdateOptions extends OperatorOptions {
+  name?: string;
+  uid?: string;
+  rateLimit?: number | 'default';
+}
+
+/**
+ * A PATCH of what was given. The rate limit is the default of endpoints made later (an endpoint
+ * keeps the one it has); `default` removes it, leaving them COURIER_RATE_LIMIT.
+ */
+export async function updateApp(app: string, options: AppUpdateOptions) {
+  const fields = { name: options.name, uid: options.uid, rateLimit: orNull(options.rateLimit) };
+  await patchGiven(ApiClient.connect(options), apiPath('app', app), fields, options.json);
 }
 
 export async function deleteApp(app: string, options: OperatorOptions) {

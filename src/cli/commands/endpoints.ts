@@ -1,9 +1,13 @@
-/** `courier endpoints`: an application's endpoints, listed, added, updated, paused, resumed and removed. */
+/**
+ * `courier endpoints`: an application's endpoints, listed, added, updated, paused, resumed and
+ * removed; their secrets printed and rotated.
+ */
+import { SECRET_GRACE_DEFAULT_S } from '../../setting-limits.ts';
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { usageError } from '../errors.ts';
-import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
+import { duration, idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
 import { type StandingCounts, standingColumns } from '../message-columns.ts';
-import { createWithSecret, deleteNamed, printSecret } from '../resource-calls.ts';
+import { createWithSecret, deleteNamed, patchGiven, printSecret, secretAfter } from '../resource-calls.ts';
+import { orNull } from '../resource-input.ts';
 
 interface EndpointOut {
   id: string;
@@ -138,9 +142,6 @@ export interface UpdateOptions extends OperatorOptions {
   publicOnly?: boolean;
 }
 
-/** `default` is the API's null: the current default (the application's rate limit, else the setting's). */
-const orNull = (value: number | 'default' | undefined) => (value === 'default' ? null : value);
-
 /**
  * A PATCH of what was given: the API keeps what is absent and sets a limit sent as null to the
  * current default. A new URL from the admin token clears publicOnly unless sent: it is sent as the
@@ -152,24 +153,18 @@ export async function updateEndpoint(app: string, endpoint: string, options: Upd
   if (options.newUrl !== undefined && publicOnly === undefined) {
     ({ publicOnly } = await client.request<EndpointOut>('GET', endpointsOf(app)(endpoint)));
   }
-  const body = Object.fromEntries(
-    Object.entries({
-      url: options.newUrl,
-      uid: options.uid,
-      filterTypes: options.allEventTypes ? null : options.eventType,
-      channels: options.allChannels ? null : options.channel,
-      description: options.description,
-      rateLimit: orNull(options.rateLimit),
-      maxInFlight: orNull(options.maxInFlight),
-      publicOnly,
-    }).filter(([, value]) => value !== undefined),
-  );
-  if (Object.keys(body).length === 0) throw usageError('nothing to change: give at least one option');
-  const changed = await client.request<EndpointOut>('PATCH', endpointsOf(app)(endpoint), {
-    body,
-  });
-  if (options.json) printJson(changed);
-  else printLines(`updated ${idAndUid(changed)}`);
+  const fields = {
+    url: options.newUrl,
+    uid: options.uid,
+    filterTypes: options.allEventTypes ? null : options.eventType,
+    channels: options.allChannels ? null : options.channel,
+    description: options.description,
+    // `default` is the API's null: the current default (the application's rate limit, else the setting's).
+    rateLimit: orNull(options.rateLimit),
+    maxInFlight: orNull(options.maxInFlight),
+    publicOnly,
+  };
+  await patchGiven(client, endpointsOf(app)(endpoint), fields, options.json);
 }
 
 /** pause or resume (Courier's routes: a pause holds deliveries until resumed), then where it stands. */
@@ -191,4 +186,51 @@ export async function removeEndpoint(app: string, endpoint: string, options: Ope
 
 export async function endpointSecret(app: string, endpoint: string, options: OperatorOptions) {
   await printSecret(ApiClient.connect(options), endpointsOf(app), endpoint, options.json);
+}
+
+export interface RotateOptions extends OperatorOptions {
+  secret?: string;
+  gracePeriod?: number;
+}
+
+/**
+ * A new signing secret (the one given, or one Courier makes), printed. For the grace period each
+ * delivery carries a signature by the previous secret too, so the receiver can switch at leisure.
+ * A rotation is not repeatable: one left unanswered is checked with `endpoints secret`.
+ */
+export async function rotateSecret(app: string, endpoint: string, options: RotateOptions) {
+  const client = ApiClient.connect(options);
+  const at = endpointsOf(app);
+  const secretCommand = `courier endpoints secret ${app} ${endpoint}`;
+  const hint = `it may have been rotated: \`${secretCommand}\` prints the secret it signs with now`;
+  if (options.secret !== undefined) {
+    // The API keeps a secret rotated to itself as it is: no grace period starts, nothing to say but that.
+    const { key } = await client.request<{ key: string }>('GET', at(endpoint, 'secret'));
+    if (key === options.secret) {
+      if (options.json) printJson({ rotated: false, key });
+      else printLines(`${endpoint} already signs with this secret: nothing changed`);
+      return;
+    }
+  }
+  await client.request('POST', at(endpoint, 'secret', 'rotate'), {
+    body: { key: options.secret, gracePeriodSeconds: options.gracePeriod },
+    timeoutHint: hint,
+    droppedHint: hint,
+  });
+  const key = await secretAfter(client, at, endpoint, {
+    json: options.json,
+    done: `rotated ${endpoint}`,
+    failed: `${endpoint} signs with a new secret, but it could not be read`,
+    secretCommand,
+  });
+  const grace = options.gracePeriod ?? SECRET_GRACE_DEFAULT_S;
+  if (options.json) printJson({ rotated: true, key, gracePeriodSeconds: grace });
+  else
+    printLines(
+      `rotated ${endpoint}`,
+      `signing secret: ${key}`,
+      grace === 0
+        ? 'the previous secret signs nothing more'
+        : `the previous secret signs beside it for ${duration(grace * 1000)}`,
+    );
 }

@@ -1,0 +1,56 @@
+/** `courier endpoints headers`: the headers an endpoint's deliveries carry, printed and changed. */
+import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
+import { usageError } from '../errors.ts';
+import { printJson, printLines } from '../format.ts';
+
+export interface HeadersOptions extends OperatorOptions {
+  header?: Record<string, string>;
+  remove?: string[];
+  /** Replace them all with --header's (none: remove every one). */
+  clear?: boolean;
+}
+
+interface HeadersOut {
+  headers: Record<string, string>;
+  /** Credentials (Authorization, X-Auth-Token, …): their names alone, as in Svix. */
+  sensitive: string[];
+}
+
+const lower = (names: Iterable<string>) => new Set([...names].map((n) => n.toLowerCase()));
+
+/**
+ * Prints them, after the change asked for: --header adds or replaces (a PATCH), --remove deletes,
+ * --clear replaces the lot (a PUT). A --remove naming no header says so on stderr.
+ */
+export async function endpointHeaders(app: string, endpoint: string, options: HeadersOptions) {
+  const client = ApiClient.connect(options);
+  const path = apiPath('app', app, 'endpoint', endpoint, 'headers');
+  const set = options.header ?? {};
+  const remove = options.remove ?? [];
+  const both = remove.filter((name) => lower(Object.keys(set)).has(name.toLowerCase()));
+  if (both.length > 0) throw usageError(`header ${both[0]} both given and removed`);
+
+  if (options.clear) await client.request('PUT', path, { body: { headers: set } });
+  else if (remove.length > 0 || Object.keys(set).length > 0) {
+    if (remove.length > 0) {
+      const before = await client.request<HeadersOut>('GET', path);
+      const present = lower([...Object.keys(before.headers), ...before.sensitive]);
+      for (const name of remove.filter((n) => !present.has(n.toLowerCase()))) {
+        process.stderr.write(`courier: ${endpoint} has no header ${name} to remove\n`);
+      }
+    }
+    await client.request('PATCH', path, { body: { headers: set, deleteHeaders: remove } });
+  }
+
+  const now = await client.request<HeadersOut>('GET', path);
+  if (options.json) printJson(now);
+  else {
+    const lines = [
+      ...Object.entries(now.headers),
+      ...now.sensitive.map((name) => [name, '(set; a credential, not shown)']),
+    ]
+      .sort(([a], [b]) => a!.toLowerCase().localeCompare(b!.toLowerCase()))
+      .map(([name, value]) => `${name}: ${value}`);
+    printLines(...(lines.length > 0 ? lines : [`${endpoint} sends no headers of its own`]));
+  }
+}

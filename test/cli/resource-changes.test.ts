@@ -1,0 +1,271 @@
+/**
+ * `courier apps update`, `courier endpoints headers` and `courier endpoints rotate-secret` end to
+ * end: the real binary against a real API on PostgreSQL; what they change is checked through the
+ * API and on a delivery (its headers, and its signatures with the standardwebhooks verifier).
+ */
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { createApp, publishMessage, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
+import { virtualWorker } from '../support/engine.ts';
+import { runCli } from './run.ts';
+
+describe('courier apps update, endpoints headers and endpoints rotate-secret', () => {
+  let api: TestApi;
+  let receiver: Receiver;
+  const cli = (args: string[]) => runCli(args, { env: { COURIER_URL: api.url, COURIER_TOKEN: TOKEN } });
+  const said = (run: { code: number | null; stdout: string; stderr: string }) => [
+    run.code,
+    run.stdout,
+    run.stderr.split('\n')[0],
+  ];
+
+  beforeAll(async () => {
+    api = await startApi({ clock: new ManualClock(Date.now()) });
+    receiver = await startReceiver((_req, res) => res.writeHead(200).end());
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await api.close();
+  });
+
+  /** Publishes one message to the application and delivers it; the request its endpoint at `path` got. */
+  async function deliverOne(app: string, path: string) {
+    // Signed now: the verifier refuses a signature more than 5 minutes off its own clock.
+    api.clock.set(Date.now());
+    const messageId = await publishMessage(api, app, { eventType: 'order.created' });
+    const engine = virtualWorker(api.db, { clock: api.clock });
+    try {
+      api.clock.advance(1000);
+      await engine.worker.runOnce();
+    } finally {
+      await engine.sender.close();
+    }
+    const delivered = receiver.requests.find((r) => r.url === path && r.headers['webhook-id'] === messageId);
+    expect(delivered).toBeDefined();
+    return delivered!;
+  }
+
+  const verifies = (secret: string, request: Awaited<ReturnType<typeof deliverOne>>) => {
+    try {
+      new Webhook(secret).verify(request.body.toString(), request.headers as Record<string, string>);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('apps update changes what is given, keeps the rest, and removes the rate limit with default', async () => {
+    const id = await createApp(api, { name: 'North', uid: 'north', rateLimit: 30 });
+    const read = async () => (await api.request('GET', '/api/v1/app/north2')).body;
+
+    const renamed = await cli(['apps', 'update', 'north', '--name', 'North Inc', '--uid', 'north2']);
+    expect(renamed).toEqual({ code: 0, stdout: `updated ${id} (north2)\n`, stderr: '' });
+    expect((await api.request('GET', '/api/v1/app/north')).status).toBe(404);
+    expect(await read()).toMatchObject({ id, name: 'North Inc', rateLimit: 30 });
+
+    const limited = await cli(['apps', 'update', 'north2', '--rate-limit', '12', '--json']);
+    expect(JSON.parse(limited.stdout)).toMatchObject({ id, uid: 'north2', name: 'North Inc', rateLimit: 12 });
+    const cleared = await cli(['apps', 'update', 'north2', '--rate-limit', 'default']);
+    expect(cleared.code).toBe(0);
+    expect(await read()).toMatchObject({ name: 'North Inc', rateLimit: null });
+
+    const refused = await Promise.all([
+      cli(['apps', 'update', 'north2']),
+      cli(['apps', 'update', 'north2', '--rate-limit', '0']),
+      cli(['apps', 'update', 'north2', '--name', '']),
+      cli(['apps', 'update', 'north2', '--uid', 'app_x']),
+      cli(['apps', 'update', 'south', '--name', 'South']),
+    ]);
+    expect(refused.map(said)).toEqual([
+      [2, '', 'courier: nothing to change: give at least one option'],
+      [
+        2,
+        '',
+        "error: option '--rate-limit <n>' argument '0' is invalid. expected a positive whole number, or default.",
+      ],
+      [2, '', "error: option '--name <name>' argument '' is invalid. expected 1-256 characters."],
+      [
+        2,
+        '',
+        "error: option '--uid <uid>' argument 'app_x' is invalid. expected 1-256 of letters, digits and - _ ., not . or .., not starting with an id prefix such as app_.",
+      ],
+      [1, '', 'courier: Application south not found (not_found, HTTP 404)'],
+    ]);
+    expect(await read()).toMatchObject({ name: 'North Inc', uid: 'north2', rateLimit: null });
+  });
+
+  it('endpoints headers prints, adds, replaces, removes and clears the headers deliveries carry', async () => {
+    await createApp(api, { uid: 'hdr' });
+    const added = await cli([
+      'endpoints',
+      'add',
+      'hdr',
+      `${receiver.url}/hdr`,
+      '--uid',
+      'main',
+      '--header',
+      'Authorization: Bearer t0ken',
+      '--header',
+      'X-A: 1',
+    ]);
+    expect(added.code).toBe(0);
+    const headers = (...args: string[]) => cli(['endpoints', 'headers', 'hdr', 'main', ...args]);
+
+    expect(await headers()).toEqual({
+      code: 0,
+      stdout: 'Authorization: (set; a credential, not shown)\nX-A: 1\n',
+      stderr: '',
+    });
+    // Names are case-insensitive: x-a replaces X-A.
+    expect(await headers('--header', 'X-B: two', '--header', 'x-a: 3')).toEqual({
+      code: 0,
+      stdout: 'Authorization: (set; a credential, not shown)\nx-a: 3\nX-B: two\n',
+      stderr: '',
+    });
+    const sent = await deliverOne('hdr', '/hdr');
+    expect(sent.headers).toMatchObject({ authorization: 'Bearer t0ken', 'x-a': '3', 'x-b': 'two' });
+
+    expect(await headers('--remove', 'authorization', '--remove', 'X-Nope')).toEqual({
+      code: 0,
+      stdout: 'x-a: 3\nX-B: two\n',
+      stderr: 'courier: main has no header X-Nope to remove\n',
+    });
+    expect(await headers('--clear', '--header', 'X-Only: 1')).toEqual({
+      code: 0,
+      stdout: 'X-Only: 1\n',
+      stderr: '',
+    });
+    expect(JSON.parse((await headers('--json')).stdout)).toEqual({
+      headers: { 'X-Only': '1' },
+      sensitive: [],
+    });
+    expect((await headers('--clear')).stdout).toBe('main sends no headers of its own\n');
+    expect((await deliverOne('hdr', '/hdr')).headers).not.toHaveProperty('x-only');
+
+    await headers('--header', 'X-Kept: 1');
+    const refused = await Promise.all([
+      headers('--header', 'X-C: 1', '--remove', 'x-c'),
+      headers('--clear', '--remove', 'X-Kept'),
+      headers('--remove', 'bad name'),
+      headers('--header', 'webhook-id: mine'),
+    ]);
+    expect(refused.map(said)).toEqual([
+      [2, '', 'courier: header x-c both given and removed'],
+      [2, '', "error: option '--clear' cannot be used with option '--remove <name>'"],
+      [
+        2,
+        '',
+        "error: option '--remove <name>' argument 'bad name' is invalid. expected a header name (letters, digits, !#$%&'*+-.^_`|~).",
+      ],
+      [1, '', expect.stringMatching(/^courier: body\.headers.*webhook-id.*\(validation, HTTP 422\)$/)],
+    ]);
+    expect((await headers()).stdout).toBe('X-Kept: 1\n');
+  });
+
+  it('endpoints rotate-secret signs with a new secret and, for the grace period, with the previous one too', async () => {
+    await createApp(api, { uid: 'rot' });
+    const added = await cli(['endpoints', 'add', 'rot', `${receiver.url}/rot`, '--uid', 'main']);
+    const [, first] = added.stdout.match(/signing secret: (\S+)\n$/)!;
+    const rotate = (...args: string[]) => cli(['endpoints', 'rotate-secret', 'rot', 'main', ...args]);
+
+    const rotated = await rotate();
+    expect(rotated).toMatchObject({ code: 0, stderr: '' });
+    const [, second] = rotated.stdout.match(
+      /^rotated main\nsigning secret: (whsec_\S+)\nthe previous secret signs beside it for 1d\n$/,
+    )!;
+    expect(second).not.toBe(first);
+    expect((await cli(['endpoints', 'secret', 'rot', 'main'])).stdout).toBe(`${second}\n`);
+    const both = await deliverOne('rot', '/rot');
+    expect([verifies(second!, both), verifies(first!, both)]).toEqual([true, true]);
+
+    const chosen = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const third = await rotate('--secret', chosen, '--grace-period', '0', '--json');
+    expect(third).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(third.stdout)).toEqual({ rotated: true, key: chosen, gracePeriodSeconds: 0 });
+    // The second secret stopped at once; the first is still in its own day.
+    const after = await deliverOne('rot', '/rot');
+    expect([verifies(chosen, after), verifies(second!, after), verifies(first!, after)]).toEqual([
+      true,
+      false,
+      true,
+    ]);
+
+    expect(await rotate('--secret', chosen)).toEqual({
+      code: 0,
+      stdout: 'main already signs with this secret: nothing changed\n',
+      stderr: '',
+    });
+    expect((await rotate('--grace-period', '2h')).stdout).toMatch(
+      /^rotated main\nsigning secret: whsec_\S+\nthe previous secret signs beside it for 2h\n$/,
+    );
+    const refused = await Promise.all([
+      rotate('--grace-period', '31d'),
+      rotate('--secret', 'not-a-secret'),
+      cli(['endpoints', 'rotate-secret', 'rot', 'nope']),
+    ]);
+    expect(refused.map(said)).toEqual([
+      [
+        2,
+        '',
+        "error: option '--grace-period <duration>' argument '31d' is invalid. expected between 0s and 30d.",
+      ],
+      [
+        2,
+        '',
+        "error: option '--secret <secret>' argument 'not-a-secret' is invalid. secret is not valid base64 (expected whsec_ followed by standard base64 with its = padding).",
+      ],
+      [1, '', 'courier: Endpoint nope not found (not_found, HTTP 404)'],
+    ]);
+  });
+
+  it('says a change may have happened when the connection closes before the answer, and how to check', async () => {
+    // A server that acts on a POST and closes the connection before answering (a restart, a proxy).
+    const dropping = await startReceiver((req) => req.socket.destroy());
+    try {
+      const run = (...args: string[]) =>
+        runCli(args, { env: { COURIER_URL: dropping.url, COURIER_TOKEN: TOKEN } });
+      const runs = await Promise.all([
+        run('apps', 'create', 'Acme', '--uid', 'acme'),
+        run('endpoints', 'add', 'shop', 'https://example.com/hooks'),
+        run('endpoints', 'rotate-secret', 'shop', 'main'),
+      ]);
+      expect(runs.map((r) => [r.code, r.stdout, r.stderr.replace(/\(.*\)/, '(…)')])).toEqual(
+        [
+          'it may have been created: `courier apps list` shows it',
+          'it may have been created: `courier endpoints list shop` shows it',
+          'it may have been rotated: `courier endpoints secret shop main` prints the secret it signs with now',
+        ].map((hint) => [
+          1,
+          '',
+          `courier: the connection to Courier at ${dropping.url} closed before its answer (…); ${hint}\n`,
+        ]),
+      );
+    } finally {
+      await dropping.close();
+    }
+  });
+
+  it('says a rotation happened when the new secret cannot be read after', async () => {
+    const flaky = await startReceiver((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'POST') res.writeHead(204).end();
+      else res.writeHead(503).end('{"code":"unavailable","detail":"Courier is restarting"}');
+    });
+    try {
+      const rotated = await runCli(['endpoints', 'rotate-secret', 'shop', 'main'], {
+        env: { COURIER_URL: flaky.url, COURIER_TOKEN: TOKEN },
+      });
+      expect(rotated).toEqual({
+        code: 1,
+        stdout: 'rotated main\n',
+        stderr:
+          'courier: main signs with a new secret, but it could not be read (Courier is restarting ' +
+          '(unavailable, HTTP 503)); `courier endpoints secret shop main` prints it\n',
+      });
+    } finally {
+      await flaky.close();
+    }
+  });
+});
