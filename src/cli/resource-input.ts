@@ -23,13 +23,11 @@ export function collectHeader(value: string, previous: Record<string, string> = 
   return { ...previous, [name]: value.slice(colon + 1).trim() };
 }
 
-/** commander parser for a repeatable --remove <name> (a header name; a name given twice counts once). */
+/** commander parser for a repeatable --remove <name>: a header name. */
 export function collectHeaderName(value: string, previous: string[] = []): string[] {
   if (!HEADER_NAME.test(value))
     throw new InvalidArgumentError("expected a header name (letters, digits, !#$%&'*+-.^_`|~).");
-  return previous.some((given) => given.toLowerCase() === value.toLowerCase())
-    ? previous
-    : [...previous, value];
+  return [...previous, value];
 }
 
 /** commander parser for a setting the API bounds (a rate limit, an in-flight cap). */
