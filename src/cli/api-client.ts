@@ -130,9 +130,11 @@ export class ApiClient {
     if (!response.ok) {
       // A refusal stored under an idempotency key, answered again: it may no longer hold.
       const replayed = response.headers.get('idempotent-replayed') === 'true';
+      const { code } = (json ?? {}) as { code?: unknown };
       throw apiError(
         describeFailure(response, json) +
           (replayed ? ' (the first answer to this idempotency key, replayed)' : ''),
+        typeof code === 'string' ? code : undefined,
       );
     }
     if (json === undefined && text !== '') {

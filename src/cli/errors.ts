@@ -6,6 +6,8 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: 1 | 2,
+    /** The API's `code`, when it refused the request. */
+    readonly apiCode?: string,
   ) {
     super(message);
     this.name = 'CliError';
@@ -16,4 +18,4 @@ export class CliError extends Error {
 export const usageError = (message: string): CliError => new CliError(message, 2);
 
 /** The API refused the request, or Courier could not be reached: exit 1. */
-export const apiError = (message: string): CliError => new CliError(message, 1);
+export const apiError = (message: string, apiCode?: string): CliError => new CliError(message, 1, apiCode);

@@ -1,7 +1,7 @@
 /**
  * What the commands that make, change and remove things share (`apps`, `endpoints`,
- * `operational-endpoints`): an endpoint made and its signing secret shown, a secret read after a
- * change, a PATCH of the options given, a deletion, and what to say when an answer never came.
+ * `operational-endpoints`): an endpoint made and its signing secret shown, a secret printed, a
+ * PATCH of the options given, a deletion, and what to say when an answer never came.
  */
 import type { ApiClient } from './api-client.ts';
 import { apiError, usageError } from './errors.ts';
@@ -9,9 +9,9 @@ import { idAndUid, printJson, printLines } from './format.ts';
 
 export type PathOf = (...rest: string[]) => string;
 
-/** The advice for a creation left unanswered (a timeout, a dropped connection): it may have happened. */
-export const createdHint = (listCommand: string): string =>
-  `it may have been created: \`${listCommand}\` shows it`;
+/** The advice for a creation or change left unanswered (a timeout, a dropped connection): it may have happened. */
+export const createdHint = (listCommand: string, done = 'created'): string =>
+  `it may have been ${done}: \`${listCommand}\` shows it`;
 
 /**
  * Creates an endpoint, then reads the secret its receiver verifies signatures with. Made but its
@@ -30,34 +30,18 @@ export async function createWithSecret(
     timeoutHint: hint,
     droppedHint: hint,
   });
-  const key = await secretAfter(client, at, made.id, {
-    json: options.json,
-    done: `created ${idAndUid(made)}`,
-    failed: `${made.id} was created, but its secret could not be read`,
-    secretCommand: options.secretCommand(made.id),
-  });
+  let key: string;
+  try {
+    ({ key } = await client.request<{ key: string }>('GET', at(made.id, 'secret')));
+  } catch (error) {
+    if (!options.json) printLines(`created ${idAndUid(made)}`);
+    const why = error instanceof Error ? error.message : String(error);
+    throw apiError(
+      `${made.id} was created, but its secret could not be read (${why}); \`${options.secretCommand(made.id)}\` prints it`,
+    );
+  }
   if (options.json) printJson({ ...made, secret: key });
   else printLines(`created ${idAndUid(made)}`, `signing secret: ${key}`);
-}
-
-/**
- * The secret a change (a creation, a rotation) left the endpoint with. Unread (a restart between
- * the two), the change is still said to have happened (`done` on stdout, unless JSON), with the
- * command that reads the secret, so a repeat does not make the change twice.
- */
-export async function secretAfter(
-  client: ApiClient,
-  at: PathOf,
-  endpoint: string,
-  said: { json?: boolean; done: string; failed: string; secretCommand: string },
-): Promise<string> {
-  try {
-    return (await client.request<{ key: string }>('GET', at(endpoint, 'secret'))).key;
-  } catch (error) {
-    if (!said.json) printLines(said.done);
-    const why = error instanceof Error ? error.message : String(error);
-    throw apiError(`${said.failed} (${why}); \`${said.secretCommand}\` prints it`);
-  }
 }
 
 export async function printSecret(
@@ -79,12 +63,18 @@ export async function patchGiven(
   client: ApiClient,
   path: string,
   fields: Record<string, unknown>,
-  json: boolean | undefined,
+  options: { json?: boolean; listCommand: string },
 ): Promise<void> {
   const body = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
   if (Object.keys(body).length === 0) throw usageError('nothing to change: give at least one option');
-  const changed = await client.request<{ id: string; uid: string | null }>('PATCH', path, { body });
-  if (json) printJson(changed);
+  // A rename that went through makes a repeat a 404: say where to look.
+  const hint = createdHint(options.listCommand, 'changed');
+  const changed = await client.request<{ id: string; uid: string | null }>('PATCH', path, {
+    body,
+    timeoutHint: hint,
+    droppedHint: hint,
+  });
+  if (options.json) printJson(changed);
   else printLines(`updated ${idAndUid(changed)}`);
 }
 

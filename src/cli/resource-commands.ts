@@ -67,10 +67,16 @@ Examples:
       .description('change an application: what is not given stays as it is')
       .argument(...APP)
       .option('--name <name>', 'its name, shown to people (1-256 characters)', appName)
-      .option('--uid <uid>', 'rename it (later commands name it so)', uidName)
+      .option(
+        '--uid <uid>',
+        'rename it (later commands name it so; the operator application keeps courier-operator)',
+        uidName,
+      )
       .option(
         '--rate-limit <n>',
-        `the default rate limit of endpoints made later (an endpoint keeps its own), ${RATE_LIMIT}; default removes it (COURIER_RATE_LIMIT applies)`,
+        `its endpoints' default rate limit, ${RATE_LIMIT}: endpoints made later take it, an existing one keeps its own ` +
+          "(endpoints update --rate-limit default sets it), and the application's tokens may set none higher; " +
+          'default removes it (COURIER_RATE_LIMIT instead)',
         orDefault(rateLimit),
       ),
   ).action(async (app: string, options: AppUpdateOptions) =>
@@ -194,7 +200,7 @@ command runs.`,
       .addOption(
         new Option(
           '--clear',
-          'remove every header first: the endpoint keeps only those --header gives',
+          'remove every header first, credentials too (said on stderr): the endpoint keeps only those --header gives',
         ).conflicts('remove'),
       ),
   ).action(async (app: string, endpoint: string, options: HeadersOptions) =>
@@ -210,7 +216,7 @@ command runs.`,
       .option('--secret <secret>', 'the new secret (whsec_…); default: a new one', signingSecret)
       .option(
         '--grace-period <duration>',
-        'how long the previous secret signs beside it, such as 90m, 2h or 7d; 0 for not at all (default: 24h)',
+        'how long the previous secret signs beside it, such as 90m, 2h or 7d; 0 for not at all (default: 1d)',
         durationWithin(0, SECRET_GRACE_MAX_S),
       ),
   ).action(async (app: string, endpoint: string, options: RotateOptions) =>

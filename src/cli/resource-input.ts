@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { isValidUid } from '../ids.ts';
-import { parseSecret } from '../signing/secrets.ts';
+import { formatSecret, parseSecret } from '../signing/secrets.ts';
 import { positiveInteger } from './input.ts';
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -49,14 +49,16 @@ export function uidName(value: string): string {
   return value;
 }
 
-/** An endpoint's --secret: whsec_ and standard base64 of 24-75 bytes, as the API takes it. */
+/**
+ * An endpoint's --secret: standard base64 of 24-75 bytes, whsec_ or not, as the API takes it; in
+ * the form the API stores it (whsec_ and canonical base64), so it compares with the API's.
+ */
 export function signingSecret(value: string): string {
   try {
-    parseSecret(value);
+    return formatSecret(parseSecret(value));
   } catch (error) {
     throw new InvalidArgumentError(`${(error as Error).message}.`);
   }
-  return value;
 }
 
 /** An endpoint's <url>: http or https (the API checks the address it names). */

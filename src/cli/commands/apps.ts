@@ -76,12 +76,15 @@ export interface AppUpdateOptions extends OperatorOptions {
 }
 
 /**
- * A PATCH of what was given. The rate limit is the default of endpoints made later (an endpoint
- * keeps the one it has); `default` removes it, leaving them COURIER_RATE_LIMIT.
+ * A PATCH of what was given. The rate limit is its endpoints' default: endpoints made later take
+ * it, an existing one keeps its own; `default` removes it (COURIER_RATE_LIMIT is the default then).
  */
 export async function updateApp(app: string, options: AppUpdateOptions) {
   const fields = { name: options.name, uid: options.uid, rateLimit: orNull(options.rateLimit) };
-  await patchGiven(ApiClient.connect(options), apiPath('app', app), fields, options.json);
+  await patchGiven(ApiClient.connect(options), apiPath('app', app), fields, {
+    json: options.json,
+    listCommand: 'courier apps list',
+  });
 }
 
 export async function deleteApp(app: string, options: OperatorOptions) {

@@ -20,7 +20,8 @@ const lower = (names: Iterable<string>) => new Set([...names].map((n) => n.toLow
 
 /**
  * Prints them, after the change asked for: --header adds or replaces (a PATCH), --remove deletes,
- * --clear replaces the lot (a PUT). A --remove naming no header says so on stderr.
+ * --clear replaces the lot (a PUT). On stderr: a --remove naming no header, and what --clear
+ * removed (a credential's value cannot be read back, so its loss is said).
  */
 export async function endpointHeaders(app: string, endpoint: string, options: HeadersOptions) {
   const client = ApiClient.connect(options);
@@ -30,15 +31,23 @@ export async function endpointHeaders(app: string, endpoint: string, options: He
   const both = remove.filter((name) => lower(Object.keys(set)).has(name.toLowerCase()));
   if (both.length > 0) throw usageError(`header ${both[0]} both given and removed`);
 
+  const warn = (line: string) => process.stderr.write(`courier: ${line}\n`);
+  if (options.clear || remove.length > 0) {
+    const before = await client.request<HeadersOut>('GET', path);
+    if (options.clear) {
+      const kept = lower(Object.keys(set));
+      for (const name of Object.keys(before.headers).filter((n) => !kept.has(n.toLowerCase())))
+        warn(`removed ${name}`);
+      for (const name of before.sensitive.filter((n) => !kept.has(n.toLowerCase())))
+        warn(`removed ${name} (a credential: its value cannot be read back)`);
+    } else {
+      const present = lower([...Object.keys(before.headers), ...before.sensitive]);
+      for (const name of remove.filter((n) => !present.has(n.toLowerCase())))
+        warn(`${endpoint} has no header ${name} to remove`);
+    }
+  }
   if (options.clear) await client.request('PUT', path, { body: { headers: set } });
   else if (remove.length > 0 || Object.keys(set).length > 0) {
-    if (remove.length > 0) {
-      const before = await client.request<HeadersOut>('GET', path);
-      const present = lower([...Object.keys(before.headers), ...before.sensitive]);
-      for (const name of remove.filter((n) => !present.has(n.toLowerCase()))) {
-        process.stderr.write(`courier: ${endpoint} has no header ${name} to remove\n`);
-      }
-    }
     await client.request('PATCH', path, { body: { headers: set, deleteHeaders: remove } });
   }
 

@@ -2,11 +2,14 @@
  * `courier endpoints`: an application's endpoints, listed, added, updated, paused, resumed and
  * removed; their secrets printed and rotated.
  */
+import { formatDuration } from '../../policy/duration.ts';
 import { SECRET_GRACE_DEFAULT_S } from '../../setting-limits.ts';
+import { generateSecret } from '../../signing/secrets.ts';
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { duration, idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
+import { apiError, CliError } from '../errors.ts';
+import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
 import { type StandingCounts, standingColumns } from '../message-columns.ts';
-import { createWithSecret, deleteNamed, patchGiven, printSecret, secretAfter } from '../resource-calls.ts';
+import { createWithSecret, deleteNamed, patchGiven, printSecret } from '../resource-calls.ts';
 import { orNull } from '../resource-input.ts';
 
 interface EndpointOut {
@@ -164,7 +167,10 @@ export async function updateEndpoint(app: string, endpoint: string, options: Upd
     maxInFlight: orNull(options.maxInFlight),
     publicOnly,
   };
-  await patchGiven(client, endpointsOf(app)(endpoint), fields, options.json);
+  await patchGiven(client, endpointsOf(app)(endpoint), fields, {
+    json: options.json,
+    listCommand: `courier endpoints list ${app}`,
+  });
 }
 
 /** pause or resume (Courier's routes: a pause holds deliveries until resumed), then where it stands. */
@@ -194,36 +200,42 @@ export interface RotateOptions extends OperatorOptions {
 }
 
 /**
- * A new signing secret (the one given, or one Courier makes), printed. For the grace period each
+ * A new signing secret (the one given, or one made here), printed. For the grace period each
  * delivery carries a signature by the previous secret too, so the receiver can switch at leisure.
- * A rotation is not repeatable: one left unanswered is checked with `endpoints secret`.
+ * The secret is made here rather than read back after: a read could meet another rotation's.
  */
 export async function rotateSecret(app: string, endpoint: string, options: RotateOptions) {
   const client = ApiClient.connect(options);
   const at = endpointsOf(app);
-  const secretCommand = `courier endpoints secret ${app} ${endpoint}`;
-  const hint = `it may have been rotated: \`${secretCommand}\` prints the secret it signs with now`;
+  const key = options.secret ?? generateSecret();
+  const grace = options.gracePeriod ?? SECRET_GRACE_DEFAULT_S;
   if (options.secret !== undefined) {
     // The API keeps a secret rotated to itself as it is: no grace period starts, nothing to say but that.
-    const { key } = await client.request<{ key: string }>('GET', at(endpoint, 'secret'));
-    if (key === options.secret) {
+    const current = await client.request<{ key: string }>('GET', at(endpoint, 'secret'));
+    if (current.key === key) {
       if (options.json) printJson({ rotated: false, key });
       else printLines(`${endpoint} already signs with this secret: nothing changed`);
       return;
     }
   }
-  await client.request('POST', at(endpoint, 'secret', 'rotate'), {
-    body: { key: options.secret, gracePeriodSeconds: options.gracePeriod },
-    timeoutHint: hint,
-    droppedHint: hint,
-  });
-  const key = await secretAfter(client, at, endpoint, {
-    json: options.json,
-    done: `rotated ${endpoint}`,
-    failed: `${endpoint} signs with a new secret, but it could not be read`,
-    secretCommand,
-  });
-  const grace = options.gracePeriod ?? SECRET_GRACE_DEFAULT_S;
+  // Not repeatable: a second rotation would end the grace of the first one's secret sooner.
+  const hint = `it may have been rotated: \`courier endpoints secret ${app} ${endpoint}\` prints the secret it signs with now`;
+  try {
+    await client.request('POST', at(endpoint, 'secret', 'rotate'), {
+      body: { key, gracePeriodSeconds: grace },
+      timeoutHint: hint,
+      droppedHint: hint,
+    });
+  } catch (error) {
+    if (error instanceof CliError && error.apiCode === 'limit_reached') {
+      throw apiError(
+        `${endpoint} has as many earlier secrets still signing as it may (their grace periods are not over): ` +
+          'rotate again when one ends, or with --grace-period 0, which stops its current secret at once',
+        error.apiCode,
+      );
+    }
+    throw error;
+  }
   if (options.json) printJson({ rotated: true, key, gracePeriodSeconds: grace });
   else
     printLines(
@@ -231,6 +243,6 @@ export async function rotateSecret(app: string, endpoint: string, options: Rotat
       `signing secret: ${key}`,
       grace === 0
         ? 'the previous secret signs nothing more'
-        : `the previous secret signs beside it for ${duration(grace * 1000)}`,
+        : `the previous secret signs beside it for ${formatDuration(grace * 1000)}`,
     );
 }
