@@ -7,7 +7,6 @@ import type { AttemptsOptions } from './commands/attempts.ts';
 import type { DlqOptions, ReplayOptions } from './commands/dlq.ts';
 import type { ImportOptions } from './commands/event-types.ts';
 import type { MessagesOptions } from './commands/messages.ts';
-import type { AddOptions } from './commands/operational-endpoints.ts';
 import type { BulkReplayOptions, ReplayMissingOptions } from './commands/replay.ts';
 import type { SendOptions } from './commands/send.ts';
 import type { UsageOptions } from './commands/usage.ts';
@@ -17,7 +16,6 @@ import {
   collect,
   collectCapability,
   collectChannel,
-  collectEventType,
   collectTag,
   durationWithin,
   eventTypeName,
@@ -26,18 +24,17 @@ import {
   STATUS_CODE_CLASSES,
   wholeHoursWithin,
 } from './input.ts';
+import { operationalEndpointCommands } from './operational-commands.ts';
 import {
   APP,
   ENDPOINT,
   messageFilters,
-  OPERATIONAL_ENDPOINT,
   operator,
   publishRange,
   standingOption,
   timeRange,
 } from './options.ts';
 import { applicationCommands, endpointCommands } from './resource-commands.ts';
-import { endpointUrl, uidName } from './resource-input.ts';
 
 // Commands load their modules lazily: `courier worker` never pays for the HTTP server, nor the other way round.
 const program = new Command()
@@ -275,58 +272,7 @@ operator(
   usage.command('event-types').description("the event types each application's endpoints subscribe to"),
 ).action(async (options: OperatorOptions) => (await import('./commands/usage.ts')).eventTypeUsage(options));
 
-const operational = program
-  .command('operational-endpoints')
-  .description('where operational events go (dead letters, pauses, …)')
-  .addHelpText(
-    'after',
-    `
-Operational webhook endpoints receive, signed like any webhook, the event types
-their --filter-type options name (all when none): message.attempt.exhausted,
-.failing, .recovered; endpoint.created, .updated, .deleted, .enabled, .disabled,
-.paused; background_task.finished. Verify them with the secret add prints.
-
-Examples:
-  $ courier operational-endpoints add https://ops.example.com/courier --uid oncall \\
-      --filter-type message.attempt.exhausted --filter-type endpoint.paused
-  $ courier operational-endpoints list
-  $ courier operational-endpoints remove oncall`,
-  );
-
-operator(operational.command('list').description('list the operational webhook endpoints')).action(
-  async (options: OperatorOptions) =>
-    (await import('./commands/operational-endpoints.ts')).listOperationalEndpoints(options),
-);
-
-operator(
-  operational
-    .command('add')
-    .description('create one, and print its signing secret')
-    .argument('<url>', 'where the events are POSTed', endpointUrl)
-    .option('--uid <uid>', 'a name of your own for it', uidName)
-    .option('--filter-type <type>', 'only this event type (repeatable; default: all)', collectEventType)
-    .option('--description <text>', 'what it is for'),
-).action(async (url: string, options: AddOptions) =>
-  (await import('./commands/operational-endpoints.ts')).addOperationalEndpoint(url, options),
-);
-
-operator(
-  operational
-    .command('remove')
-    .description('delete one: it receives nothing more')
-    .argument(...OPERATIONAL_ENDPOINT),
-).action(async (endpoint: string, options: OperatorOptions) =>
-  (await import('./commands/operational-endpoints.ts')).removeOperationalEndpoint(endpoint, options),
-);
-
-operator(
-  operational
-    .command('secret')
-    .description('print the secret its deliveries are signed with')
-    .argument(...OPERATIONAL_ENDPOINT),
-).action(async (endpoint: string, options: OperatorOptions) =>
-  (await import('./commands/operational-endpoints.ts')).operationalEndpointSecret(endpoint, options),
-);
+operationalEndpointCommands(program);
 
 const appTokens = program
   .command('app-tokens')

@@ -6,9 +6,9 @@ import { type Command, Option } from 'commander';
 import { MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX, SECRET_GRACE_MAX_S } from '../setting-limits.ts';
 import type { OperatorOptions } from './api-client.ts';
 import type { AppCreateOptions, AppsListOptions, AppUpdateOptions } from './commands/apps.ts';
-import type { HeadersOptions } from './commands/endpoint-headers.ts';
 import type * as EndpointCommands from './commands/endpoints.ts';
-import type { EndpointAddOptions, RotateOptions, UpdateOptions } from './commands/endpoints.ts';
+import type { EndpointAddOptions, UpdateOptions } from './commands/endpoints.ts';
+import type { HeadersOptions } from './endpoint-headers.ts';
 import { collectEndpointChannel, collectEventType, durationWithin, positiveInteger } from './input.ts';
 import { APP, ENDPOINT, operator } from './options.ts';
 import {
@@ -21,6 +21,7 @@ import {
   signingSecret,
   uidName,
 } from './resource-input.ts';
+import type { RotateOptions } from './secret-rotation.ts';
 
 const RATE_LIMIT = `requests per second at most, up to ${RATE_LIMIT_MAX}`;
 const rateLimit = positiveIntegerUpTo(RATE_LIMIT_MAX);
@@ -75,7 +76,7 @@ Examples:
       .option(
         '--rate-limit <n>',
         `its endpoints' default rate limit, ${RATE_LIMIT}: endpoints made later take it, an existing one keeps its own ` +
-          "(endpoints update --rate-limit default sets it), and the application's tokens may set none higher; " +
+          "(endpoints update --rate-limit default sets it), and the application's tokens may set none higher on an endpoint they make or move; " +
           'default removes it (COURIER_RATE_LIMIT instead)',
         orDefault(rateLimit),
       ),
@@ -186,41 +187,25 @@ command runs.`,
   );
 
   operator(
-    endpoints
-      .command('headers')
-      .description('print the headers its deliveries carry, after adding, replacing or removing some')
-      .argument(...APP)
-      .argument(...ENDPOINT)
-      .option(
-        '--header <header>',
-        "'Name: value' to add, or to replace the value of (repeatable)",
-        collectHeader,
-      )
-      .option('--remove <name>', 'remove this header (repeatable)', collectHeaderName)
-      .addOption(
-        new Option(
-          '--clear',
-          'remove every header first, credentials too (said on stderr): the endpoint keeps only those --header gives',
-        ).conflicts('remove'),
-      ),
+    headerChanges(
+      endpoints
+        .command('headers')
+        .argument(...APP)
+        .argument(...ENDPOINT),
+    ),
   ).action(async (app: string, endpoint: string, options: HeadersOptions) =>
-    (await import('./commands/endpoint-headers.ts')).endpointHeaders(app, endpoint, options),
+    (await import('./commands/endpoints.ts')).endpointHeaders(app, endpoint, options),
   );
 
   operator(
-    endpoints
-      .command('rotate-secret')
-      .description('sign with a new secret, and print it; the previous one signs beside it for a while')
-      .argument(...APP)
-      .argument(...ENDPOINT)
-      .option('--secret <secret>', 'the new secret (whsec_…); default: a new one', signingSecret)
-      .option(
-        '--grace-period <duration>',
-        'how long the previous secret signs beside it, such as 90m, 2h or 7d; 0 for not at all (default: 1d)',
-        durationWithin(0, SECRET_GRACE_MAX_S),
-      ),
+    rotation(
+      endpoints
+        .command('rotate-secret')
+        .argument(...APP)
+        .argument(...ENDPOINT),
+    ),
   ).action(async (app: string, endpoint: string, options: RotateOptions) =>
-    (await import('./commands/endpoints.ts')).rotateSecret(app, endpoint, options),
+    (await import('./commands/endpoints.ts')).rotateEndpointSecret(app, endpoint, options),
   );
 
   // The commands that name one endpoint and take nothing else.
@@ -295,5 +280,35 @@ function endpointSettings(command: Command, verb: 'create' | 'update'): Command 
     .option(
       '--public-only',
       'reach public addresses only, whatever COURIER_ALLOW_PRIVATE_NETWORKS opens (as a token-made endpoint does)',
+    );
+}
+
+/** `headers`, of application and operational endpoints alike. */
+export function headerChanges(command: Command): Command {
+  return command
+    .description('print the headers its deliveries carry, after adding, replacing or removing some')
+    .option(
+      '--header <header>',
+      "'Name: value' to add, or to replace the value of (repeatable)",
+      collectHeader,
+    )
+    .option('--remove <name>', 'remove this header (repeatable)', collectHeaderName)
+    .addOption(
+      new Option(
+        '--clear',
+        'remove every header first, credentials too (said on stderr): the endpoint keeps only those --header gives',
+      ).conflicts('remove'),
+    );
+}
+
+/** `rotate-secret`, of application and operational endpoints alike. */
+export function rotation(command: Command): Command {
+  return command
+    .description('sign with a new secret, and print it; the previous one signs beside it for a while')
+    .option('--secret <secret>', 'the new secret (whsec_…); default: a new one', signingSecret)
+    .option(
+      '--grace-period <duration>',
+      'how long the previous secret signs beside it, such as 90m, 2h or 7d; 0 for not at all (default: 1d)',
+      durationWithin(0, SECRET_GRACE_MAX_S),
     );
 }

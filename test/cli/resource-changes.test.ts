@@ -6,6 +6,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
+import { parseSecret } from '../../src/signing/secrets.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { createApp, publishMessage, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
 import { virtualWorker } from '../support/engine.ts';
@@ -69,7 +70,7 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
     expect(JSON.parse(limited.stdout)).toMatchObject({ id, uid: 'north2', name: 'North Inc', rateLimit: 12 });
     // Its endpoints' default: one made now takes it.
     const rateOfNew = async (uid: string) => {
-      await cli(['endpoints', 'add', 'north2', 'https://example.com/n', '--uid', uid]);
+      await cli(['endpoints', 'add', 'north2', `${receiver.url}/north`, '--uid', uid]);
       return (await api.request('GET', `/api/v1/app/north2/endpoint/${uid}`)).body.rateLimit;
     };
     expect(await rateOfNew('first')).toBe(12);
@@ -80,7 +81,7 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
     expect((await api.request('GET', '/api/v1/app/north2/endpoint/first')).body.rateLimit).toBe(12);
 
     // The operator's application, made with its first operational endpoint.
-    expect((await cli(['operational-endpoints', 'add', 'https://example.com/ops'])).code).toBe(0);
+    expect((await cli(['operational-endpoints', 'add', `${receiver.url}/ops`])).code).toBe(0);
     const refused = await Promise.all([
       cli(['apps', 'update', 'north2']),
       cli(['apps', 'update', 'north2', '--rate-limit', '0']),
@@ -143,30 +144,35 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
     const sent = await deliverOne('hdr', '/hdr');
     expect(sent.headers).toMatchObject({ authorization: 'Bearer t0ken', 'x-a': '3', 'x-b': 'two' });
 
-    expect(await headers('--remove', 'X-B', '--remove', 'X-Nope')).toEqual({
+    expect(await headers('--remove', 'Authorization', '--remove', 'X-Nope')).toEqual({
       code: 0,
-      stdout: 'Authorization: (set; a credential, not shown)\nx-a: 3\n',
+      stdout: 'x-a: 3\nX-B: two\n',
       stderr: 'courier: main has no header X-Nope to remove\n',
     });
-    // A credential's value cannot be read back: what --clear removed is said.
-    expect(await headers('--clear', '--header', 'X-Only: 1', '--header', 'X-A: 4')).toEqual({
+    expect((await headers('--header', 'Authorization: Bearer again')).code).toBe(0);
+    // A credential's value cannot be read back: what --clear removed is said (one given again is kept).
+    expect(await headers('--clear', '--header', 'X-Only: 1', '--header', 'x-b: 4')).toEqual({
       code: 0,
-      stdout: 'X-A: 4\nX-Only: 1\n',
-      stderr: 'courier: removed Authorization (a credential: its value cannot be read back)\n',
+      stdout: 'x-b: 4\nX-Only: 1\n',
+      stderr:
+        'courier: removed x-a\ncourier: removed Authorization (a credential: its value cannot be read back)\n',
     });
-    expect(await headers('--remove', 'authorization', '--remove', 'x-a')).toEqual({
+    expect(await headers('--clear', '--header', 'authorization: Bearer new')).toEqual({
       code: 0,
-      stdout: 'X-Only: 1\n',
-      stderr: 'courier: main has no header authorization to remove\n',
+      stdout: 'authorization: (set; a credential, not shown)\n',
+      stderr: 'courier: removed x-b\ncourier: removed X-Only\n',
     });
-    expect(JSON.parse((await headers('--json')).stdout)).toEqual({
-      headers: { 'X-Only': '1' },
-      sensitive: [],
-    });
+    // Refused: nothing was removed, and nothing is said to be.
+    const refusedClear = await headers('--clear', '--header', 'webhook-id: mine');
+    expect(refusedClear).toMatchObject({ code: 1, stdout: '' });
+    expect(refusedClear.stderr).toMatch(/^courier: body\.headers.*\(validation, HTTP 422\)\n$/);
+    const asJson = await headers('--header', 'X-Only: 1', '--json');
+    expect(JSON.parse(asJson.stdout)).toEqual({ headers: { 'X-Only': '1' }, sensitive: ['authorization'] });
     expect(await headers('--clear')).toEqual({
       code: 0,
       stdout: 'main sends no headers of its own\n',
-      stderr: 'courier: removed X-Only\n',
+      stderr:
+        'courier: removed X-Only\ncourier: removed authorization (a credential: its value cannot be read back)\n',
     });
     expect((await deliverOne('hdr', '/hdr')).headers).not.toHaveProperty('x-only');
 
@@ -223,6 +229,10 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
       stdout: 'main already signs with this secret: nothing changed\n',
       stderr: '',
     });
+    expect(JSON.parse((await rotate('--secret', chosen, '--json')).stdout)).toEqual({
+      rotated: false,
+      key: chosen,
+    });
 
     // Rotated 2 h 1 min ago with 2 h of grace: the previous secret signs no more now.
     api.clock.set(Date.now() - 121 * 60_000);
@@ -259,7 +269,7 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
 
   it('says in its own terms when too many earlier secrets still sign', async () => {
     await createApp(api, { uid: 'many' });
-    await cli(['endpoints', 'add', 'many', 'https://example.com/m', '--uid', 'main']);
+    await cli(['endpoints', 'add', 'many', `${receiver.url}/many`, '--uid', 'main']);
     const rotate = (...args: string[]) => cli(['endpoints', 'rotate-secret', 'many', 'main', ...args]);
     // Five earlier secrets in their grace periods, beside the current one: the most there may be.
     for (let i = 0; i < 5; i++) expect((await rotate()).code).toBe(0);
@@ -271,7 +281,46 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
         'courier: main has as many earlier secrets still signing as it may (their grace periods are not over): ' +
         'rotate again when one ends, or with --grace-period 0, which stops its current secret at once\n',
     });
-    expect((await rotate('--grace-period', '0')).code).toBe(0);
+    expect(await rotate('--grace-period', '0')).toEqual({
+      code: 0,
+      stdout: expect.stringMatching(
+        /^rotated main\nsigning secret: whsec_\S+\nthe previous secret signs nothing more\n$/,
+      ),
+      stderr: '',
+    });
+  });
+
+  it('operational-endpoints headers and rotate-secret change an operational endpoint alike', async () => {
+    const added = await cli(['operational-endpoints', 'add', `${receiver.url}/oncall`, '--uid', 'oncall']);
+    const [, first] = added.stdout.match(/signing secret: (\S+)\n$/)!;
+    const at = '/api/v1/operational-webhook/endpoint/oncall';
+
+    expect(
+      await cli(['operational-endpoints', 'headers', 'oncall', '--header', 'Authorization: Bearer ops']),
+    ).toEqual({
+      code: 0,
+      stdout: 'Authorization: (set; a credential, not shown)\n',
+      stderr: '',
+    });
+    expect((await api.request('GET', `${at}/headers`)).body).toEqual({
+      headers: {},
+      sensitive: ['Authorization'],
+    });
+
+    const rotated = await cli(['operational-endpoints', 'rotate-secret', 'oncall', '--grace-period', '90m']);
+    const [, second] = rotated.stdout.match(
+      /^rotated oncall\nsigning secret: (whsec_\S+)\nthe previous secret signs beside it for 1h30m\n$/,
+    )!;
+    expect(second).not.toBe(first);
+    expect((await api.request('GET', `${at}/secret`)).body.key).toBe(second);
+    expect(await cli(['operational-endpoints', 'rotate-secret', 'oncall', '--secret', second!])).toEqual({
+      code: 0,
+      stdout: 'oncall already signs with this secret: nothing changed\n',
+      stderr: '',
+    });
+    const missing = await cli(['operational-endpoints', 'headers', 'nope']);
+    expect(missing).toMatchObject({ code: 1, stdout: '' });
+    expect(missing.stderr).toMatch(/^courier: .*nope.* \(not_found, HTTP 404\)\n$/);
   });
 
   it('says a change may have happened when the connection closes before the answer, and how to check', async () => {
@@ -285,25 +334,28 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
         run('endpoints', 'add', 'shop', 'https://example.com/hooks'),
         run('endpoints', 'rotate-secret', 'shop', 'main'),
         run('apps', 'update', 'shop', '--uid', 'store'),
+        run('endpoints', 'update', 'shop', 'main', '--uid', 'primary'),
       ]);
-      expect(runs.map((r) => [r.code, r.stdout, r.stderr.replace(/\(.*\)/, '(…)')])).toEqual(
+      // The key the rotation sent: repeated with it, a rotation changes nothing if the first went through.
+      const rotation = dropping.requests.find((r) => r.url.endsWith('/secret/rotate'));
+      const sent = JSON.parse(rotation!.body.toString());
+      expect(runs.map((r) => [r.code, r.stdout, r.stderr.replace(/\(.*?\)/, '(…)')])).toEqual(
         [
           'it may have been created: `courier apps list` shows it',
           'it may have been created: `courier endpoints list shop` shows it',
-          'it may have been rotated: `courier endpoints secret shop main` prints the secret it signs with now',
+          `it may have been rotated: \`courier endpoints rotate-secret shop main --secret ${sent.key} --grace-period 1d\` rotates it if not, and changes nothing if so`,
           'it may have been changed: `courier apps list` shows it',
+          'it may have been changed: `courier endpoints list shop` shows it',
         ].map((hint) => [
           1,
           '',
           `courier: the connection to Courier at ${dropping.url} closed before its answer (…); ${hint}\n`,
         ]),
       );
-      // The grace period is sent, a day unless given, whatever another release's API would default to.
-      const rotation = dropping.requests.find((r) => r.url.endsWith('/secret/rotate'));
-      expect(JSON.parse(rotation!.body.toString())).toEqual({
-        key: expect.stringMatching(/^whsec_/),
-        gracePeriodSeconds: 86_400,
-      });
+      // The grace period is sent, a day unless given, whatever another release's API would default to;
+      // the key is as strong as the API's own.
+      expect(sent).toEqual({ key: expect.stringMatching(/^whsec_/), gracePeriodSeconds: 86_400 });
+      expect(parseSecret(sent.key)).toHaveLength(32);
     } finally {
       await dropping.close();
     }

@@ -2,15 +2,13 @@
  * `courier endpoints`: an application's endpoints, listed, added, updated, paused, resumed and
  * removed; their secrets printed and rotated.
  */
-import { formatDuration } from '../../policy/duration.ts';
-import { SECRET_GRACE_DEFAULT_S } from '../../setting-limits.ts';
-import { generateSecret } from '../../signing/secrets.ts';
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { apiError, CliError } from '../errors.ts';
+import { changeHeaders, type HeadersOptions } from '../endpoint-headers.ts';
 import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
 import { type StandingCounts, standingColumns } from '../message-columns.ts';
 import { createWithSecret, deleteNamed, patchGiven, printSecret } from '../resource-calls.ts';
 import { orNull } from '../resource-input.ts';
+import { type RotateOptions, rotateSecret } from '../secret-rotation.ts';
 
 interface EndpointOut {
   id: string;
@@ -162,7 +160,8 @@ export async function updateEndpoint(app: string, endpoint: string, options: Upd
     filterTypes: options.allEventTypes ? null : options.eventType,
     channels: options.allChannels ? null : options.channel,
     description: options.description,
-    // `default` is the API's null: the current default (the application's rate limit, else the setting's).
+    // `default`, the API's null, sets the current default: the application's rate limit, else
+    // COURIER_RATE_LIMIT; COURIER_MAX_IN_FLIGHT.
     rateLimit: orNull(options.rateLimit),
     maxInFlight: orNull(options.maxInFlight),
     publicOnly,
@@ -194,55 +193,15 @@ export async function endpointSecret(app: string, endpoint: string, options: Ope
   await printSecret(ApiClient.connect(options), endpointsOf(app), endpoint, options.json);
 }
 
-export interface RotateOptions extends OperatorOptions {
-  secret?: string;
-  gracePeriod?: number;
+export async function endpointHeaders(app: string, endpoint: string, options: HeadersOptions) {
+  await changeHeaders(endpointsOf(app), endpoint, options);
 }
 
-/**
- * A new signing secret (the one given, or one made here), printed. For the grace period each
- * delivery carries a signature by the previous secret too, so the receiver can switch at leisure.
- * The secret is made here rather than read back after: a read could meet another rotation's.
- */
-export async function rotateSecret(app: string, endpoint: string, options: RotateOptions) {
-  const client = ApiClient.connect(options);
-  const at = endpointsOf(app);
-  const key = options.secret ?? generateSecret();
-  const grace = options.gracePeriod ?? SECRET_GRACE_DEFAULT_S;
-  if (options.secret !== undefined) {
-    // The API keeps a secret rotated to itself as it is: no grace period starts, nothing to say but that.
-    const current = await client.request<{ key: string }>('GET', at(endpoint, 'secret'));
-    if (current.key === key) {
-      if (options.json) printJson({ rotated: false, key });
-      else printLines(`${endpoint} already signs with this secret: nothing changed`);
-      return;
-    }
-  }
-  // Not repeatable: a second rotation would end the grace of the first one's secret sooner.
-  const hint = `it may have been rotated: \`courier endpoints secret ${app} ${endpoint}\` prints the secret it signs with now`;
-  try {
-    await client.request('POST', at(endpoint, 'secret', 'rotate'), {
-      body: { key, gracePeriodSeconds: grace },
-      timeoutHint: hint,
-      droppedHint: hint,
-    });
-  } catch (error) {
-    if (error instanceof CliError && error.apiCode === 'limit_reached') {
-      throw apiError(
-        `${endpoint} has as many earlier secrets still signing as it may (their grace periods are not over): ` +
-          'rotate again when one ends, or with --grace-period 0, which stops its current secret at once',
-        error.apiCode,
-      );
-    }
-    throw error;
-  }
-  if (options.json) printJson({ rotated: true, key, gracePeriodSeconds: grace });
-  else
-    printLines(
-      `rotated ${endpoint}`,
-      `signing secret: ${key}`,
-      grace === 0
-        ? 'the previous secret signs nothing more'
-        : `the previous secret signs beside it for ${formatDuration(grace * 1000)}`,
-    );
+export async function rotateEndpointSecret(app: string, endpoint: string, options: RotateOptions) {
+  await rotateSecret(
+    endpointsOf(app),
+    endpoint,
+    `courier endpoints rotate-secret ${app} ${endpoint}`,
+    options,
+  );
 }

@@ -3,8 +3,10 @@
  * operators should know (dead letters, endpoints paused or disabled, …).
  */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
+import { changeHeaders, type HeadersOptions } from '../endpoint-headers.ts';
 import { output } from '../format.ts';
 import { createWithSecret, deleteNamed, printSecret } from '../resource-calls.ts';
+import { type RotateOptions, rotateSecret } from '../secret-rotation.ts';
 
 interface OperationalEndpointOut {
   id: string;
@@ -62,4 +64,12 @@ export async function removeOperationalEndpoint(endpoint: string, options: Opera
 
 export async function operationalEndpointSecret(endpoint: string, options: OperatorOptions) {
   await printSecret(ApiClient.connect(options), path, endpoint, options.json);
+}
+
+export async function operationalEndpointHeaders(endpoint: string, options: HeadersOptions) {
+  await changeHeaders(path, endpoint, options);
+}
+
+export async function rotateOperationalEndpointSecret(endpoint: string, options: RotateOptions) {
+  await rotateSecret(path, endpoint, `courier operational-endpoints rotate-secret ${endpoint}`, options);
 }

@@ -1,7 +1,11 @@
-/** `courier endpoints headers`: the headers an endpoint's deliveries carry, printed and changed. */
-import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { usageError } from '../errors.ts';
-import { printJson, printLines } from '../format.ts';
+/**
+ * `courier endpoints headers` and `courier operational-endpoints headers`: the headers an
+ * endpoint's deliveries carry, printed and changed.
+ */
+import { ApiClient, type OperatorOptions } from './api-client.ts';
+import { usageError } from './errors.ts';
+import { printJson, printLines } from './format.ts';
+import type { PathOf } from './resource-calls.ts';
 
 export interface HeadersOptions extends OperatorOptions {
   header?: Record<string, string>;
@@ -23,33 +27,41 @@ const lower = (names: Iterable<string>) => new Set([...names].map((n) => n.toLow
  * --clear replaces the lot (a PUT). On stderr: a --remove naming no header, and what --clear
  * removed (a credential's value cannot be read back, so its loss is said).
  */
-export async function endpointHeaders(app: string, endpoint: string, options: HeadersOptions) {
+export async function changeHeaders(at: PathOf, endpoint: string, options: HeadersOptions) {
   const client = ApiClient.connect(options);
-  const path = apiPath('app', app, 'endpoint', endpoint, 'headers');
+  const path = at(endpoint, 'headers');
   const set = options.header ?? {};
   const remove = options.remove ?? [];
   const both = remove.filter((name) => lower(Object.keys(set)).has(name.toLowerCase()));
   if (both.length > 0) throw usageError(`header ${both[0]} both given and removed`);
 
-  const warn = (line: string) => process.stderr.write(`courier: ${line}\n`);
+  // Said once the change is made: a refused one removed nothing.
+  const said: string[] = [];
   if (options.clear || remove.length > 0) {
     const before = await client.request<HeadersOut>('GET', path);
     if (options.clear) {
       const kept = lower(Object.keys(set));
-      for (const name of Object.keys(before.headers).filter((n) => !kept.has(n.toLowerCase())))
-        warn(`removed ${name}`);
-      for (const name of before.sensitive.filter((n) => !kept.has(n.toLowerCase())))
-        warn(`removed ${name} (a credential: its value cannot be read back)`);
+      const gone = (names: string[]) => names.filter((n) => !kept.has(n.toLowerCase()));
+      said.push(...gone(Object.keys(before.headers)).map((name) => `removed ${name}`));
+      said.push(
+        ...gone(before.sensitive).map(
+          (name) => `removed ${name} (a credential: its value cannot be read back)`,
+        ),
+      );
     } else {
       const present = lower([...Object.keys(before.headers), ...before.sensitive]);
-      for (const name of remove.filter((n) => !present.has(n.toLowerCase())))
-        warn(`${endpoint} has no header ${name} to remove`);
+      said.push(
+        ...remove
+          .filter((n) => !present.has(n.toLowerCase()))
+          .map((name) => `${endpoint} has no header ${name} to remove`),
+      );
     }
   }
   if (options.clear) await client.request('PUT', path, { body: { headers: set } });
   else if (remove.length > 0 || Object.keys(set).length > 0) {
     await client.request('PATCH', path, { body: { headers: set, deleteHeaders: remove } });
   }
+  for (const line of said) process.stderr.write(`courier: ${line}\n`);
 
   const now = await client.request<HeadersOut>('GET', path);
   if (options.json) printJson(now);
