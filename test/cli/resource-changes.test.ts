@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { parseSecret } from '../../src/signing/secrets.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
-import { createApp, publishMessage, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
-import { virtualWorker } from '../support/engine.ts';
+import { createApp, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
+import { publishAndDeliver } from './deliver.ts';
 import { runCli } from './run.ts';
 
 describe('courier apps update, endpoints headers and endpoints rotate-secret', () => {
@@ -33,16 +33,7 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
 
   /** Publishes one message to the application and delivers it; the request its endpoint at `path` got. */
   async function deliverOne(app: string, path: string) {
-    // Signed now: the verifier refuses a signature more than 5 minutes off its own clock.
-    api.clock.set(Date.now());
-    const messageId = await publishMessage(api, app, { eventType: 'order.created' });
-    const engine = virtualWorker(api.db, { clock: api.clock });
-    try {
-      api.clock.advance(1000);
-      await engine.worker.runOnce();
-    } finally {
-      await engine.sender.close();
-    }
+    const messageId = await publishAndDeliver(api, app, { eventType: 'order.created' });
     const delivered = receiver.requests.find((r) => r.url === path && r.headers['webhook-id'] === messageId);
     expect(delivered).toBeDefined();
     return delivered!;

@@ -7,8 +7,8 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
-import { createApp, publishMessage, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
-import { virtualWorker } from '../support/engine.ts';
+import { createApp, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
+import { publishAndDeliver } from './deliver.ts';
 import { runCli } from './run.ts';
 
 describe('courier apps and courier endpoints', () => {
@@ -116,16 +116,7 @@ describe('courier apps and courier endpoints', () => {
     expect((await api.request('GET', '/api/v1/app/shop/endpoint/main/secret')).body.key).toBe(secret);
 
     // What the command printed verifies what the endpoint receives, its headers sent with it.
-    // Signed now: the verifier refuses a signature more than 5 minutes off its own clock.
-    api.clock.set(Date.now());
-    const messageId = await publishMessage(api, 'shop', { eventType: 'order.created', channels: ['eu'] });
-    const engine = virtualWorker(api.db, { clock: api.clock });
-    try {
-      api.clock.advance(1000);
-      await engine.worker.runOnce();
-    } finally {
-      await engine.sender.close();
-    }
+    const messageId = await publishAndDeliver(api, 'shop', { eventType: 'order.created', channels: ['eu'] });
     const delivered = receiver.requests.find((r) => r.url === '/hooks');
     expect(delivered!.headers).toMatchObject({
       authorization: 'Bearer s3cret',
