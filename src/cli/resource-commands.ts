@@ -119,7 +119,7 @@ Examples:
   $ courier endpoints rotate-secret acme main --grace-period 2h
 
 Like --token, the values of --header and --secret show in \`ps\` while the
-command runs.`,
+command runs: --secret - reads the secret from standard input instead.`,
     );
 
   operator(
@@ -158,7 +158,7 @@ command runs.`,
       .option('--header <header>', "'Name: value' sent with every delivery (repeatable)", collectHeader)
       .option(
         '--secret <secret>',
-        'sign with this secret (whsec_…, e.g. moved from another service); default: a new one',
+        'sign with this secret (whsec_…, e.g. moved from another service; - reads it from standard input, out of ps); default: a new one',
         signingSecret,
       ),
   ).action(async (app: string, url: string, options: EndpointAddOptions) =>
@@ -305,7 +305,11 @@ export function headerChanges(command: Command): Command {
 export function rotation(command: Command): Command {
   return command
     .description('sign with a new secret, and print it; the previous one signs beside it for a while')
-    .option('--secret <secret>', 'the new secret (whsec_…); default: a new one', signingSecret)
+    .option(
+      '--secret <secret>',
+      'the new secret (whsec_…; - reads it from standard input, out of ps); default: a new one',
+      signingSecret,
+    )
     .option(
       '--grace-period <duration>',
       'how long the previous secret signs beside it, such as 90m, 2h or 7d; 0 for not at all (default: 1d)',

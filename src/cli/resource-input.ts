@@ -5,7 +5,8 @@
 import { InvalidArgumentError } from 'commander';
 import { isValidUid } from '../ids.ts';
 import { formatSecret, parseSecret } from '../signing/secrets.ts';
-import { positiveInteger } from './input.ts';
+import { usageError } from './errors.ts';
+import { positiveInteger, readAll } from './input.ts';
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -51,13 +52,31 @@ export function uidName(value: string): string {
 
 /**
  * An endpoint's --secret: standard base64 of 24-75 bytes, whsec_ or not, as the API takes it; in
- * the form the API stores it (whsec_ and canonical base64), so it compares with the API's.
+ * the form the API stores it (whsec_ and canonical base64), so it compares with the API's. `-`
+ * stays as it is: `secretGiven` reads it from standard input, where `ps` does not show it.
  */
 export function signingSecret(value: string): string {
+  if (value === STDIN) return value;
   try {
     return formatSecret(parseSecret(value));
   } catch (error) {
     throw new InvalidArgumentError(`${(error as Error).message}.`);
+  }
+}
+
+const STDIN = '-';
+
+/** A --secret as sent: given, or read from standard input for `-` (its line's ends trimmed). */
+export async function secretGiven(
+  value: string | undefined,
+  stdin: NodeJS.ReadableStream = process.stdin,
+): Promise<string | undefined> {
+  if (value !== STDIN) return value;
+  const text = (await readAll(stdin)).trim();
+  try {
+    return formatSecret(parseSecret(text));
+  } catch (error) {
+    throw usageError(`the secret on standard input: ${(error as Error).message}`);
   }
 }
 

@@ -9,6 +9,7 @@ import { ApiClient, type OperatorOptions } from './api-client.ts';
 import { apiError, CliError } from './errors.ts';
 import { printJson, printLines } from './format.ts';
 import type { PathOf } from './resource-calls.ts';
+import { secretGiven } from './resource-input.ts';
 
 export interface RotateOptions extends OperatorOptions {
   secret?: string;
@@ -28,9 +29,10 @@ export async function rotateSecret(
   options: RotateOptions,
 ): Promise<void> {
   const client = ApiClient.connect(options);
-  const key = options.secret ?? generateSecret();
+  const given = await secretGiven(options.secret);
+  const key = given ?? generateSecret();
   const grace = options.gracePeriod ?? SECRET_GRACE_DEFAULT_S;
-  if (options.secret !== undefined) {
+  if (given !== undefined) {
     // The API keeps a secret rotated to itself as it is: no grace period starts, nothing to say but that.
     const current = await client.request<{ key: string }>('GET', at(endpoint, 'secret'));
     if (current.key === key) {

@@ -258,6 +258,50 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
     ]);
   });
 
+  it('reads --secret - from standard input, out of ps, for rotate-secret and add', async () => {
+    await createApp(api, { uid: 'quiet' });
+    const piped = (stdin: string, ...args: string[]) =>
+      runCli(args, { env: { COURIER_URL: api.url, COURIER_TOKEN: TOKEN }, stdin });
+    const first = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const added = await piped(
+      `${first}\n`,
+      'endpoints',
+      'add',
+      'quiet',
+      `${receiver.url}/quiet`,
+      '--uid',
+      'main',
+      '--secret',
+      '-',
+    );
+    expect(added).toMatchObject({ code: 0, stdout: expect.stringMatching(`signing secret: ${first}\n$`) });
+    // Without its prefix, as --secret takes it: sent in the API's form.
+    const second = 'whsec_QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=';
+    const rotated = await piped(
+      `  ${second.slice('whsec_'.length)}\n`,
+      'endpoints',
+      'rotate-secret',
+      'quiet',
+      'main',
+      '--secret',
+      '-',
+    );
+    expect(rotated).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(`^rotated main\nsigning secret: ${second}\n`),
+    });
+    expect((await api.request('GET', '/api/v1/app/quiet/endpoint/main/secret')).body.key).toBe(second);
+    expect(
+      await piped('not a secret', 'endpoints', 'rotate-secret', 'quiet', 'main', '--secret', '-'),
+    ).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'courier: the secret on standard input: secret is not valid base64 (expected whsec_ followed by standard base64 with its = padding)\n',
+    });
+    expect((await api.request('GET', '/api/v1/app/quiet/endpoint/main/secret')).body.key).toBe(second);
+  });
+
   it('says in its own terms when too many earlier secrets still sign', async () => {
     await createApp(api, { uid: 'many' });
     await cli(['endpoints', 'add', 'many', `${receiver.url}/many`, '--uid', 'main']);

@@ -7,7 +7,7 @@ import { changeHeaders, type HeadersOptions } from '../endpoint-headers.ts';
 import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
 import { type StandingCounts, standingColumns } from '../message-columns.ts';
 import { createWithSecret, deleteNamed, patchGiven, printSecret } from '../resource-calls.ts';
-import { orNull } from '../resource-input.ts';
+import { orNull, secretGiven } from '../resource-input.ts';
 import { type RotateOptions, rotateSecret } from '../secret-rotation.ts';
 
 interface EndpointOut {
@@ -120,7 +120,7 @@ export async function addEndpoint(app: string, url: string, options: EndpointAdd
     rateLimit: options.rateLimit,
     maxInFlight: options.maxInFlight,
     headers: options.header,
-    secret: options.secret,
+    secret: await secretGiven(options.secret),
     publicOnly: options.publicOnly,
   };
   await createWithSecret(ApiClient.connect(options), endpointsOf(app), body, {
