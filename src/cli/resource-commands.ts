@@ -119,7 +119,11 @@ Examples:
   $ courier endpoints rotate-secret acme main --grace-period 2h
 
 Like --token, the values of --header and --secret show in \`ps\` while the
-command runs: --secret - reads the secret from standard input instead.`,
+command runs: --secret - reads the secret from standard input instead, and
+--header @FILE reads 'Name: value' lines from a file (@- from standard input):
+  $ courier endpoints headers acme main --header @- <<'EOF'
+  Authorization: Bearer s3cret
+  EOF`,
     );
 
   operator(
@@ -155,7 +159,11 @@ command runs: --secret - reads the secret from standard input instead.`,
         .argument('<url>', 'where messages are POSTed (http or https)', endpointUrl),
       'create',
     )
-      .option('--header <header>', "'Name: value' sent with every delivery (repeatable)", collectHeader)
+      .option(
+        '--header <header>',
+        "'Name: value' sent with every delivery (repeatable); @FILE reads such lines from a file, @- from standard input",
+        collectHeader,
+      )
       .option(
         '--secret <secret>',
         'sign with this secret (whsec_…, e.g. moved from another service; - reads it from standard input, out of ps); default: a new one',
@@ -289,7 +297,7 @@ export function headerChanges(command: Command): Command {
     .description('print the headers its deliveries carry, after adding, replacing or removing some')
     .option(
       '--header <header>',
-      "'Name: value' to add, or to replace the value of (repeatable)",
+      "'Name: value' to add, or to replace the value of (repeatable); @FILE reads such lines from a file, @- from standard input",
       collectHeader,
     )
     .option('--remove <name>', 'remove this header (repeatable)', collectHeaderName)

@@ -2,6 +2,7 @@
  * Checks of what the operator typed to make or change an application or an endpoint, as the API
  * checks it (failures exit 2 with nothing sent).
  */
+import { readFileSync } from 'node:fs';
 import { InvalidArgumentError } from 'commander';
 import { isValidUid } from '../ids.ts';
 import { formatSecret, parseSecret } from '../signing/secrets.ts';
@@ -11,10 +12,37 @@ import { positiveInteger, readAll } from './input.ts';
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
- * commander parser for a repeatable --header 'Name: value' (an endpoint's own headers, sent with
- * every delivery). A name given twice, in any case, is refused: one of the two would be lost.
+ * commander parser for a repeatable --header (an endpoint's own headers, sent with every delivery):
+ * 'Name: value', or `@file` (`@-`: standard input) holding such lines, blank ones and # comments
+ * skipped, so a credential stays out of `ps` and the shell's history. A name given twice, in any
+ * case, is refused: one of the two would be lost. Errors never quote a value (a credential's).
  */
 export function collectHeader(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  if (!value.startsWith('@')) return withHeader(value, previous);
+  const source = value === '@-' ? 'standard input' : value.slice(1);
+  let text: string;
+  try {
+    if (value === '@-') takeStdin('--header @-');
+    // Read as commander parses: a parser cannot wait, and nothing else is running yet.
+    text = readFileSync(value === '@-' ? 0 : source, 'utf8');
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) throw error;
+    throw new InvalidArgumentError(`cannot read ${source}: ${(error as Error).message}.`);
+  }
+  let headers = previous;
+  for (const [i, line] of text.split('\n').entries()) {
+    if (line.trim() === '' || line.trimStart().startsWith('#')) continue;
+    try {
+      headers = withHeader(line, headers);
+    } catch (error) {
+      throw new InvalidArgumentError(`line ${i + 1} of ${source}: ${(error as Error).message}`);
+    }
+  }
+  if (headers === previous) throw new InvalidArgumentError(`${source} holds no 'Name: value' line.`);
+  return headers;
+}
+
+function withHeader(value: string, previous: Record<string, string>): Record<string, string> {
   const colon = value.indexOf(':');
   const name = value.slice(0, Math.max(colon, 0)).trim();
   if (!HEADER_NAME.test(name)) throw new InvalidArgumentError("expected 'Name: value'.");
@@ -56,7 +84,10 @@ export function uidName(value: string): string {
  * stays as it is: `secretGiven` reads it from standard input, where `ps` does not show it.
  */
 export function signingSecret(value: string): string {
-  if (value === STDIN) return value;
+  if (value === STDIN) {
+    takeStdin('--secret -');
+    return value;
+  }
   try {
     return formatSecret(parseSecret(value));
   } catch (error) {
@@ -65,6 +96,16 @@ export function signingSecret(value: string): string {
 }
 
 const STDIN = '-';
+
+/** Who reads standard input in this run: one option may (a second would read nothing). */
+let stdinTakenBy: string | undefined;
+
+function takeStdin(option: string): void {
+  if (stdinTakenBy !== undefined) {
+    throw new InvalidArgumentError(`standard input is already read for ${stdinTakenBy}.`);
+  }
+  stdinTakenBy = option;
+}
 
 /** A --secret as sent: given, or read from standard input for `-` (its line's ends trimmed). */
 export async function secretGiven(
