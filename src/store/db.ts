@@ -49,6 +49,11 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
+/** A database, not a transaction: what it is given may be batched with other callers'. */
+export function isDatabase(q: Queryable): q is Database {
+  return typeof (q as Partial<Database>).transaction === 'function';
+}
+
 /** Raised for failures of the database itself (connection lost, server down), as opposed to bad input. */
 export class DatabaseUnavailableError extends Error {
   readonly code = 'DATABASE_UNAVAILABLE';

@@ -1,4 +1,4 @@
-import { type Database, DatabaseUnavailableError, type Queryable } from './db.ts';
+import { type Database, DatabaseUnavailableError, isDatabase, type Queryable } from './db.ts';
 import {
   flushBarrier,
   type PublishInput,
@@ -105,10 +105,6 @@ class Publisher {
 }
 
 const publishers = new WeakMap<Database, Publisher>();
-
-function isDatabase(q: Queryable): q is Database {
-  return typeof (q as Partial<Database>).transaction === 'function';
-}
 
 /**
  * Publishes a message: one delivery per matching endpoint, atomically. On a database it joins

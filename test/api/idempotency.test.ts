@@ -46,7 +46,10 @@ describe('idempotency keys when the database falters', () => {
         failLookup = false;
         return Promise.reject(new DatabaseUnavailableError('database unavailable: Connection terminated'));
       }
-      if (missAppLookup && sql.includes('from courier_applications where (id = $1 or uid = $1)')) {
+      if (
+        missAppLookup &&
+        sql.includes('from courier_applications where (id = any($1::text[]) or uid = any($1::text[]))')
+      ) {
         missAppLookup = false;
         return Promise.resolve({ rows: [], rowCount: 0 });
       }

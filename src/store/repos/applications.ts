@@ -1,4 +1,5 @@
-import { prepared, type Queryable } from '../db.ts';
+import { CoalescedReads } from '../coalesced-reads.ts';
+import { type Database, isDatabase, prepared, type Queryable } from '../db.ts';
 import { toDate, toMs } from '../rows.ts';
 import { dropDeliveries } from './endpoints.ts';
 
@@ -67,19 +68,40 @@ export async function createApplication(
 
 /**
  * Every API call on an application's resources starts here, a message's publish included: named,
- * so that it is not parsed and planned on each call. Its columns are listed, as a prepared
+ * so that it is not parsed and planned on each call, and on a database coalesced (lookups asked for
+ * while one is under way go together in the next). Its columns are listed, as a prepared
  * statement's result must keep its shape when a later migration adds a column.
  */
-const FIND_APPLICATION = prepared(
-  'courier_find_application',
+const FIND_APPLICATIONS = prepared(
+  'courier_find_applications',
   `select id, uid, name, rate_limit, retry_policy, metadata, created_at, updated_at
-   from courier_applications where (id = $1 or uid = $1) and deleted_at is null limit 1`,
+   from courier_applications where (id = any($1::text[]) or uid = any($1::text[])) and deleted_at is null`,
 );
 
+/** The live applications with these ids or uids, by the id or uid asked for. */
+async function findApplications(q: Queryable, idsOrUids: string[]): Promise<Map<string, Application>> {
+  const { rows } = await q.query<AppRow>(FIND_APPLICATIONS, [idsOrUids]);
+  const apps = rows.map(fromRow);
+  const found = new Map<string, Application>();
+  // Should one key be an application's id and another's uid, the id wins.
+  for (const app of apps) if (app.uid !== null) found.set(app.uid, app);
+  for (const app of apps) found.set(app.id, app);
+  return found;
+}
+
+/** Applications' lookups per database, most of them the API's. */
+const lookups = new WeakMap<Database, CoalescedReads<Application>>();
+const MAX_LOOKUPS = 100;
+
 /** Looks an application up by id or uid. */
-export async function findApplication(db: Queryable, idOrUid: string): Promise<Application | null> {
-  const { rows } = await db.query<AppRow>(FIND_APPLICATION, [idOrUid]);
-  return rows[0] ? fromRow(rows[0]) : null;
+export async function findApplication(q: Queryable, idOrUid: string): Promise<Application | null> {
+  if (!isDatabase(q)) return (await findApplications(q, [idOrUid])).get(idOrUid) ?? null;
+  let reads = lookups.get(q);
+  if (!reads) {
+    reads = new CoalescedReads((keys) => findApplications(q, keys), MAX_LOOKUPS);
+    lookups.set(q, reads);
+  }
+  return (await reads.get(idOrUid)) ?? null;
 }
 
 /**
