@@ -6,10 +6,14 @@
  *
  *   npm run bench:ab -- [--messages 20000] [--rounds 6] VARIANT...
  *   npm run bench:ab -- --latency 1000 [--seconds 10] [--rounds 6] VARIANT...
+ *   npm run bench:ab -- --api [--messages 20000] [--rounds 6] VARIANT...
  *   VARIANT = name[|ENV=value,…[|node flags[|another checkout's bin/courier.js]]]
  *
  * With --latency, each run publishes at that fixed rate instead of draining a prefilled queue, and
  * reports publish-to-receiver p50 and p99 (after an untimed warm-up: warmupSeconds) and the CPU per message.
+ * With --api, each run is `courier serve` (API and worker in one process) taking the messages as
+ * POSTs from 32 clients: the publish rate (202 answers), the delivery rate meanwhile, and the CPU
+ * per message (its `worker` figure is `courier serve`'s).
  *
  * e.g. 'base' 'c256|COURIER_WORKER_CONCURRENCY=256' 'gc||--trace-gc' 'old|||/tmp/old/bin/courier.js'
  */
@@ -25,6 +29,7 @@ import {
   startReceiver,
 } from './lib.ts';
 import { fieldMedians, median } from './report.ts';
+import { apiThroughput } from './scenarios/api.ts';
 import { publishMany, setupCourier, startWorkers, type WorkerCommand } from './scenarios/courier.ts';
 import { courierLatency } from './scenarios/latency.ts';
 import { type GcSummary, summarizeTraceGc } from './trace-gc.ts';
@@ -60,6 +65,8 @@ export interface Drain {
   gc: GcSummary | null;
   /** Latency runs only. */
   latency?: { p50Ms: number; p99Ms: number };
+  /** API runs only: 202 answers a second. */
+  publishPerSec?: number;
 }
 
 export interface LatencyLoad {
@@ -112,10 +119,28 @@ async function latencyRun(
   };
 }
 
+async function apiRun(receiver: BenchReceiver, variant: Variant, n: number, round: number): Promise<Drain> {
+  const r = await apiThroughput(receiver, n, { env: variant.env, command: variant });
+  return {
+    variant: variant.name,
+    round,
+    deliveriesPerSec: r.deliveriesPerSec,
+    publishPerSec: r.publishPerSec,
+    cpu: r.cpu,
+    gc: null,
+  };
+}
+
 /** Every variant once per round, the order reversed every other round. */
 export async function runAb(
   variants: Variant[],
-  options: { messages: number; rounds: number; latency?: LatencyLoad; log?: (line: string) => void },
+  options: {
+    messages: number;
+    rounds: number;
+    latency?: LatencyLoad;
+    api?: boolean;
+    log?: (line: string) => void;
+  },
 ): Promise<Drain[]> {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const receiver = await startReceiver();
@@ -125,7 +150,9 @@ export async function runAb(
       for (const variant of round % 2 ? variants : [...variants].reverse()) {
         const d = options.latency
           ? await latencyRun(receiver, variant, options.latency, round)
-          : await drain(receiver, variant, options.messages, round);
+          : options.api
+            ? await apiRun(receiver, variant, options.messages, round)
+            : await drain(receiver, variant, options.messages, round);
         drains.push(d);
         log(describe(d));
       }
@@ -146,16 +173,20 @@ function medianOf(drains: Drain[]): Drain {
     cpu: fieldMedians(drains.map((d) => d.cpu)),
     gc: fieldMedians(drains.map((d) => d.gc)),
     latency: fieldMedians(drains.map((d) => d.latency ?? null)) ?? undefined,
+    publishPerSec:
+      drains[0]!.publishPerSec === undefined ? undefined : median(drains.map((d) => d.publishPerSec!)),
   };
 }
 
 function describe(d: Drain): string {
   const what = d.latency
     ? `p50 ${d.latency.p50Ms.toFixed(2)} ms, p99 ${d.latency.p99Ms.toFixed(2)} ms at ${Math.round(d.deliveriesPerSec)}/s`
-    : `${Math.round(d.deliveriesPerSec)}/s`;
+    : d.publishPerSec !== undefined
+      ? `publish ${Math.round(d.publishPerSec)}/s, delivered ${Math.round(d.deliveriesPerSec)}/s`
+      : `${Math.round(d.deliveriesPerSec)}/s`;
   const head = `${d.round ? `round ${d.round}` : 'median'} ${d.variant}: ${what}`;
   const cpu = d.cpu
-    ? `, µs per ${d.latency ? 'message' : 'delivery'}: worker ${d.cpu.systemUs}, PostgreSQL ${d.cpu.postgresUs}, receiver ${d.cpu.receiverUs}, machine ${d.cpu.totalUs} (${d.cpu.busyPct} % busy, ${d.cpu.stealPct} % steal)`
+    ? `, µs per ${d.latency || d.publishPerSec !== undefined ? 'message' : 'delivery'}: ${d.publishPerSec !== undefined ? 'courier serve' : 'worker'} ${d.cpu.systemUs}, PostgreSQL ${d.cpu.postgresUs}, receiver ${d.cpu.receiverUs}, machine ${d.cpu.totalUs} (${d.cpu.busyPct} % busy, ${d.cpu.stealPct} % steal)`
     : '';
   const gc = d.gc
     ? `; GC: ${d.gc.scavenges} scavenges ${Math.round(d.gc.scavengeMs)} ms, ${d.gc.markCompacts} mark-compacts ${Math.round(d.gc.markCompactMs)} ms, ${Math.round(d.gc.promotedMb)} MB promoted`
@@ -171,6 +202,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       rounds: { type: 'string', default: '6' },
       latency: { type: 'string' },
       seconds: { type: 'string', default: '10' },
+      api: { type: 'boolean', default: false },
     },
   });
   const messages = Number(values.messages);
@@ -181,6 +213,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   const ratePerSec = Number(values.latency);
   const seconds = Number(values.seconds);
+  if (values.latency !== undefined && values.api) {
+    process.stderr.write('bench:ab: --api and --latency are two kinds of run: give one\n');
+    process.exit(2);
+  }
   if (values.latency !== undefined && !(ratePerSec > 0 && seconds >= 2)) {
     process.stderr.write('bench:ab: --latency must be a rate > 0 a second, and --seconds ≥ 2\n');
     process.exit(2);
@@ -205,6 +241,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     messages,
     rounds,
     latency: values.latency === undefined ? undefined : { ratePerSec, seconds },
+    api: values.api,
   });
   process.exit(0);
 }

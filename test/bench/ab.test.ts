@@ -56,6 +56,23 @@ describe('bench:ab smoke run', () => {
     expect(lines.at(-1)).toMatch(/^median base: p50 [\d.]+ ms, p99 [\d.]+ ms at \d+\/s, µs per message/);
   });
 
+  it('with --api, POSTs the messages to courier serve and reports both rates and its CPU', {
+    timeout: 120_000,
+  }, async () => {
+    const lines: string[] = [];
+    const [run] = await runAb([parseVariant('base')], {
+      messages: 200,
+      rounds: 1,
+      api: true,
+      log: (line) => lines.push(line),
+    });
+    expect(run!.publishPerSec).toBeGreaterThan(0);
+    expect(run!.deliveriesPerSec).toBeGreaterThan(0);
+    expect(lines.at(-1)).toMatch(
+      /^median base: publish \d+\/s, delivered \d+\/s(, µs per message: courier serve \d+|$)/,
+    );
+  });
+
   it("stops at once, with the worker's own words, when a variant's worker cannot start", async () => {
     const started = Date.now();
     await expect(
