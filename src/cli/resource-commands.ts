@@ -120,10 +120,10 @@ Examples:
 
 Like --token, the values of --header and --secret show in \`ps\` while the
 command runs: --secret - reads the secret from standard input instead, and
---header @FILE reads 'Name: value' lines from a file (@- from standard input):
-  $ courier endpoints headers acme main --header @- <<'EOF'
-  Authorization: Bearer s3cret
-  EOF`,
+--header @FILE reads 'Name: value' lines from a file (@- from standard input;
+blank lines and lines starting with # are skipped):
+  $ printf 'Authorization: Bearer %s\\n' "$TOKEN" |
+      courier endpoints headers acme main --header @-`,
     );
 
   operator(

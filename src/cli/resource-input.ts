@@ -3,6 +3,7 @@
  * checks it (failures exit 2 with nothing sent).
  */
 import { readFileSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import { InvalidArgumentError } from 'commander';
 import { isValidUid } from '../ids.ts';
 import { formatSecret, parseSecret } from '../signing/secrets.ts';
@@ -13,16 +14,21 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * commander parser for a repeatable --header (an endpoint's own headers, sent with every delivery):
- * 'Name: value', or `@file` (`@-`: standard input) holding such lines, blank ones and # comments
- * skipped, so a credential stays out of `ps` and the shell's history. A name given twice, in any
- * case, is refused: one of the two would be lost. Errors never quote a value (a credential's).
+ * 'Name: value', or `@file` (`@-`: standard input) holding such lines, blank ones and lines
+ * starting with # skipped, so a credential stays out of `ps` and the shell's history (errors about
+ * a file's line name its number, never its value). A name given twice, in any case, is refused:
+ * one of the two would be lost.
  */
 export function collectHeader(value: string, previous: Record<string, string> = {}): Record<string, string> {
   if (!value.startsWith('@')) return withHeader(value, previous);
+  if (value === '@') throw new InvalidArgumentError('expected @FILE, or @- for standard input.');
   const source = value === '@-' ? 'standard input' : value.slice(1);
   let text: string;
   try {
-    if (value === '@-') takeStdin('--header @-');
+    if (value === '@-') {
+      takeStdin('--header @-');
+      waitingOnTerminal("'Name: value' lines");
+    }
     // Read as commander parses: a parser cannot wait, and nothing else is running yet.
     text = readFileSync(value === '@-' ? 0 : source, 'utf8');
   } catch (error) {
@@ -97,6 +103,11 @@ export function signingSecret(value: string): string {
 
 const STDIN = '-';
 
+/** Said when standard input is a terminal: the command waits for what is typed there. */
+function waitingOnTerminal(what: string): void {
+  if (isatty(0)) process.stderr.write(`courier: reading ${what} from the terminal; end with Ctrl-D\n`);
+}
+
 /** Who reads standard input in this run: one option may (a second would read nothing). */
 let stdinTakenBy: string | undefined;
 
@@ -113,6 +124,7 @@ export async function secretGiven(
   stdin: NodeJS.ReadableStream = process.stdin,
 ): Promise<string | undefined> {
   if (value !== STDIN) return value;
+  if (stdin === process.stdin) waitingOnTerminal('the secret');
   const text = (await readAll(stdin)).trim();
   try {
     return formatSecret(parseSecret(text));

@@ -30,7 +30,8 @@ export class CoalescedReads<V> {
     const batch = [...this.waiting].slice(0, this.maxKeys);
     for (const [key] of batch) this.waiting.delete(key);
     this.reading = true;
-    const found = this.read(batch.map(([key]) => key));
+    // A read that throws at once fails its batch as a rejected one would, and the next goes on.
+    const found = new Promise<Map<string, V>>((resolve) => resolve(this.read(batch.map(([key]) => key))));
     for (const [key, waiters] of batch) {
       const result = found.then((values) => values.get(key));
       for (const resolve of waiters) resolve(result);

@@ -3,6 +3,8 @@
  * end to end, the real binary against a real API on PostgreSQL; what they set is checked on
  * deliveries (their headers, and their signatures with the standardwebhooks verifier).
  */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +13,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { createApp, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
 import { deliverDue, publishAndDeliver, signedBy } from './deliver.ts';
-import { runCli } from './run.ts';
+import { BIN, runCli } from './run.ts';
 
 describe('credentials from a file or standard input', () => {
   let api: TestApi;
@@ -96,6 +98,7 @@ describe('credentials from a file or standard input', () => {
       cli(...headers('--header', `@${bad}`)),
       cli(...headers('--header', 'X-Tenant: 40', '--header', `@${twice}`)),
       cli(...headers('--header', `@${empty}`)),
+      cli(...headers('--header', '@')),
       piped('', ...headers('--header', '@-')),
       piped('X-Tenant: 1\n', ...headers('--header', '@-', '--header', '@-')),
       piped(
@@ -133,6 +136,7 @@ describe('credentials from a file or standard input', () => {
       [2, '', invalid(`@${bad}`, `line 2 of ${bad}: expected 'Name: value'.`)],
       [2, '', invalid(`@${twice}`, `line 2 of ${twice}: header x-tenant given twice.`)],
       [2, '', invalid(`@${empty}`, `${empty} holds no 'Name: value' line.`)],
+      [2, '', invalid('@', 'expected @FILE, or @- for standard input.')],
       [2, '', invalid('@-', "standard input holds no 'Name: value' line.")],
       [2, '', invalid('@-', 'standard input is already read for --header @-.')],
       [2, '', invalid('@-', 'standard input is already read for --secret -.')],
@@ -191,6 +195,33 @@ describe('credentials from a file or standard input', () => {
     });
     expect((await api.request('GET', '/api/v1/app/quiet/endpoint/main/secret')).body.key).toBe(second);
   });
+
+  it.skipIf(!existsSync('/usr/bin/script'))(
+    'says, on a terminal, that @- waits for lines ended by Ctrl-D',
+    async () => {
+      await createApp(api, { uid: 'typed' });
+      await cli('endpoints', 'add', 'typed', `${receiver.url}/typed`, '--uid', 'main');
+      // util-linux's script runs the command on a pseudo-terminal, fed what is piped to it: a line, then Ctrl-D.
+      const command = [process.execPath, BIN, 'endpoints', 'headers', 'typed', 'main', '--header', '@-'];
+      const typed = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+        const child = spawn('script', ['-qec', command.map((arg) => `'${arg}'`).join(' '), '/dev/null'], {
+          env: { ...process.env, COURIER_URL: api.url, COURIER_TOKEN: TOKEN },
+        });
+        let output = '';
+        child.stdout.on('data', (chunk) => (output += chunk));
+        child.stdin.end('X-Typed: 1\n\u0004');
+        child.once('error', reject);
+        child.once('close', (code) => resolve({ code, output }));
+      });
+      expect(typed.code).toBe(0);
+      expect(typed.output).toContain(
+        "courier: reading 'Name: value' lines from the terminal; end with Ctrl-D\r\n",
+      );
+      expect((await api.request('GET', '/api/v1/app/typed/endpoint/main/headers')).body.headers).toEqual({
+        'X-Typed': '1',
+      });
+    },
+  );
 
   it("an operational endpoint's headers and rotated secret are what its deliveries carry", async () => {
     const added = await cli('operational-endpoints', 'add', `${receiver.url}/oncall`, '--uid', 'oncall');

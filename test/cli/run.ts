@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const BIN = fileURLToPath(new URL('../../bin/courier.js', import.meta.url));
+export const BIN = fileURLToPath(new URL('../../bin/courier.js', import.meta.url));
 
 export interface Run {
   code: number | null;

@@ -51,6 +51,17 @@ describe('coalesced reads', () => {
     expect(await Promise.all(all)).toEqual([97, 98, 99, 100, 101, 102]);
   });
 
+  it('fail the callers of a read that throws at once, and go on with the next read', async () => {
+    let calls = 0;
+    const lookups = new CoalescedReads<number>((keys) => {
+      calls++;
+      if (calls === 1) throw new Error('bad statement');
+      return Promise.resolve(new Map(keys.map((key) => [key, key.length])));
+    }, 100);
+    await expect(lookups.get('a')).rejects.toThrow('bad statement');
+    expect(await lookups.get('bb')).toBe(2);
+  });
+
   it('fail the callers of a failed read alone, and go on with the next read', async () => {
     const { reads, read } = scriptedReads();
     const lookups = new CoalescedReads(read, 100);

@@ -80,7 +80,7 @@ describe.each(BACKENDS)("an application's lookups on a database (%s)", (backend)
     expect(reads).toEqual([['shop'], ['store', 'shop', 'app_1']]);
   });
 
-  it("take an id's match before a uid's, and read alone inside a transaction", async () => {
+  it("take an id's match before a uid's, skip a key with a NUL, and read alone inside a transaction", async () => {
     t = await openTestDatabase(backend);
     // A uid shaped like another application's id: the API refuses one, an old row might have it.
     const byId = await createApplication(t.db, 'app_1', { name: 'First' }, NOW);
@@ -89,12 +89,27 @@ describe.each(BACKENDS)("an application's lookups on a database (%s)", (backend)
       byId,
       byUid,
     ]);
-    // Its own writes, uncommitted, seen.
-    const made = await t.db.transaction(async (tx) => {
+    // A path's %00 can be no application's: not sent, as PostgreSQL would fail the batch with it.
+    expect(await Promise.all([findApplication(t.db, 'app\0'), findApplication(t.db, 'app_2')])).toEqual([
+      null,
+      byUid,
+    ]);
+
+    // While the database's lookup is held, a transaction's own goes ahead, and sees its own writes.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const db = intercepting(t.db, async (sql, _params, run) => {
+      if (sql.includes('courier_applications where (id = any')) await held;
+      return run();
+    });
+    const waiting = findApplication(db, 'app_1');
+    const made = await db.transaction(async (tx) => {
       await createApplication(tx, 'app_3', { name: 'Third', uid: 'third' }, NOW);
       return findApplication(tx, 'third');
     });
     expect(made).toMatchObject({ id: 'app_3' });
+    release();
+    expect(await waiting).toEqual(byId);
   });
 });
 

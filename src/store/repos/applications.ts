@@ -95,6 +95,8 @@ const MAX_LOOKUPS = 100;
 
 /** Looks an application up by id or uid. */
 export async function findApplication(q: Queryable, idOrUid: string): Promise<Application | null> {
+  // PostgreSQL refuses a NUL in text (a path's %00): that would fail every lookup of the batch.
+  if (idOrUid.includes('\0')) return null;
   if (!isDatabase(q)) return (await findApplications(q, [idOrUid])).get(idOrUid) ?? null;
   let reads = lookups.get(q);
   if (!reads) {
