@@ -15,6 +15,7 @@ import {
   appName,
   collectHeader,
   collectHeaderName,
+  collectMetadata,
   endpointUrl,
   orDefault,
   positiveIntegerUpTo,
@@ -24,6 +25,8 @@ import {
 import type { RotateOptions } from './secret-rotation.ts';
 
 const RATE_LIMIT = `requests per second at most, up to ${RATE_LIMIT_MAX}`;
+const METADATA = 'a KEY=VALUE pair of your own, kept with it and shown by --json (repeatable)';
+const METADATA_UPDATE = `${METADATA.slice(0, -1)}: replaces every pair it has)`;
 const rateLimit = positiveIntegerUpTo(RATE_LIMIT_MAX);
 
 export function applicationCommands(program: Command): void {
@@ -57,6 +60,7 @@ Examples:
       .argument('<name>', 'its name, shown to people (1-256 characters)', appName)
       .option('--uid <uid>', 'a name of your own to address it by (e.g. your customer id)', uidName)
       .option('--rate-limit <n>', `its endpoints' default rate limit, ${RATE_LIMIT}`, rateLimit)
+      .option('--metadata <pair>', METADATA, collectMetadata)
       .option('--get-if-exists', 'if an application has this --uid, print that one instead of failing'),
   ).action(async (name: string, options: AppCreateOptions) =>
     (await import('./commands/apps.ts')).createApp(name, options),
@@ -79,7 +83,9 @@ Examples:
           "(endpoints update --rate-limit default sets it), and the application's tokens may set none higher on an endpoint they make or move; " +
           'default removes it (COURIER_RATE_LIMIT instead)',
         orDefault(rateLimit),
-      ),
+      )
+      .option('--metadata <pair>', METADATA_UPDATE, collectMetadata)
+      .addOption(clearMetadata()),
   ).action(async (app: string, options: AppUpdateOptions) =>
     (await import('./commands/apps.ts')).updateApp(app, options),
   );
@@ -189,6 +195,7 @@ blank lines and lines starting with # are skipped):
     )
       .addOption(new Option('--all-event-types', 'take every event type again').conflicts('eventType'))
       .addOption(new Option('--all-channels', 'take every channel again').conflicts('channel'))
+      .addOption(clearMetadata())
       .option('--no-public-only', 'let it reach the private networks COURIER_ALLOW_PRIVATE_NETWORKS opens'),
   ).action(async (app: string, endpoint: string, options: UpdateOptions) =>
     (await import('./commands/endpoints.ts')).updateEndpoint(app, endpoint, options),
@@ -275,6 +282,7 @@ function endpointSettings(command: Command, verb: 'create' | 'update'): Command 
       collectEndpointChannel,
     )
     .option('--description <text>', update ? "what it is for ('' clears it)" : 'what it is for')
+    .option('--metadata <pair>', update ? METADATA_UPDATE : METADATA, collectMetadata)
     .option(
       '--rate-limit <n>',
       `${RATE_LIMIT} (default: the application's, else COURIER_RATE_LIMIT${restore})`,
@@ -289,6 +297,11 @@ function endpointSettings(command: Command, verb: 'create' | 'update'): Command 
       '--public-only',
       'reach public addresses only, whatever COURIER_ALLOW_PRIVATE_NETWORKS opens (as a token-made endpoint does)',
     );
+}
+
+/** On `update`, beside --metadata (which replaces every pair). */
+function clearMetadata(): Option {
+  return new Option('--clear-metadata', 'remove every metadata pair').conflicts('metadata');
 }
 
 /** `headers`, of application and operational endpoints alike. */

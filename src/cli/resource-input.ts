@@ -65,6 +65,37 @@ export function collectHeaderName(value: string, previous: string[] = []): strin
   return [...previous, value];
 }
 
+const METADATA_VALUE_MAX = 4096;
+const METADATA_KEYS_MAX = 100;
+
+/**
+ * commander parser for a repeatable --metadata KEY=VALUE: an application's or endpoint's own
+ * string pairs (Svix's metadata), bounded as the API bounds them. A key given twice is refused.
+ */
+export function collectMetadata(
+  value: string,
+  previous: Record<string, string> = {},
+): Record<string, string> {
+  const equals = value.indexOf('=');
+  const key = value.slice(0, Math.max(equals, 0));
+  if (key === '') throw new InvalidArgumentError('expected KEY=VALUE.');
+  if (Object.hasOwn(previous, key)) throw new InvalidArgumentError(`key ${key} given twice.`);
+  if (Object.keys(previous).length === METADATA_KEYS_MAX) {
+    throw new InvalidArgumentError(`at most ${METADATA_KEYS_MAX} keys.`);
+  }
+  const text = value.slice(equals + 1);
+  if ([...text].length > METADATA_VALUE_MAX) {
+    throw new InvalidArgumentError(`the value of ${key} is longer than ${METADATA_VALUE_MAX} characters.`);
+  }
+  return { ...previous, [key]: text };
+}
+
+/** An update's metadata as the API's PATCH takes it: the pairs given replace all, {} removes all. */
+export const metadataGiven = (options: {
+  metadata?: Record<string, string>;
+  clearMetadata?: boolean;
+}): Record<string, string> | undefined => (options.clearMetadata ? {} : options.metadata);
+
 /** commander parser for a setting the API bounds (a rate limit, an in-flight cap). */
 export function positiveIntegerUpTo(max: number): (value: string) => number {
   return (value) => {

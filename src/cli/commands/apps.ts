@@ -3,7 +3,7 @@ import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { usageError } from '../errors.ts';
 import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
 import { createdHint, deleteNamed, patchGiven } from '../resource-calls.ts';
-import { orNull } from '../resource-input.ts';
+import { metadataGiven, orNull } from '../resource-input.ts';
 
 interface ApplicationOut {
   id: string;
@@ -38,6 +38,7 @@ export async function listApps(options: AppsListOptions) {
 export interface AppCreateOptions extends OperatorOptions {
   uid?: string;
   rateLimit?: number;
+  metadata?: Record<string, string>;
   getIfExists?: boolean;
 }
 
@@ -56,7 +57,7 @@ export async function createApp(name: string, options: AppCreateOptions) {
     apiPath('app'),
     {
       query: { get_if_exists: options.getIfExists ? 'true' : undefined },
-      body: { name, uid: options.uid, rateLimit: options.rateLimit },
+      body: { name, uid: options.uid, rateLimit: options.rateLimit, metadata: options.metadata },
       timeoutHint: hint,
       droppedHint: hint,
     },
@@ -73,6 +74,8 @@ export interface AppUpdateOptions extends OperatorOptions {
   name?: string;
   uid?: string;
   rateLimit?: number | 'default';
+  metadata?: Record<string, string>;
+  clearMetadata?: boolean;
 }
 
 /**
@@ -80,7 +83,12 @@ export interface AppUpdateOptions extends OperatorOptions {
  * it, an existing one keeps its own; `default` removes it (COURIER_RATE_LIMIT is the default then).
  */
 export async function updateApp(app: string, options: AppUpdateOptions) {
-  const fields = { name: options.name, uid: options.uid, rateLimit: orNull(options.rateLimit) };
+  const fields = {
+    name: options.name,
+    uid: options.uid,
+    rateLimit: orNull(options.rateLimit),
+    metadata: metadataGiven(options),
+  };
   await patchGiven(ApiClient.connect(options), apiPath('app', app), fields, {
     json: options.json,
     listCommand: 'courier apps list',

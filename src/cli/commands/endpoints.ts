@@ -7,7 +7,7 @@ import { changeHeaders, type HeadersOptions } from '../endpoint-headers.ts';
 import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
 import { type StandingCounts, standingColumns } from '../message-columns.ts';
 import { createWithSecret, deleteNamed, patchGiven, printSecret } from '../resource-calls.ts';
-import { orNull, secretGiven } from '../resource-input.ts';
+import { metadataGiven, orNull, secretGiven } from '../resource-input.ts';
 import { type RotateOptions, rotateSecret } from '../secret-rotation.ts';
 
 interface EndpointOut {
@@ -107,6 +107,7 @@ export interface EndpointAddOptions extends OperatorOptions {
   header?: Record<string, string>;
   secret?: string;
   publicOnly?: boolean;
+  metadata?: Record<string, string>;
 }
 
 /** Creates one and prints its signing secret (the one given, or one Courier made). */
@@ -122,6 +123,7 @@ export async function addEndpoint(app: string, url: string, options: EndpointAdd
     headers: options.header,
     secret: await secretGiven(options.secret),
     publicOnly: options.publicOnly,
+    metadata: options.metadata,
   };
   await createWithSecret(ApiClient.connect(options), endpointsOf(app), body, {
     json: options.json,
@@ -141,6 +143,8 @@ export interface UpdateOptions extends OperatorOptions {
   rateLimit?: number | 'default';
   maxInFlight?: number | 'default';
   publicOnly?: boolean;
+  metadata?: Record<string, string>;
+  clearMetadata?: boolean;
 }
 
 /**
@@ -165,6 +169,7 @@ export async function updateEndpoint(app: string, endpoint: string, options: Upd
     rateLimit: orNull(options.rateLimit),
     maxInFlight: orNull(options.maxInFlight),
     publicOnly,
+    metadata: metadataGiven(options),
   };
   await patchGiven(client, endpointsOf(app)(endpoint), fields, {
     json: options.json,
