@@ -8,8 +8,8 @@ import type { AddOptions } from './commands/operational-endpoints.ts';
 import type { HeadersOptions } from './endpoint-headers.ts';
 import { collectEventType } from './input.ts';
 import { OPERATIONAL_ENDPOINT, operator } from './options.ts';
-import { headerChanges, rotation } from './resource-commands.ts';
-import { endpointUrl, uidName } from './resource-input.ts';
+import { headerChanges, METADATA, rotation } from './resource-commands.ts';
+import { collectMetadata, endpointUrl, uidName } from './resource-input.ts';
 import type { RotateOptions } from './secret-rotation.ts';
 
 export function operationalEndpointCommands(program: Command): void {
@@ -45,7 +45,8 @@ Examples:
       .argument('<url>', 'where the events are POSTed', endpointUrl)
       .option('--uid <uid>', 'a name of your own for it', uidName)
       .option('--filter-type <type>', 'only this event type (repeatable; default: all)', collectEventType)
-      .option('--description <text>', 'what it is for'),
+      .option('--description <text>', 'what it is for')
+      .option('--metadata <pair>', METADATA, collectMetadata),
   ).action(async (url: string, options: AddOptions) =>
     (await import('./commands/operational-endpoints.ts')).addOperationalEndpoint(url, options),
   );

@@ -25,7 +25,8 @@ import {
 import type { RotateOptions } from './secret-rotation.ts';
 
 const RATE_LIMIT = `requests per second at most, up to ${RATE_LIMIT_MAX}`;
-const METADATA = 'a KEY=VALUE pair of your own, kept with it and shown by --json (repeatable)';
+export const METADATA =
+  'a KEY=VALUE pair of your own (the key without =), kept with it and shown by --json (repeatable)';
 const METADATA_UPDATE = `${METADATA.slice(0, -1)}: replaces every pair it has)`;
 const rateLimit = positiveIntegerUpTo(RATE_LIMIT_MAX);
 

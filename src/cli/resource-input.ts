@@ -79,6 +79,8 @@ export function collectMetadata(
   const equals = value.indexOf('=');
   const key = value.slice(0, Math.max(equals, 0));
   if (key === '') throw new InvalidArgumentError('expected KEY=VALUE.');
+  // The API's JSON parser refuses the key, as a prototype's.
+  if (key === '__proto__') throw new InvalidArgumentError('__proto__ cannot be a key.');
   if (Object.hasOwn(previous, key)) throw new InvalidArgumentError(`key ${key} given twice.`);
   if (Object.keys(previous).length === METADATA_KEYS_MAX) {
     throw new InvalidArgumentError(`at most ${METADATA_KEYS_MAX} keys.`);

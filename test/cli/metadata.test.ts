@@ -1,5 +1,6 @@
 /**
- * --metadata and --clear-metadata of `apps create|update` and `endpoints add|update` end to end:
+ * --metadata and --clear-metadata of `apps create|update`, `endpoints add|update` and
+ * `operational-endpoints add` end to end:
  * the real binary against a real API on PostgreSQL, what they set read back through the API.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,8 +30,12 @@ describe('metadata from the shell', () => {
       'plan=pro',
       '--metadata',
       'note=a=b',
+      '--json',
     );
-    expect(made.code).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ uid: 'tagged', metadata: { plan: 'pro', note: 'a=b' } });
+    expect(await metadataOf('tagged')).toEqual({ plan: 'pro', note: 'a=b' });
+    // Another change keeps them.
+    expect((await cli('apps', 'update', 'tagged', '--name', 'Tagged Inc')).code).toBe(0);
     expect(await metadataOf('tagged')).toEqual({ plan: 'pro', note: 'a=b' });
     const added = await cli(
       'endpoints',
@@ -50,7 +55,7 @@ describe('metadata from the shell', () => {
     // The pairs given replace every pair; the other settings stay.
     expect((await cli('apps', 'update', 'tagged', '--metadata', 'plan=team')).code).toBe(0);
     expect((await api.request('GET', '/api/v1/app/tagged')).body).toMatchObject({
-      name: 'Tagged',
+      name: 'Tagged Inc',
       metadata: { plan: 'team' },
     });
     expect((await cli('endpoints', 'update', 'tagged', 'main', '--metadata', 'team=ops')).code).toBe(0);
@@ -63,9 +68,25 @@ describe('metadata from the shell', () => {
     expect(await metadataOf('tagged')).toEqual({});
     expect((await cli('endpoints', 'update', 'tagged', 'main', '--clear-metadata')).code).toBe(0);
     expect(await metadataOf('tagged/endpoint/main')).toEqual({});
+
+    const operational = await cli(
+      'operational-endpoints',
+      'add',
+      'http://127.0.0.1:9/ops',
+      '--uid',
+      'ops',
+      '--metadata',
+      'pager=on',
+    );
+    expect(operational.code).toBe(0);
+    expect((await api.request('GET', '/api/v1/operational-webhook/endpoint/ops')).body.metadata).toEqual({
+      pager: 'on',
+    });
   });
 
-  it('refuses a pair without a key or =, a key given twice, a value too long and --metadata with --clear-metadata', async () => {
+  it('refuses a pair without a key or =, __proto__, a key given twice, too many or too long, and --metadata with --clear-metadata', async () => {
+    await cli('apps', 'create', 'Bounded', '--uid', 'bounded');
+    await cli('endpoints', 'add', 'bounded', 'http://127.0.0.1:9/b', '--uid', 'main');
     const invalid = (arg: string, why: string) =>
       `error: option '--metadata <pair>' argument '${arg}' is invalid. ${why}\n(add --help for usage)\n`;
     const long = `k=${'x'.repeat(4097)}`;
@@ -75,29 +96,34 @@ describe('metadata from the shell', () => {
       cli('apps', 'create', 'Bad', '--metadata', 'plan'),
       cli('apps', 'create', 'Bad', '--metadata', '=pro'),
       cli('apps', 'create', 'Bad', '--metadata', 'plan=a', '--metadata', 'plan=b'),
-      cli('endpoints', 'add', 'tagged', 'http://127.0.0.1:9/x', '--metadata', long),
+      cli('endpoints', 'add', 'bounded', 'http://127.0.0.1:9/x', '--metadata', long),
+      cli('apps', 'create', 'Bad', '--metadata', '__proto__=x'),
       cli(
         'apps',
         'create',
         'Bad',
         ...Array.from({ length: 101 }, (_, i) => ['--metadata', `k${i}=v`]).flat(),
       ),
-      cli('apps', 'update', 'tagged', '--metadata', 'plan=a', '--clear-metadata'),
-      cli('endpoints', 'update', 'tagged', 'main', '--clear-metadata', '--metadata', 'plan=a'),
+      cli('apps', 'update', 'bounded', '--metadata', 'plan=a', '--clear-metadata'),
+      cli('endpoints', 'update', 'bounded', 'main', '--clear-metadata', '--metadata', 'plan=a'),
     ]);
     expect(runs.map((run) => [run.code, run.stdout, run.stderr])).toEqual([
       [2, '', invalid('plan', 'expected KEY=VALUE.')],
       [2, '', invalid('=pro', 'expected KEY=VALUE.')],
       [2, '', invalid('plan=b', 'key plan given twice.')],
       [2, '', invalid(long, 'the value of k is longer than 4096 characters.')],
+      [2, '', invalid('__proto__=x', '__proto__ cannot be a key.')],
       [2, '', invalid('k100=v', 'at most 100 keys.')],
       [2, '', conflict],
       [2, '', conflict],
     ]);
-    // At 4,096 characters, taken.
-    const longest = `k=${'x'.repeat(4096)}`;
-    expect((await cli('apps', 'update', 'tagged', '--metadata', longest)).code).toBe(0);
-    expect(await metadataOf('tagged')).toEqual({ k: 'x'.repeat(4096) });
+    // At the bounds, taken: 100 keys; 4,096 characters, counted as the API counts them (an emoji is one).
+    const hundred = Array.from({ length: 100 }, (_, i) => ['--metadata', `k${i}=v`]).flat();
+    expect((await cli('apps', 'update', 'bounded', ...hundred)).code).toBe(0);
+    expect(Object.keys(await metadataOf('bounded'))).toHaveLength(100);
+    const longest = '🦆'.repeat(4096);
+    expect((await cli('apps', 'update', 'bounded', '--metadata', `k=${longest}`)).code).toBe(0);
+    expect(await metadataOf('bounded')).toEqual({ k: longest });
     const apps = (await api.request('GET', '/api/v1/app')).body.data as { name: string }[];
     expect(apps.map((a) => a.name)).not.toContain('Bad');
   });

@@ -23,6 +23,7 @@ export interface AddOptions extends OperatorOptions {
   uid?: string;
   filterType?: string[];
   description?: string;
+  metadata?: Record<string, string>;
 }
 
 const path = (...rest: string[]) => apiPath('operational-webhook', 'endpoint', ...rest);
@@ -50,7 +51,13 @@ export async function listOperationalEndpoints(options: OperatorOptions) {
 
 /** Creates one and prints it with its signing secret, which its receiver verifies with. */
 export async function addOperationalEndpoint(url: string, options: AddOptions) {
-  const body = { url, uid: options.uid, filterTypes: options.filterType, description: options.description };
+  const body = {
+    url,
+    uid: options.uid,
+    filterTypes: options.filterType,
+    description: options.description,
+    metadata: options.metadata,
+  };
   await createWithSecret(ApiClient.connect(options), path, body, {
     json: options.json,
     listCommand: 'courier operational-endpoints list',
