@@ -37,6 +37,7 @@ allow(
   `GET ${APP}/endpoint`,
   `GET ${ENDPOINT}`,
   `GET ${ENDPOINT}/stats`,
+  `GET ${ENDPOINT}/retry-policy`,
   `GET ${ENDPOINT}/dead-letter`,
   `GET ${ENDPOINT}/msg`,
   `GET ${APP}/msg`,

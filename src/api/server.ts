@@ -25,6 +25,7 @@ import { endpointExampleRoutes } from './routes/endpoint-example.ts';
 import { endpointHeaderRoutes, operationalEndpointHeaderRoutes } from './routes/endpoint-headers.ts';
 import { endpointMessageRoutes } from './routes/endpoint-messages.ts';
 import { endpointRecoveryRoutes } from './routes/endpoint-recovery.ts';
+import { endpointRetryPolicyRoutes } from './routes/endpoint-retry-policy.ts';
 import { endpointSecretRoutes, operationalEndpointSecretRoutes } from './routes/endpoint-secrets.ts';
 import { endpointStatsRoutes } from './routes/endpoint-stats.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
@@ -65,6 +66,7 @@ const RESOURCE_ROUTES = [
   endpointSecretRoutes,
   endpointHeaderRoutes,
   endpointStatsRoutes,
+  endpointRetryPolicyRoutes,
   deadLetterRoutes,
   endpointRecoveryRoutes,
   backgroundTaskRoutes,

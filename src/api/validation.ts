@@ -90,6 +90,7 @@ function valueMessage(e: ErrorObject): string {
   if (e.keyword === 'enum') return `must be one of: ${(e.params.allowedValues as unknown[]).join(', ')}`;
   if (e.keyword === 'pattern') return `must match ${e.params.pattern as string}`;
   if (e.keyword === 'type') return `must be ${String(e.params.type).replace(',', ' or ')}`;
+  if (e.keyword === 'additionalProperties') return 'is not a field here';
   return e.message ?? 'is invalid';
 }
 
@@ -112,6 +113,8 @@ export function validationItems(errors: readonly ErrorObject[], context = 'body'
       .slice(1)
       .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (e.keyword === 'required') path.push(String(e.params.missingProperty));
+    // Named, not "must NOT have additional properties" on the object holding it.
+    if (e.keyword === 'additionalProperties') path.push(String(e.params.additionalProperty));
     const loc = [part, ...path];
     const key = JSON.stringify(loc);
     if (seen.has(key)) continue;

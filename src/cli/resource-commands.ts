@@ -19,6 +19,7 @@ import {
   endpointUrl,
   orDefault,
   positiveIntegerUpTo,
+  retryPolicy,
   signingSecret,
   uidName,
 } from './resource-input.ts';
@@ -29,6 +30,10 @@ export const METADATA =
   'a KEY=VALUE pair of your own (the key without =), kept with it and shown by --json (repeatable)';
 const METADATA_UPDATE = `${METADATA.slice(0, -1)}: replaces every pair it has)`;
 const rateLimit = positiveIntegerUpTo(RATE_LIMIT_MAX);
+const RETRY_POLICY =
+  'overrides of the retry policy, as JSON (the API\'s retryPolicy), such as \'{"giveUp": {"maxAttempts": 5}}\'; ' +
+  '@FILE reads it from a file, @- from standard input';
+const RETRY_POLICY_UPDATE = `${RETRY_POLICY}: replaces the overrides it has; default removes them`;
 
 export function applicationCommands(program: Command): void {
   const apps = program
@@ -44,6 +49,7 @@ Examples:
   $ courier apps create "Acme Corp" --uid acme
   $ courier apps create "Acme Corp" --uid acme --get-if-exists   # again: no error
   $ courier apps update acme --name "Acme Inc" --rate-limit 50
+  $ courier apps update acme --retry-policy '{"giveUp": {"maxAttempts": 5}}'
   $ courier apps list`,
     );
 
@@ -62,6 +68,11 @@ Examples:
       .option('--uid <uid>', 'a name of your own to address it by (e.g. your customer id)', uidName)
       .option('--rate-limit <n>', `its endpoints' default rate limit, ${RATE_LIMIT}`, rateLimit)
       .option('--metadata <pair>', METADATA, collectMetadata)
+      .option(
+        '--retry-policy <json>',
+        `its endpoints' ${RETRY_POLICY} (an endpoint's own apply over them)`,
+        retryPolicy,
+      )
       .option('--get-if-exists', 'if an application has this --uid, print that one instead of failing'),
   ).action(async (name: string, options: AppCreateOptions) =>
     (await import('./commands/apps.ts')).createApp(name, options),
@@ -86,7 +97,12 @@ Examples:
         orDefault(rateLimit),
       )
       .option('--metadata <pair>', METADATA_UPDATE, collectMetadata)
-      .addOption(clearMetadata()),
+      .addOption(clearMetadata())
+      .option(
+        '--retry-policy <json>',
+        `its endpoints' ${RETRY_POLICY_UPDATE}; existing endpoints take them at their next attempt, an endpoint's own apply over them`,
+        orDefault(retryPolicy),
+      ),
   ).action(async (app: string, options: AppUpdateOptions) =>
     (await import('./commands/apps.ts')).updateApp(app, options),
   );
@@ -120,6 +136,8 @@ Examples:
       --event-type invoice.paid --header 'Authorization: Bearer s3cret'
   $ courier endpoints acme --stats
   $ courier endpoints update acme main --event-type invoice.paid --rate-limit default
+  $ courier endpoints update acme main \\
+      --retry-policy '{"classifier": {"overrides": {"404": "permanent"}}}'
   $ courier endpoints pause acme main     # deliveries are held until resumed
   $ courier endpoints resume acme main
   $ courier endpoints headers acme main --header 'X-Tenant: 42' --remove X-Old
@@ -244,6 +262,11 @@ blank lines and lines starting with # are skipped):
     ],
     ['remove', 'delete an endpoint: it receives nothing more', (m, ...args) => m.removeEndpoint(...args)],
     ['secret', 'print the secret its deliveries are signed with', (m, ...args) => m.endpointSecret(...args)],
+    [
+      'policy',
+      'print the retry policy its deliveries follow, and the overrides that make it (--retry-policy sets them)',
+      (m, ...args) => m.endpointPolicy(...args),
+    ],
   ];
   for (const [name, description, run] of onOne) {
     operator(
@@ -293,6 +316,11 @@ function endpointSettings(command: Command, verb: 'create' | 'update'): Command 
       '--max-in-flight <n>',
       `concurrent requests at most, up to ${MAX_IN_FLIGHT_MAX} (default: COURIER_MAX_IN_FLIGHT${restore})`,
       bounded(positiveIntegerUpTo(MAX_IN_FLIGHT_MAX)),
+    )
+    .option(
+      '--retry-policy <json>',
+      `${update ? RETRY_POLICY_UPDATE : RETRY_POLICY} (applied over its application's)`,
+      bounded(retryPolicy),
     )
     .option(
       '--public-only',

@@ -21,20 +21,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  */
 export function collectHeader(value: string, previous: Record<string, string> = {}): Record<string, string> {
   if (!value.startsWith('@')) return withHeader(value, previous);
-  if (value === '@') throw new InvalidArgumentError('expected @FILE, or @- for standard input.');
-  const source = value === '@-' ? 'standard input' : value.slice(1);
-  let text: string;
-  try {
-    if (value === '@-') {
-      takeStdin('--header @-');
-      waitingOnTerminal("'Name: value' lines");
-    }
-    // Read as commander parses: a parser cannot wait, and nothing else is running yet.
-    text = readFileSync(value === '@-' ? 0 : source, 'utf8');
-  } catch (error) {
-    if (error instanceof InvalidArgumentError) throw error;
-    throw new InvalidArgumentError(`cannot read ${source}: ${(error as Error).message}.`);
-  }
+  const { text, source } = readAtFile(value, '--header', "'Name: value' lines");
   let headers = previous;
   for (const [i, line] of text.split('\n').entries()) {
     if (line.trim() === '' || line.trimStart().startsWith('#')) continue;
@@ -46,6 +33,25 @@ export function collectHeader(value: string, previous: Record<string, string> = 
   }
   if (headers === previous) throw new InvalidArgumentError(`${source} holds no 'Name: value' line.`);
   return headers;
+}
+
+/**
+ * An option's `@FILE` (`@-`: standard input), read as commander parses: a parser cannot wait, and
+ * nothing else is running yet.
+ */
+function readAtFile(value: string, option: string, what: string): { text: string; source: string } {
+  if (value === '@') throw new InvalidArgumentError('expected @FILE, or @- for standard input.');
+  const source = value === '@-' ? 'standard input' : value.slice(1);
+  try {
+    if (value === '@-') {
+      takeStdin(`${option} @-`);
+      waitingOnTerminal(what);
+    }
+    return { text: readFileSync(value === '@-' ? 0 : source, 'utf8'), source };
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) throw error;
+    throw new InvalidArgumentError(`cannot read ${source}: ${(error as Error).message}.`);
+  }
 }
 
 function withHeader(value: string, previous: Record<string, string>): Record<string, string> {
@@ -97,6 +103,37 @@ export const metadataGiven = (options: {
   metadata?: Record<string, string>;
   clearMetadata?: boolean;
 }): Record<string, string> | undefined => (options.clearMetadata ? {} : options.metadata);
+
+/**
+ * commander parser for --retry-policy: the overrides of the retry policy as the API's `retryPolicy`
+ * takes them (a JSON object), inline or from `@FILE` / `@-`. Their fields and bounds are the API's
+ * to check: it builds the policy they make over the installation's defaults.
+ */
+export function retryPolicy(value: string): Record<string, unknown> {
+  const { text, source } = value.startsWith('@')
+    ? readAtFile(value, '--retry-policy', 'the policy as JSON')
+    : { text: value, source: undefined };
+  const where = source === undefined ? '' : ` in ${source}`;
+  let policy: unknown;
+  try {
+    policy = JSON.parse(text, (key, field) => {
+      // The API's JSON parser refuses the key, as a prototype's.
+      if (key === '__proto__') throw new InvalidArgumentError(`__proto__ cannot be a key${where}.`);
+      return field;
+    });
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) throw error;
+    // V8 quotes the start of the text: on one line, as the error is.
+    const why = (error as Error).message.replace(/\r?\n/g, '\\n');
+    throw new InvalidArgumentError(`not JSON${where}: ${why}.`);
+  }
+  if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) {
+    throw new InvalidArgumentError(
+      `expected a JSON object${where}, such as '{"giveUp": {"maxAttempts": 5}}'.`,
+    );
+  }
+  return policy as Record<string, unknown>;
+}
 
 /** commander parser for a setting the API bounds (a rate limit, an in-flight cap). */
 export function positiveIntegerUpTo(max: number): (value: string) => number {

@@ -47,6 +47,18 @@ describe('validation', () => {
     ]);
   });
 
+  it('names each field an object without additional properties does not know', () => {
+    const Strict = Type.Object({
+      policy: Type.Object({ tries: Type.Integer() }, { additionalProperties: false }),
+    });
+    const validate = compile(Strict, 'body');
+    expect(validate({ policy: { tries: 1, retries: 3, 'a/b': 1 } })).toBe(false);
+    expect(validationItems(validate.errors)).toEqual([
+      { loc: ['body', 'policy', 'retries'], msg: 'is not a field here', type: 'value_error' },
+      { loc: ['body', 'policy', 'a/b'], msg: 'is not a field here', type: 'value_error' },
+    ]);
+  });
+
   it('says "or null" for nullable fields', () => {
     const validate = compile(Type.Object({ n: Nullable(Type.Integer()) }), 'body');
     expect(validate({ n: 'x' })).toBe(false);

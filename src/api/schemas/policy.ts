@@ -66,3 +66,35 @@ export const RetryPolicyOverrides = Nullable(
     },
   ),
 );
+
+/** Courier extension: a retry policy whole, as the layers of overrides make it. */
+export const RetryPolicyOut = Type.Object(
+  {
+    classifier: Type.Object({
+      mode: StringEnum(['strict', 'lenient'] as const),
+      overrides: Type.Unsafe<Record<string, string>>({
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: 'Per-status verdicts, applied after the mode ({} for none).',
+      }),
+    }),
+    backoff: Type.Object({
+      kind: StringEnum(['exponential', 'schedule'] as const),
+      baseMs: Type.Optional(ms('First retry delay (exponential).')),
+      capMs: Type.Optional(ms('Longest delay (exponential).')),
+      scheduleMs: Type.Optional(
+        Type.Array(Type.Integer(), { description: 'The n-th retry waits the n-th; the last repeats.' }),
+      ),
+      jitter: StringEnum(['equal', 'full', 'none'] as const),
+    }),
+    retryAfter: Type.Object({
+      statuses: Type.Array(Type.Integer(), { description: 'Statuses whose Retry-After header is honoured.' }),
+      ceilingMs: ms('Longest wait a Retry-After header may impose.'),
+    }),
+    giveUp: Type.Object({
+      maxAttempts: Type.Integer({ minimum: 1 }),
+      windowMs: ms('How long after the first attempt retries may continue.'),
+    }),
+  },
+  { title: 'RetryPolicy' },
+);

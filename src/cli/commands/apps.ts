@@ -39,6 +39,7 @@ export interface AppCreateOptions extends OperatorOptions {
   uid?: string;
   rateLimit?: number;
   metadata?: Record<string, string>;
+  retryPolicy?: Record<string, unknown>;
   getIfExists?: boolean;
 }
 
@@ -57,7 +58,13 @@ export async function createApp(name: string, options: AppCreateOptions) {
     apiPath('app'),
     {
       query: { get_if_exists: options.getIfExists ? 'true' : undefined },
-      body: { name, uid: options.uid, rateLimit: options.rateLimit, metadata: options.metadata },
+      body: {
+        name,
+        uid: options.uid,
+        rateLimit: options.rateLimit,
+        metadata: options.metadata,
+        retryPolicy: options.retryPolicy,
+      },
       timeoutHint: hint,
       droppedHint: hint,
     },
@@ -76,6 +83,7 @@ export interface AppUpdateOptions extends OperatorOptions {
   rateLimit?: number | 'default';
   metadata?: Record<string, string>;
   clearMetadata?: boolean;
+  retryPolicy?: Record<string, unknown> | 'default';
 }
 
 /**
@@ -88,6 +96,7 @@ export async function updateApp(app: string, options: AppUpdateOptions) {
     uid: options.uid,
     rateLimit: orNull(options.rateLimit),
     metadata: metadataGiven(options),
+    retryPolicy: orNull(options.retryPolicy),
   };
   await patchGiven(ApiClient.connect(options), apiPath('app', app), fields, {
     json: options.json,

@@ -6,6 +6,7 @@ import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { changeHeaders, type HeadersOptions } from '../endpoint-headers.ts';
 import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
 import { type StandingCounts, standingColumns } from '../message-columns.ts';
+import { type EndpointPolicyOut, policyLines } from '../policy-lines.ts';
 import { createWithSecret, deleteNamed, patchGiven, printSecret } from '../resource-calls.ts';
 import { metadataGiven, orNull, secretGiven } from '../resource-input.ts';
 import { type RotateOptions, rotateSecret } from '../secret-rotation.ts';
@@ -108,6 +109,7 @@ export interface EndpointAddOptions extends OperatorOptions {
   secret?: string;
   publicOnly?: boolean;
   metadata?: Record<string, string>;
+  retryPolicy?: Record<string, unknown>;
 }
 
 /** Creates one and prints its signing secret (the one given, or one Courier made). */
@@ -124,6 +126,7 @@ export async function addEndpoint(app: string, url: string, options: EndpointAdd
     secret: await secretGiven(options.secret),
     publicOnly: options.publicOnly,
     metadata: options.metadata,
+    retryPolicy: options.retryPolicy,
   };
   await createWithSecret(ApiClient.connect(options), endpointsOf(app), body, {
     json: options.json,
@@ -145,6 +148,7 @@ export interface UpdateOptions extends OperatorOptions {
   publicOnly?: boolean;
   metadata?: Record<string, string>;
   clearMetadata?: boolean;
+  retryPolicy?: Record<string, unknown> | 'default';
 }
 
 /**
@@ -170,6 +174,7 @@ export async function updateEndpoint(app: string, endpoint: string, options: Upd
     maxInFlight: orNull(options.maxInFlight),
     publicOnly,
     metadata: metadataGiven(options),
+    retryPolicy: orNull(options.retryPolicy),
   };
   await patchGiven(client, endpointsOf(app)(endpoint), fields, {
     json: options.json,
@@ -196,6 +201,14 @@ export async function removeEndpoint(app: string, endpoint: string, options: Ope
 
 export async function endpointSecret(app: string, endpoint: string, options: OperatorOptions) {
   await printSecret(ApiClient.connect(options), endpointsOf(app), endpoint, options.json);
+}
+
+/** The retry policy its deliveries follow (the API's, over this server's configuration), in words. */
+export async function endpointPolicy(app: string, endpoint: string, options: OperatorOptions) {
+  const client = ApiClient.connect(options);
+  const out = await client.request<EndpointPolicyOut>('GET', endpointsOf(app)(endpoint, 'retry-policy'));
+  if (options.json) printJson(out);
+  else printLines(...policyLines(out));
 }
 
 export async function endpointHeaders(app: string, endpoint: string, options: HeadersOptions) {
