@@ -8,8 +8,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import { type Config, ssrfGuard } from '../config.ts';
-import { mergeOverrides } from '../dispatch/policy-resolver.ts';
-import { definePolicy, type PolicyOverrides } from '../policy/index.ts';
+import { effectivePolicy } from '../dispatch/policy-resolver.ts';
+import type { PolicyOverrides } from '../policy/index.ts';
 import { formatSecret, parseSecret } from '../signing/index.ts';
 import type { Application } from '../store/repos/applications.ts';
 import type { Endpoint, EndpointFields } from '../store/repos/endpoints.ts';
@@ -71,7 +71,7 @@ export function normalizeSecret(secret: string, loc: string[]): string {
 /** The policy must build when layered as the worker will layer it (installation, application, endpoint). */
 export function checkPolicy(config: Config, layers: unknown[], loc: string[]): void {
   try {
-    definePolicy(mergeOverrides(config.retry, ...(layers as (PolicyOverrides | null)[])));
+    effectivePolicy(config.retry, ...(layers as (PolicyOverrides | null)[]));
   } catch (error) {
     throw fieldError(loc, (error as Error).message);
   }

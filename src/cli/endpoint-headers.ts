@@ -14,7 +14,7 @@ export interface HeadersOptions extends OperatorOptions {
   clear?: boolean;
 }
 
-interface HeadersOut {
+export interface HeadersOut {
   headers: Record<string, string>;
   /** Credentials (Authorization, X-Auth-Token, …): their names alone, as in Svix. */
   sensitive: string[];

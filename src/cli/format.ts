@@ -39,6 +39,18 @@ export function table<T>(columns: readonly Column<T>[], rows: readonly T[]): str
   return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n') + '\n';
 }
 
+/** `label  value` lines, the values lined up two spaces after the longest label. */
+export function fieldLines(fields: readonly (readonly [string, string])[]): string[] {
+  const width = Math.max(...fields.map(([label]) => label.length)) + 2;
+  return fields.map(([label, value]) => `${label.padEnd(width)}${value}`);
+}
+
+/** `key=value, …` of an application's or endpoint's metadata, `none` without any. */
+export const metadataText = (metadata: Record<string, string> | undefined): string => {
+  const pairs = Object.entries(metadata ?? {});
+  return pairs.length === 0 ? 'none' : pairs.map(([key, value]) => `${key}=${value}`).join(', ');
+};
+
 /**
  * An operator command's result on stdout. A reader that left early (`| head`) ends the output, not
  * the command with an error: the rest is not wanted.

@@ -1,27 +1,17 @@
 /** `courier endpoints policy`: the retry policy an endpoint's deliveries follow, in words. */
-import { formatDuration } from '../policy/duration.ts';
+import type { Static } from 'typebox';
+import type { EndpointRetryPolicyOut } from '../api/schemas/policy.ts';
+import { formatDuration, PERMANENT_STATUSES } from '../policy/index.ts';
+import { fieldLines } from './format.ts';
 
 /** The API's EndpointRetryPolicy (a Courier extension). */
-export interface EndpointPolicyOut {
-  policy: {
-    classifier: { mode: 'strict' | 'lenient'; overrides: Record<string, string> };
-    backoff: {
-      kind: 'exponential' | 'schedule';
-      baseMs?: number;
-      capMs?: number;
-      scheduleMs?: number[];
-      jitter: string;
-    };
-    retryAfter: { statuses: number[]; ceilingMs: number };
-    giveUp: { maxAttempts: number; windowMs: number };
-  };
-  application: Record<string, unknown> | null;
-  endpoint: Record<string, unknown> | null;
-}
+export type EndpointPolicyOut = Static<typeof EndpointRetryPolicyOut>;
+
+const permanent = PERMANENT_STATUSES.join(', ').replace(/, (\d+)$/, ' and $1');
 
 const MODES = {
-  strict: '400, 401, 403, 410 and 422 fail at once; every other failure is retried',
-  lenient: 'every failure is retried, 4xx too',
+  strict: `${permanent} fail at once; other failed answers and network errors are retried`,
+  lenient: 'every failed answer and network error is retried, 4xx too',
 };
 
 /** One `label  text` line per part of the policy, then the overrides that made it. */
@@ -33,7 +23,7 @@ export function policyLines(out: EndpointPolicyOut): string[] {
     backoff.kind === 'schedule'
       ? `the schedule ${backoff.scheduleMs!.map(formatDuration).join(', ')} (its last delay repeats)`
       : `${formatDuration(backoff.baseMs!)} doubling to ${formatDuration(backoff.capMs!)}`;
-  const lines: [string, string][] = [
+  return fieldLines([
     [
       'classify',
       `${classifier.mode}: ${MODES[classifier.mode]}${verdicts.length ? `; by status: ${verdicts.join(', ')}` : ''}`,
@@ -45,15 +35,23 @@ export function policyLines(out: EndpointPolicyOut): string[] {
         ? 'never honoured'
         : `honoured on ${retryAfter.statuses.join(', ')}, up to ${formatDuration(retryAfter.ceilingMs)}`,
     ],
-    ['give up', `after ${giveUp.maxAttempts} attempts or ${formatDuration(giveUp.windowMs)} after the first`],
+    [
+      'give up',
+      `after ${giveUp.maxAttempts} attempt${giveUp.maxAttempts === 1 ? '' : 's'} or ${formatDuration(giveUp.windowMs)} after the first`,
+    ],
     ['overrides', overridesText(out)],
-  ];
-  return lines.map(([label, text]) => `${label.padEnd(12)}${text}`);
+  ]);
 }
 
+/** Overrides that change something: not null, not {} (which the API stores as given). */
+export const overridesGiven = (overrides: object | null | undefined): overrides is object =>
+  overrides !== null && overrides !== undefined && Object.keys(overrides).length > 0;
+
 function overridesText({ application, endpoint }: EndpointPolicyOut): string {
-  if (!application && !endpoint) return "none: the installation's policy (COURIER_RETRY_*)";
-  const layer = (name: string, overrides: Record<string, unknown> | null) =>
-    `${name} ${overrides ? JSON.stringify(overrides) : 'none'}`;
+  if (!overridesGiven(application) && !overridesGiven(endpoint)) {
+    return "none: the installation's policy (COURIER_RETRY_*)";
+  }
+  const layer = (name: string, overrides: object | null) =>
+    `${name} ${overridesGiven(overrides) ? JSON.stringify(overrides) : 'none'}`;
   return `${layer('application', application)}; ${layer('endpoint', endpoint)}`;
 }

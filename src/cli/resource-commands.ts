@@ -20,6 +20,7 @@ import {
   orDefault,
   positiveIntegerUpTo,
   retryPolicy,
+  retryPolicyOrDefault,
   signingSecret,
   uidName,
 } from './resource-input.ts';
@@ -50,6 +51,7 @@ Examples:
   $ courier apps create "Acme Corp" --uid acme --get-if-exists   # again: no error
   $ courier apps update acme --name "Acme Inc" --rate-limit 50
   $ courier apps update acme --retry-policy '{"giveUp": {"maxAttempts": 5}}'
+  $ courier apps show acme
   $ courier apps list`,
     );
 
@@ -59,6 +61,15 @@ Examples:
       .description('list the applications, oldest first')
       .option('--limit <n>', 'at most this many (default: all)', positiveInteger),
   ).action(async (options: AppsListOptions) => (await import('./commands/apps.ts')).listApps(options));
+
+  operator(
+    apps
+      .command('show')
+      .description('print an application: its name, rate limit, retry policy overrides and metadata')
+      .argument(...APP),
+  ).action(async (app: string, options: OperatorOptions) =>
+    (await import('./commands/apps.ts')).showApp(app, options),
+  );
 
   operator(
     apps
@@ -100,8 +111,8 @@ Examples:
       .addOption(clearMetadata())
       .option(
         '--retry-policy <json>',
-        `its endpoints' ${RETRY_POLICY_UPDATE}; existing endpoints take them at their next attempt, an endpoint's own apply over them`,
-        orDefault(retryPolicy),
+        `its endpoints' ${RETRY_POLICY_UPDATE}; existing endpoints take them at their next attempt (a delivery already tried keeps its give-up time), an endpoint's own apply over them`,
+        retryPolicyOrDefault,
       ),
   ).action(async (app: string, options: AppUpdateOptions) =>
     (await import('./commands/apps.ts')).updateApp(app, options),
@@ -135,6 +146,8 @@ Examples:
   $ courier endpoints add acme https://acme.example.com/webhooks --uid main \\
       --event-type invoice.paid --header 'Authorization: Bearer s3cret'
   $ courier endpoints acme --stats
+  $ courier endpoints show acme main
+  $ courier endpoints policy acme main    # the retry policy its deliveries follow
   $ courier endpoints update acme main --event-type invoice.paid --rate-limit default
   $ courier endpoints update acme main \\
       --retry-policy '{"classifier": {"overrides": {"404": "permanent"}}}'
@@ -263,6 +276,11 @@ blank lines and lines starting with # are skipped):
     ['remove', 'delete an endpoint: it receives nothing more', (m, ...args) => m.removeEndpoint(...args)],
     ['secret', 'print the secret its deliveries are signed with', (m, ...args) => m.endpointSecret(...args)],
     [
+      'show',
+      'print an endpoint: its settings, filters, header names, retry policy overrides, metadata and last 28 days',
+      (m, ...args) => m.showEndpoint(...args),
+    ],
+    [
       'policy',
       'print the retry policy its deliveries follow, and the overrides that make it (--retry-policy sets them)',
       (m, ...args) => m.endpointPolicy(...args),
@@ -320,7 +338,7 @@ function endpointSettings(command: Command, verb: 'create' | 'update'): Command 
     .option(
       '--retry-policy <json>',
       `${update ? RETRY_POLICY_UPDATE : RETRY_POLICY} (applied over its application's)`,
-      bounded(retryPolicy),
+      update ? retryPolicyOrDefault : retryPolicy,
     )
     .option(
       '--public-only',

@@ -47,7 +47,8 @@ function readAtFile(value: string, option: string, what: string): { text: string
       takeStdin(`${option} @-`);
       waitingOnTerminal(what);
     }
-    return { text: readFileSync(value === '@-' ? 0 : source, 'utf8'), source };
+    // A BOM some editors write is not part of the text.
+    return { text: readFileSync(value === '@-' ? 0 : source, 'utf8').replace(/^\uFEFF/, ''), source };
   } catch (error) {
     if (error instanceof InvalidArgumentError) throw error;
     throw new InvalidArgumentError(`cannot read ${source}: ${(error as Error).message}.`);
@@ -109,7 +110,13 @@ export const metadataGiven = (options: {
  * takes them (a JSON object), inline or from `@FILE` / `@-`. Their fields and bounds are the API's
  * to check: it builds the policy they make over the installation's defaults.
  */
-export function retryPolicy(value: string): Record<string, unknown> {
+export const retryPolicy = (value: string): Record<string, unknown> => parseRetryPolicy(value, false);
+
+/** For the updates: `default` as it is (sent as null: no overrides), else a policy. */
+export const retryPolicyOrDefault = (value: string): Record<string, unknown> | 'default' =>
+  value === 'default' ? value : parseRetryPolicy(value, true);
+
+function parseRetryPolicy(value: string, update: boolean): Record<string, unknown> {
   const { text, source } = value.startsWith('@')
     ? readAtFile(value, '--retry-policy', 'the policy as JSON')
     : { text: value, source: undefined };
@@ -129,7 +136,7 @@ export function retryPolicy(value: string): Record<string, unknown> {
   }
   if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) {
     throw new InvalidArgumentError(
-      `expected a JSON object${where}, such as '{"giveUp": {"maxAttempts": 5}}'.`,
+      `expected a JSON object${where}, such as '{"giveUp": {"maxAttempts": 5}}'${update ? ', or default' : ''}.`,
     );
   }
   return policy as Record<string, unknown>;

@@ -29,6 +29,10 @@ export function mergeOverrides(...layers: readonly (PolicyOverrides | null | und
   return merged;
 }
 
+/** The policy the layers of overrides make over the defaults: the worker's, the API's check and answer. */
+export const effectivePolicy = (...layers: readonly (PolicyOverrides | null | undefined)[]): RetryPolicy =>
+  definePolicy(mergeOverrides(...layers));
+
 /** Resolves and caches the effective policy per (application, endpoint) override pair. */
 export class PolicyResolver {
   private readonly cache = new Map<string, RetryPolicy>();
@@ -40,12 +44,10 @@ export class PolicyResolver {
     const key = JSON.stringify([appPolicy, endpointPolicy]);
     let policy = this.cache.get(key);
     if (!policy) {
-      policy = definePolicy(
-        mergeOverrides(
-          this.base,
-          appPolicy as PolicyOverrides | null,
-          endpointPolicy as PolicyOverrides | null,
-        ),
+      policy = effectivePolicy(
+        this.base,
+        appPolicy as PolicyOverrides | null,
+        endpointPolicy as PolicyOverrides | null,
       );
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(key, policy);
@@ -56,7 +58,7 @@ export class PolicyResolver {
   private defaultPolicy(): RetryPolicy {
     let policy = this.cache.get('');
     if (!policy) {
-      policy = definePolicy(this.base);
+      policy = effectivePolicy(this.base);
       this.cache.set('', policy);
     }
     return policy;

@@ -24,6 +24,9 @@ const PERMANENT_REASONS: Readonly<Record<number, string>> = {
   422: 'the receiver could not process the payload and the same payload will fail again',
 };
 
+/** The statuses strict mode does not retry, in order. */
+export const PERMANENT_STATUSES: readonly number[] = Object.keys(PERMANENT_REASONS).map(Number);
+
 const OVERRIDE_TAILS: Readonly<Record<Verdict, string>> = {
   success: 'counted as delivered',
   retry: 'will retry',

@@ -1,5 +1,5 @@
 export { applyJitter, backoffDelay, nominalDelay } from './backoff.ts';
-export { classify } from './classify.ts';
+export { classify, PERMANENT_STATUSES } from './classify.ts';
 export { decide } from './decide.ts';
 export type { BackoffOverrides, PolicyOverrides } from './defaults.ts';
 export { DEFAULT_POLICY, definePolicy, validatePolicy } from './defaults.ts';

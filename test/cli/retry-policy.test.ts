@@ -59,7 +59,8 @@ describe('the retry policy from the shell', () => {
 
     const file = join(dir, 'policy.json');
     const fewer = { giveUp: { maxAttempts: 3 } };
-    await writeFile(file, `${JSON.stringify(fewer, null, 2)}\n`);
+    // With the BOM some editors write.
+    await writeFile(file, `\uFEFF${JSON.stringify(fewer, null, 2)}\n`);
     const filed = await cli('endpoints', 'update', 'strict', 'main', '--retry-policy', `@${file}`, '--json');
     expect(filed.code).toBe(0);
     // Replaced, not merged: the 500 is retried again.
@@ -92,6 +93,9 @@ describe('the retry policy from the shell', () => {
     expect((await cli('endpoints', 'add', 'layered', `${receiver.url}/b`, '--uid', 'main')).code).toBe(0);
     await publishAndDeliver(api, 'layered', { eventType: 'order.created' });
     expect(await lastDecision('layered', 'main')).toBe('expired');
+    expect((await cli('endpoints', 'policy', 'layered', 'main')).stdout).toContain(
+      '\ngive up      after 1 attempt or 3d after the first\n',
+    );
 
     // The application's new overrides reach the endpoint made before them.
     const updated = await cli(
@@ -151,11 +155,11 @@ describe('the retry policy from the shell', () => {
       code: 0,
       stderr: '',
       stdout: [
-        'classify    strict: 400, 401, 403, 410 and 422 fail at once; every other failure is retried; by status: 404 permanent',
-        'backoff     the schedule 5s, 5m (its last delay repeats), no jitter',
-        'retry-after honoured on 429, 503, up to 1d',
-        'give up     after 5 attempts or 3d after the first',
-        `overrides   application {"giveUp":{"maxAttempts":5}}; endpoint ${JSON.stringify(JSON.parse(own))}`,
+        'classify     strict: 400, 401, 403, 410 and 422 fail at once; other failed answers and network errors are retried; by status: 404 permanent',
+        'backoff      the schedule 5s, 5m (its last delay repeats), no jitter',
+        'retry-after  honoured on 429, 503, up to 1d',
+        'give up      after 5 attempts or 3d after the first',
+        `overrides    application {"giveUp":{"maxAttempts":5}}; endpoint ${JSON.stringify(JSON.parse(own))}`,
         '',
       ].join('\n'),
     });
@@ -163,11 +167,11 @@ describe('the retry policy from the shell', () => {
     const plain = await cli('endpoints', 'policy', 'shown', 'plain');
     expect(plain.stdout).toBe(
       [
-        'classify    strict: 400, 401, 403, 410 and 422 fail at once; every other failure is retried',
-        'backoff     1m doubling to 1h, equal jitter',
-        'retry-after honoured on 429, 503, up to 1d',
-        'give up     after 16 attempts or 3d after the first',
-        "overrides   none: the installation's policy (COURIER_RETRY_*)",
+        'classify     strict: 400, 401, 403, 410 and 422 fail at once; other failed answers and network errors are retried',
+        'backoff      1m doubling to 1h, equal jitter',
+        'retry-after  honoured on 429, 503, up to 1d',
+        'give up      after 16 attempts or 3d after the first',
+        "overrides    none: the installation's policy (COURIER_RETRY_*)",
         '',
       ].join('\n'),
     );
@@ -178,9 +182,14 @@ describe('the retry policy from the shell', () => {
       (await api.request('GET', '/api/v1/app/shown/endpoint/plain/retry-policy')).body,
     );
     const words = (await cli('endpoints', 'policy', 'shown', 'plain')).stdout.split('\n');
-    expect(words[0]).toBe('classify    lenient: every failure is retried, 4xx too');
-    expect(words[2]).toBe('retry-after never honoured');
-    expect(words[4]).toBe(`overrides   application none; endpoint ${JSON.stringify(JSON.parse(lenient))}`);
+    expect(words[0]).toBe('classify     lenient: every failed answer and network error is retried, 4xx too');
+    expect(words[2]).toBe('retry-after  never honoured');
+    expect(words[4]).toBe(`overrides    application none; endpoint ${JSON.stringify(JSON.parse(lenient))}`);
+    // {} overrides nothing, as null does.
+    await cli('endpoints', 'update', 'shown', 'plain', '--retry-policy', '{}');
+    expect((await cli('endpoints', 'policy', 'shown', 'plain')).stdout).toContain(
+      "\noverrides    none: the installation's policy (COURIER_RETRY_*)\n",
+    );
     const missing = await cli('endpoints', 'policy', 'shown', 'nowhere');
     expect(missing).toMatchObject({
       code: 1,
@@ -208,6 +217,7 @@ describe('the retry policy from the shell', () => {
       cli('apps', 'create', 'Bad', '--retry-policy', `@${missing}`),
       cli('apps', 'create', 'Bad', '--retry-policy', `@${notJson}`),
       cli('apps', 'create', 'Bad', '--retry-policy', '@'),
+      cli('apps', 'update', 'kept', '--retry-policy', `@${notJson}`),
       piped(
         '{}',
         'endpoints',
@@ -243,6 +253,15 @@ describe('the retry policy from the shell', () => {
         ),
       ],
       [2, '', invalid('@', 'expected @FILE, or @- for standard input.')],
+      // ", or default" only where the value's shape is wrong, not after a file's error.
+      [
+        2,
+        '',
+        invalid(
+          `@${notJson}`,
+          `not JSON in ${notJson}: Unexpected token 'g', "giveUp: 3\\n" is not valid JSON.`,
+        ),
+      ],
       [
         2,
         '',

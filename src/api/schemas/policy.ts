@@ -98,3 +98,13 @@ export const RetryPolicyOut = Type.Object(
   },
   { title: 'RetryPolicy' },
 );
+
+/** Courier extension: the policy an endpoint follows, and the two layers of overrides that make it. */
+export const EndpointRetryPolicyOut = Type.Object(
+  {
+    policy: RetryPolicyOut,
+    application: RetryPolicyOverrides,
+    endpoint: RetryPolicyOverrides,
+  },
+  { title: 'EndpointRetryPolicy' },
+);

@@ -1,7 +1,17 @@
 /** `courier apps`: the applications (one per customer) whose endpoints Courier delivers to. */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { usageError } from '../errors.ts';
-import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
+import {
+  fieldLines,
+  idAndUid,
+  metadataText,
+  orDash,
+  output,
+  printJson,
+  printLines,
+  timestamp,
+} from '../format.ts';
+import { overridesGiven } from '../policy-lines.ts';
 import { createdHint, deleteNamed, patchGiven } from '../resource-calls.ts';
 import { metadataGiven, orNull } from '../resource-input.ts';
 
@@ -10,7 +20,10 @@ interface ApplicationOut {
   uid: string | null;
   name: string;
   rateLimit?: number | null;
+  retryPolicy?: Record<string, unknown> | null;
+  metadata?: Record<string, string>;
   createdAt: string;
+  updatedAt?: string;
 }
 
 export interface AppsListOptions extends OperatorOptions {
@@ -32,6 +45,29 @@ export async function listApps(options: AppsListOptions) {
     ],
     list,
     'no applications',
+  );
+}
+
+/** One application, field by field; `--json`: the API's. */
+export async function showApp(app: string, options: OperatorOptions) {
+  const a = await ApiClient.connect(options).request<ApplicationOut>('GET', apiPath('app', app));
+  if (options.json) return printJson(a);
+  printLines(
+    ...fieldLines([
+      ['id', a.id],
+      ['uid', orDash(a.uid)],
+      ['name', a.name],
+      ['rate limit', a.rateLimit ? `${a.rateLimit}/s, its endpoints' default` : '-'],
+      [
+        'retry policy',
+        overridesGiven(a.retryPolicy)
+          ? `its endpoints' overrides ${JSON.stringify(a.retryPolicy)} (an endpoint's own over them)`
+          : 'none of its own',
+      ],
+      ['metadata', metadataText(a.metadata)],
+      ['created', timestamp(a.createdAt)],
+      ['updated', a.updatedAt ? timestamp(a.updatedAt) : '-'],
+    ]),
   );
 }
 

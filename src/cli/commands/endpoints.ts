@@ -1,12 +1,22 @@
 /**
- * `courier endpoints`: an application's endpoints, listed, added, updated, paused, resumed and
- * removed; their secrets printed and rotated.
+ * `courier endpoints`: an application's endpoints, listed, shown, added, updated, paused, resumed
+ * and removed; their secrets printed and rotated, their retry policy printed.
  */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { changeHeaders, type HeadersOptions } from '../endpoint-headers.ts';
-import { idAndUid, output, printJson, printLines, timestamp } from '../format.ts';
+import { changeHeaders, type HeadersOptions, type HeadersOut } from '../endpoint-headers.ts';
+import { CliError } from '../errors.ts';
+import {
+  fieldLines,
+  idAndUid,
+  metadataText,
+  orDash,
+  output,
+  printJson,
+  printLines,
+  timestamp,
+} from '../format.ts';
 import { type StandingCounts, standingColumns } from '../message-columns.ts';
-import { type EndpointPolicyOut, policyLines } from '../policy-lines.ts';
+import { type EndpointPolicyOut, overridesGiven, policyLines } from '../policy-lines.ts';
 import { createWithSecret, deleteNamed, patchGiven, printSecret } from '../resource-calls.ts';
 import { metadataGiven, orNull, secretGiven } from '../resource-input.ts';
 import { type RotateOptions, rotateSecret } from '../secret-rotation.ts';
@@ -24,6 +34,17 @@ interface EndpointOut {
   publicOnly?: boolean;
   retryAfterUntil?: string | null;
   failingSince?: string | null;
+}
+
+/** The fields `endpoints show` adds to the list's. */
+interface EndpointDetail extends EndpointOut {
+  description: string;
+  filterTypes: string[] | null;
+  channels: string[] | null;
+  retryPolicy: Record<string, unknown> | null;
+  metadata: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
 }
 
 const endpointsOf =
@@ -202,6 +223,66 @@ export async function removeEndpoint(app: string, endpoint: string, options: Ope
 export async function endpointSecret(app: string, endpoint: string, options: OperatorOptions) {
   await printSecret(ApiClient.connect(options), endpointsOf(app), endpoint, options.json);
 }
+
+/**
+ * One endpoint, field by field: what the list shows and its filters, headers (names), retry
+ * policy overrides, metadata and the last 28 days' standings. `--json`: the API's endpoint.
+ */
+export async function showEndpoint(app: string, endpoint: string, options: OperatorOptions) {
+  const client = ApiClient.connect(options);
+  const e = await client.request<EndpointDetail>('GET', endpointsOf(app)(endpoint));
+  if (options.json) return printJson(e);
+  const [headers, stats] = await Promise.all([
+    readable(client.request<HeadersOut>('GET', endpointsOf(app)(e.id, 'headers'))),
+    readable(client.request<StandingCounts>('GET', endpointsOf(app)(e.id, 'stats'))),
+  ]);
+  const own = `courier endpoints policy ${app} ${e.uid ?? e.id}`;
+  printLines(
+    ...fieldLines([
+      ['id', e.id],
+      ['uid', orDash(e.uid)],
+      ['url', e.url],
+      ['description', orDash(e.description)],
+      ['status', statusOf(e, Date.now())],
+      ['event types', e.filterTypes?.join(', ') ?? 'all'],
+      ['channels', e.channels?.join(', ') ?? 'all'],
+      ['rate limit', e.rateLimit ? `${e.rateLimit}/s` : '-'],
+      ['max in flight', orDash(e.maxInFlight)],
+      ['public only', e.publicOnly ? 'yes' : 'no'],
+      ['headers', typeof headers === 'string' ? headers : headerNames(headers)],
+      [
+        'retry policy',
+        overridesGiven(e.retryPolicy)
+          ? `its own overrides ${JSON.stringify(e.retryPolicy)} (\`${own}\`: all of it)`
+          : `none of its own (\`${own}\`: what it follows)`,
+      ],
+      ['metadata', metadataText(e.metadata)],
+      ['last 28 days', typeof stats === 'string' ? stats : standings(stats)],
+      ['created', timestamp(e.createdAt)],
+      ['updated', timestamp(e.updatedAt)],
+    ]),
+  );
+}
+
+/** A part another capability guards (an application's token without ManageEndpoint): said so, not failed. */
+async function readable<T>(read: Promise<T>): Promise<T | string> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof CliError && error.apiCode === 'forbidden') return 'not readable with this token';
+    throw error;
+  }
+}
+
+const headerNames = ({ headers, sensitive }: HeadersOut): string => {
+  const names = [...Object.keys(headers), ...sensitive.map((name) => `${name} (a credential)`)];
+  return names.length === 0
+    ? 'none'
+    : names.sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase())).join(', ');
+};
+
+const standings = (s: StandingCounts): string =>
+  `delivered ${s.success}, pending ${s.pending}, sending ${s.sending}, failed ${s.fail}`;
 
 /** The retry policy its deliveries follow (the API's, over this server's configuration), in words. */
 export async function endpointPolicy(app: string, endpoint: string, options: OperatorOptions) {
