@@ -66,12 +66,16 @@ export async function changeHeaders(at: PathOf, endpoint: string, options: Heade
   const now = await client.request<HeadersOut>('GET', path);
   if (options.json) printJson(now);
   else {
-    const lines = [
-      ...Object.entries(now.headers),
-      ...now.sensitive.map((name) => [name, '(set; a credential, not shown)']),
-    ]
-      .sort(([a], [b]) => a!.toLowerCase().localeCompare(b!.toLowerCase()))
-      .map(([name, value]) => `${name}: ${value}`);
+    const lines = headerEntries(now).map(
+      ([name, value]) => `${name}: ${value ?? '(set; a credential, not shown)'}`,
+    );
     printLines(...(lines.length > 0 ? lines : [`${endpoint} sends no headers of its own`]));
   }
+}
+
+/** Every header by name, in any case's order; a credential's value null (the API never sends it). */
+export function headerEntries({ headers, sensitive }: HeadersOut): [string, string | null][] {
+  return [...Object.entries(headers), ...sensitive.map((name): [string, null] => [name, null])].sort(
+    ([a], [b]) => a.toLowerCase().localeCompare(b.toLowerCase()),
+  );
 }

@@ -45,11 +45,30 @@ export function fieldLines(fields: readonly (readonly [string, string])[]): stri
   return fields.map(([label, value]) => `${label.padEnd(width)}${value}`);
 }
 
-/** `key=value, …` of an application's or endpoint's metadata, `none` without any. */
+// A key or value that could be read as more than one: quoted as JSON.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is quoted
+const AMBIGUOUS = /^$|[,="\\\u0000-\u001f\u007f-\u009f]|^\s|\s$/;
+const quoted = (text: string): string => (AMBIGUOUS.test(text) ? JSON.stringify(text) : text);
+
+/** `key=value, …` of an application's or endpoint's metadata (quoted where ambiguous), `none` without any. */
 export const metadataText = (metadata: Record<string, string> | undefined): string => {
   const pairs = Object.entries(metadata ?? {});
-  return pairs.length === 0 ? 'none' : pairs.map(([key, value]) => `${key}=${value}`).join(', ');
+  return pairs.length === 0
+    ? 'none'
+    : pairs.map(([key, value]) => `${quoted(key)}=${quoted(value)}`).join(', ');
 };
+
+/** A rate limit as the tables show it: `50/s`, `-` for none of its own. */
+export const perSecond = (rateLimit: number | null | undefined): string =>
+  rateLimit ? `${rateLimit}/s` : '-';
+
+/** Retry-policy overrides that change something: not null, not {} (which the API stores as given). */
+export const overridesGiven = (overrides: object | null | undefined): overrides is object =>
+  overrides !== null && overrides !== undefined && Object.keys(overrides).length > 0;
+
+/** A command line to print as a hint: a name starting with - comes after --, not read as an option. */
+export const commandLine = (command: string, ...names: string[]): string =>
+  [command, ...(names.some((name) => name.startsWith('-')) ? ['--', ...names] : names)].join(' ');
 
 /**
  * An operator command's result on stdout. A reader that left early (`| head`) ends the output, not

@@ -37,6 +37,12 @@ export const MESSAGE_COLUMNS: readonly Column<MessageOut>[] = [
 export const standingWord = (statusText: string): string =>
   ({ success: 'delivered', fail: 'failed' })[statusText] ?? statusText;
 
+/** `delivered 5, pending 0, sending 0, failed 1`. */
+export const standingsText = (counts: StandingCounts): string =>
+  (Object.keys(STANDING_HEADERS) as (keyof StandingCounts)[])
+    .map((key) => `${standingWord(key)} ${counts[key]}`)
+    .join(', ');
+
 const STANDING_HEADERS = { success: 'DELIVERED', pending: 'PENDING', sending: 'SENDING', fail: 'FAILED' };
 
 /** A count column per standing, `-` where the row has no counts (an older server sends none). */

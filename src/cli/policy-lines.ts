@@ -2,7 +2,7 @@
 import type { Static } from 'typebox';
 import type { EndpointRetryPolicyOut } from '../api/schemas/policy.ts';
 import { formatDuration, PERMANENT_STATUSES } from '../policy/index.ts';
-import { fieldLines } from './format.ts';
+import { fieldLines, overridesGiven } from './format.ts';
 
 /** The API's EndpointRetryPolicy (a Courier extension). */
 export type EndpointPolicyOut = Static<typeof EndpointRetryPolicyOut>;
@@ -42,10 +42,6 @@ export function policyLines(out: EndpointPolicyOut): string[] {
     ['overrides', overridesText(out)],
   ]);
 }
-
-/** Overrides that change something: not null, not {} (which the API stores as given). */
-export const overridesGiven = (overrides: object | null | undefined): overrides is object =>
-  overrides !== null && overrides !== undefined && Object.keys(overrides).length > 0;
 
 function overridesText({ application, endpoint }: EndpointPolicyOut): string {
   if (!overridesGiven(application) && !overridesGiven(endpoint)) {

@@ -34,7 +34,9 @@ const rateLimit = positiveIntegerUpTo(RATE_LIMIT_MAX);
 const RETRY_POLICY =
   'overrides of the retry policy, as JSON (the API\'s retryPolicy), such as \'{"giveUp": {"maxAttempts": 5}}\'; ' +
   '@FILE reads it from a file, @- from standard input';
-const RETRY_POLICY_UPDATE = `${RETRY_POLICY}: replaces the overrides it has; default removes them`;
+const RETRY_POLICY_UPDATE =
+  `${RETRY_POLICY}: replaces the overrides it has, from the next attempt on (a delivery already tried keeps its ` +
+  'give-up time, a retry already scheduled its time); default removes them';
 
 export function applicationCommands(program: Command): void {
   const apps = program
@@ -111,7 +113,7 @@ Examples:
       .addOption(clearMetadata())
       .option(
         '--retry-policy <json>',
-        `its endpoints' ${RETRY_POLICY_UPDATE}; existing endpoints take them at their next attempt (a delivery already tried keeps its give-up time), an endpoint's own apply over them`,
+        `its endpoints' ${RETRY_POLICY_UPDATE}; existing endpoints take them too, an endpoint's own apply over them`,
         retryPolicyOrDefault,
       ),
   ).action(async (app: string, options: AppUpdateOptions) =>
@@ -134,7 +136,7 @@ export function endpointCommands(program: Command): void {
   const endpoints = program
     .command('endpoints')
     .description(
-      "list, add, update, pause, resume and remove an application's endpoints; their headers and secrets",
+      "list, show, add, update, pause, resume and remove an application's endpoints; their headers, secrets and retry policy",
     )
     .addHelpText(
       'after',

@@ -132,7 +132,9 @@ function parseRetryPolicy(value: string, update: boolean): Record<string, unknow
     if (error instanceof InvalidArgumentError) throw error;
     // V8 quotes the start of the text: on one line, as the error is.
     const why = (error as Error).message.replace(/\r?\n/g, '\\n');
-    throw new InvalidArgumentError(`not JSON${where}: ${why}.`);
+    // A mistyped `default` on an update is not JSON either.
+    const orDefault = update && source === undefined ? ', or default' : '';
+    throw new InvalidArgumentError(`not JSON${where}: ${why}${orDefault}.`);
   }
   if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) {
     throw new InvalidArgumentError(

@@ -218,6 +218,7 @@ describe('the retry policy from the shell', () => {
       cli('apps', 'create', 'Bad', '--retry-policy', `@${notJson}`),
       cli('apps', 'create', 'Bad', '--retry-policy', '@'),
       cli('apps', 'update', 'kept', '--retry-policy', `@${notJson}`),
+      cli('endpoints', 'update', 'kept', 'main', '--retry-policy', 'defualt'),
       piped(
         '{}',
         'endpoints',
@@ -253,7 +254,7 @@ describe('the retry policy from the shell', () => {
         ),
       ],
       [2, '', invalid('@', 'expected @FILE, or @- for standard input.')],
-      // ", or default" only where the value's shape is wrong, not after a file's error.
+      // ", or default" where the value typed is wrong, not after a file's error.
       [
         2,
         '',
@@ -262,6 +263,7 @@ describe('the retry policy from the shell', () => {
           `not JSON in ${notJson}: Unexpected token 'g', "giveUp: 3\\n" is not valid JSON.`,
         ),
       ],
+      [2, '', invalid('defualt', `not JSON: Unexpected token 'd', "defualt" is not valid JSON, or default.`)],
       [
         2,
         '',

@@ -2,6 +2,11 @@
  * `courier apps show` and `courier endpoints show` end to end: the real binary against a real API
  * on PostgreSQL, every field printed from what was set, read back as the API answers it.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { timestamp } from '../../src/cli/format.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
@@ -12,14 +17,17 @@ import { runCli } from './run.ts';
 describe('showing one application or endpoint', () => {
   let api: TestApi;
   let receiver: Receiver;
+  let dir: string;
   const cli = (...args: string[]) => runCli(args, { env: { COURIER_URL: api.url, COURIER_TOKEN: TOKEN } });
   const get = async (path: string) => (await api.request('GET', `/api/v1/app/${path}`)).body;
 
   beforeAll(async () => {
     api = await startApi();
     receiver = await startReceiver((req, res) => res.writeHead(req.url === '/gone' ? 410 : 204).end());
+    dir = await mkdtemp(join(tmpdir(), 'courier-show-'));
   });
   afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
     await receiver.close();
     await api.close();
   });
@@ -37,6 +45,10 @@ describe('showing one application or endpoint', () => {
       'plan=pro',
       '--metadata',
       'region=eu',
+      '--metadata',
+      'note=a=b, c',
+      '--metadata',
+      'empty=',
       '--retry-policy',
       '{"giveUp": {"maxAttempts": 5}}',
     );
@@ -50,9 +62,11 @@ describe('showing one application or endpoint', () => {
         `id            ${app.id}`,
         'uid           acme',
         'name          Acme Corp',
-        "rate limit    50/s, its endpoints' default",
-        `retry policy  its endpoints' overrides {"giveUp":{"maxAttempts":5}} (an endpoint's own over them)`,
-        'metadata      plan=pro, region=eu',
+        'rate limit    50/s (endpoints made later start with it)',
+        `retry policy  overrides for its endpoints {"giveUp":{"maxAttempts":5}} (each endpoint's own apply over them)`,
+        'endpoints     `courier endpoints list acme`',
+        // In the API's order; values that could be read as more than one pair are quoted.
+        'metadata      note="a=b, c", plan=pro, empty="", region=eu',
         `created       ${timestamp(app.createdAt)}`,
         `updated       ${timestamp(app.updatedAt)}`,
         '',
@@ -65,11 +79,12 @@ describe('showing one application or endpoint', () => {
       (a: { name: string }) => a.name === 'Bare',
     );
     const lines = (await cli('apps', 'show', bare.id)).stdout.split('\n');
-    expect(lines.slice(1, 6)).toEqual([
+    expect(lines.slice(1, 7)).toEqual([
       'uid           -',
       'name          Bare',
-      'rate limit    -',
-      'retry policy  none of its own',
+      'rate limit    none (endpoints made later take COURIER_RATE_LIMIT)',
+      "retry policy  no overrides (its endpoints follow the installation's policy and their own overrides)",
+      `endpoints     \`courier endpoints list ${bare.id}\``,
       'metadata      none',
     ]);
     const missing = await cli('apps', 'show', 'nobody');
@@ -81,6 +96,9 @@ describe('showing one application or endpoint', () => {
   });
 
   it('prints an endpoint field by field, its header names without values, and its last 28 days', async () => {
+    // With the BOM some editors write: the first line's name is still read.
+    const headersFile = join(dir, 'headers');
+    await writeFile(headersFile, '\uFEFFX-Tenant: 42\nAuthorization: Bearer s3cret\n');
     const added = await cli(
       'endpoints',
       'add',
@@ -101,9 +119,7 @@ describe('showing one application or endpoint', () => {
       '--metadata',
       'team=billing',
       '--header',
-      'X-Tenant: 42',
-      '--header',
-      'Authorization: Bearer s3cret',
+      `@${headersFile}`,
       '--retry-policy',
       '{"classifier": {"overrides": {"404": "permanent"}}}',
     );
@@ -126,8 +142,9 @@ describe('showing one application or endpoint', () => {
         'rate limit     50/s',
         'max in flight  4',
         'public only    no',
-        'headers        Authorization (a credential), X-Tenant',
-        'retry policy   its own overrides {"classifier":{"overrides":{"404":"permanent"}}} (`courier endpoints policy acme main`: all of it)',
+        'headers        Authorization (a credential), X-Tenant (values: `courier endpoints headers acme main`)',
+        'secret         `courier endpoints secret acme main` prints it',
+        'retry policy   its own overrides {"classifier":{"overrides":{"404":"permanent"}}} (the policy it follows: `courier endpoints policy acme main`)',
         'metadata       team=billing',
         'last 28 days   delivered 0, pending 0, sending 0, failed 1',
         `created        ${timestamp(endpoint.createdAt)}`,
@@ -140,18 +157,30 @@ describe('showing one application or endpoint', () => {
       endpoint,
     );
 
-    expect((await cli('endpoints', 'add', 'acme', `${receiver.url}/plain`, '--uid', 'plain')).code).toBe(0);
-    const plain = (await cli('endpoints', 'show', 'acme', 'plain')).stdout.split('\n');
-    expect(plain.slice(3, 14)).toEqual([
+    // A uid starting with - is named after --, so the hint can be run as printed; {} overrides nothing.
+    const added2 = await cli(
+      'endpoints',
+      'add',
+      'acme',
+      `${receiver.url}/plain`,
+      '--uid=-plain',
+      '--retry-policy',
+      '{}',
+    );
+    expect(added2.code).toBe(0);
+    expect((await cli('endpoints', 'pause', 'acme', '--', '-plain')).code).toBe(0);
+    const plain = (await cli('endpoints', 'show', 'acme', '--', '-plain')).stdout.split('\n');
+    expect(plain.slice(3, 15)).toEqual([
       'description    -',
-      'status         enabled',
+      'status         paused through the API',
       'event types    all',
       'channels       all',
       'rate limit     50/s',
       'max in flight  10',
       'public only    no',
-      'headers        none',
-      'retry policy   none of its own (`courier endpoints policy acme plain`: what it follows)',
+      'headers        none (values: `courier endpoints headers -- acme -plain`)',
+      'secret         `courier endpoints secret -- acme -plain` prints it',
+      'retry policy   no overrides of its own (the policy it follows: `courier endpoints policy -- acme -plain`)',
       'metadata       none',
       'last 28 days   delivered 0, pending 0, sending 0, failed 0',
     ]);
@@ -174,5 +203,32 @@ describe('showing one application or endpoint', () => {
       stdout: '',
       stderr: expect.stringMatching(/^courier: Endpoint nowhere not found/),
     });
+  });
+
+  it('prints what it read when a part fails: a route an older server lacks, an error', async () => {
+    const endpoint = await get('acme/endpoint/main');
+    // An older Courier: the endpoint as it is, no stats route, headers failing.
+    const older = http.createServer((req, res) => {
+      const answer = (status: number, body: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.url?.endsWith('/stats'))
+        return answer(404, { code: 'not_found', detail: `No route for GET ${req.url}` });
+      if (req.url?.endsWith('/headers'))
+        return answer(500, { code: 'internal', detail: 'the database is down' });
+      answer(200, endpoint);
+    });
+    await new Promise<void>((resolve) => older.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(older.address() as AddressInfo).port}`;
+      const shown = await runCli(['endpoints', 'show', 'acme', 'main'], {
+        env: { COURIER_URL: url, COURIER_TOKEN: TOKEN },
+      });
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toMatch(/\nheaders {8}unavailable: the database is down \(internal, HTTP 500\)\n/);
+      expect(shown.stdout).toContain('\nlast 28 days   not available from this server\n');
+      expect(shown.stdout.startsWith(`id             ${endpoint.id}\n`)).toBe(true);
+    } finally {
+      await new Promise((resolve) => older.close(resolve));
+    }
   });
 });

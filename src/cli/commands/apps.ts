@@ -2,16 +2,18 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { usageError } from '../errors.ts';
 import {
+  commandLine,
   fieldLines,
   idAndUid,
   metadataText,
   orDash,
   output,
+  overridesGiven,
+  perSecond,
   printJson,
   printLines,
   timestamp,
 } from '../format.ts';
-import { overridesGiven } from '../policy-lines.ts';
 import { createdHint, deleteNamed, patchGiven } from '../resource-calls.ts';
 import { metadataGiven, orNull } from '../resource-input.ts';
 
@@ -40,7 +42,7 @@ export async function listApps(options: AppsListOptions) {
       { header: 'ID', value: (a: ApplicationOut) => a.id },
       { header: 'UID', value: (a) => a.uid ?? '-' },
       { header: 'NAME', value: (a) => a.name, max: 40 },
-      { header: 'RATE LIMIT', value: (a) => (a.rateLimit ? `${a.rateLimit}/s` : '-'), align: 'right' },
+      { header: 'RATE LIMIT', value: (a) => perSecond(a.rateLimit), align: 'right' },
       { header: 'CREATED', value: (a) => timestamp(a.createdAt) },
     ],
     list,
@@ -57,13 +59,19 @@ export async function showApp(app: string, options: OperatorOptions) {
       ['id', a.id],
       ['uid', orDash(a.uid)],
       ['name', a.name],
-      ['rate limit', a.rateLimit ? `${a.rateLimit}/s, its endpoints' default` : '-'],
+      [
+        'rate limit',
+        a.rateLimit
+          ? `${a.rateLimit}/s (endpoints made later start with it)`
+          : 'none (endpoints made later take COURIER_RATE_LIMIT)',
+      ],
       [
         'retry policy',
         overridesGiven(a.retryPolicy)
-          ? `its endpoints' overrides ${JSON.stringify(a.retryPolicy)} (an endpoint's own over them)`
-          : 'none of its own',
+          ? `overrides for its endpoints ${JSON.stringify(a.retryPolicy)} (each endpoint's own apply over them)`
+          : "no overrides (its endpoints follow the installation's policy and their own overrides)",
       ],
+      ['endpoints', `\`${commandLine('courier endpoints list', a.uid ?? a.id)}\``],
       ['metadata', metadataText(a.metadata)],
       ['created', timestamp(a.createdAt)],
       ['updated', a.updatedAt ? timestamp(a.updatedAt) : '-'],

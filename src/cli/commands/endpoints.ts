@@ -3,20 +3,23 @@
  * and removed; their secrets printed and rotated, their retry policy printed.
  */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { changeHeaders, type HeadersOptions, type HeadersOut } from '../endpoint-headers.ts';
+import { changeHeaders, type HeadersOptions, type HeadersOut, headerEntries } from '../endpoint-headers.ts';
 import { CliError } from '../errors.ts';
 import {
+  commandLine,
   fieldLines,
   idAndUid,
   metadataText,
   orDash,
   output,
+  overridesGiven,
+  perSecond,
   printJson,
   printLines,
   timestamp,
 } from '../format.ts';
-import { type StandingCounts, standingColumns } from '../message-columns.ts';
-import { type EndpointPolicyOut, overridesGiven, policyLines } from '../policy-lines.ts';
+import { type StandingCounts, standingColumns, standingsText } from '../message-columns.ts';
+import { type EndpointPolicyOut, policyLines } from '../policy-lines.ts';
 import { createWithSecret, deleteNamed, patchGiven, printSecret } from '../resource-calls.ts';
 import { metadataGiven, orNull, secretGiven } from '../resource-input.ts';
 import { type RotateOptions, rotateSecret } from '../secret-rotation.ts';
@@ -67,6 +70,10 @@ function statusOf(e: EndpointOut, now: number): string {
   return until && Date.parse(until) > now ? `${stated}; Retry-After until ${timestamp(until)}` : stated;
 }
 
+/** `-` where an older server sends no publicOnly. */
+const publicOnlyText = (e: EndpointOut): string =>
+  e.publicOnly === undefined ? '-' : e.publicOnly ? 'yes' : 'no';
+
 /** Stats requests at once: an application may have hundreds of endpoints. */
 const STATS_CONCURRENCY = 8;
 
@@ -106,12 +113,9 @@ export async function endpoints(app: string, options: OperatorOptions & { stats?
       { header: 'URL', value: (e) => e.url, max: 60 },
       { header: 'STATUS', value: (e) => statusOf(e, now), max: 60 },
       { header: 'MAX IN FLIGHT', value: (e) => String(e.maxInFlight ?? '-'), align: 'right' },
-      { header: 'RATE LIMIT', value: (e) => (e.rateLimit ? `${e.rateLimit}/s` : '-'), align: 'right' },
+      { header: 'RATE LIMIT', value: (e) => perSecond(e.rateLimit), align: 'right' },
       // COURIER_ALLOW_PRIVATE_NETWORKS does not apply to a public-only endpoint.
-      {
-        header: 'PUBLIC ONLY',
-        value: (e) => (e.publicOnly === undefined ? '-' : e.publicOnly ? 'yes' : 'no'),
-      },
+      { header: 'PUBLIC ONLY', value: publicOnlyText },
       ...(options.stats ? standingColumns((e: Listed) => e.stats) : []),
     ],
     list,
@@ -226,7 +230,7 @@ export async function endpointSecret(app: string, endpoint: string, options: Ope
 
 /**
  * One endpoint, field by field: what the list shows and its filters, headers (names), retry
- * policy overrides, metadata and the last 28 days' standings. `--json`: the API's endpoint.
+ * policy overrides, metadata and the last 28 days' standings. `--json`: the API's endpoint alone.
  */
 export async function showEndpoint(app: string, endpoint: string, options: OperatorOptions) {
   const client = ApiClient.connect(options);
@@ -236,7 +240,7 @@ export async function showEndpoint(app: string, endpoint: string, options: Opera
     readable(client.request<HeadersOut>('GET', endpointsOf(app)(e.id, 'headers'))),
     readable(client.request<StandingCounts>('GET', endpointsOf(app)(e.id, 'stats'))),
   ]);
-  const own = `courier endpoints policy ${app} ${e.uid ?? e.id}`;
+  const hint = (command: string) => `\`${commandLine(`courier endpoints ${command}`, app, e.uid ?? e.id)}\``;
   printLines(
     ...fieldLines([
       ['id', e.id],
@@ -246,43 +250,48 @@ export async function showEndpoint(app: string, endpoint: string, options: Opera
       ['status', statusOf(e, Date.now())],
       ['event types', e.filterTypes?.join(', ') ?? 'all'],
       ['channels', e.channels?.join(', ') ?? 'all'],
-      ['rate limit', e.rateLimit ? `${e.rateLimit}/s` : '-'],
+      ['rate limit', perSecond(e.rateLimit)],
       ['max in flight', orDash(e.maxInFlight)],
-      ['public only', e.publicOnly ? 'yes' : 'no'],
-      ['headers', typeof headers === 'string' ? headers : headerNames(headers)],
+      ['public only', publicOnlyText(e)],
+      [
+        'headers',
+        typeof headers === 'string' ? headers : `${headerNames(headers)} (values: ${hint('headers')})`,
+      ],
+      ['secret', `${hint('secret')} prints it`],
       [
         'retry policy',
-        overridesGiven(e.retryPolicy)
-          ? `its own overrides ${JSON.stringify(e.retryPolicy)} (\`${own}\`: all of it)`
-          : `none of its own (\`${own}\`: what it follows)`,
+        `${overridesGiven(e.retryPolicy) ? `its own overrides ${JSON.stringify(e.retryPolicy)}` : 'no overrides of its own'} (the policy it follows: ${hint('policy')})`,
       ],
       ['metadata', metadataText(e.metadata)],
-      ['last 28 days', typeof stats === 'string' ? stats : standings(stats)],
+      ['last 28 days', typeof stats === 'string' ? stats : standingsText(stats)],
       ['created', timestamp(e.createdAt)],
       ['updated', timestamp(e.updatedAt)],
     ]),
   );
 }
 
-/** A part another capability guards (an application's token without ManageEndpoint): said so, not failed. */
+/**
+ * A part of `show` read apart: one another capability guards (an application's token without
+ * ManageEndpoint), one an older server lacks, or one that failed, said so in its place.
+ */
 async function readable<T>(read: Promise<T>): Promise<T | string> {
   try {
     return await read;
   } catch (error) {
-    if (error instanceof CliError && error.apiCode === 'forbidden') return 'not readable with this token';
-    throw error;
+    if (!(error instanceof CliError)) throw error;
+    if (error.apiCode === 'forbidden') return 'not readable with this token';
+    if (error.apiCode === 'not_found' || error.apiCode === 'not_implemented')
+      return 'not available from this server';
+    return `unavailable: ${error.message}`;
   }
 }
 
-const headerNames = ({ headers, sensitive }: HeadersOut): string => {
-  const names = [...Object.keys(headers), ...sensitive.map((name) => `${name} (a credential)`)];
-  return names.length === 0
+const headerNames = (out: HeadersOut): string => {
+  const entries = headerEntries(out);
+  return entries.length === 0
     ? 'none'
-    : names.sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase())).join(', ');
+    : entries.map(([name, value]) => (value === null ? `${name} (a credential)` : name)).join(', ');
 };
-
-const standings = (s: StandingCounts): string =>
-  `delivered ${s.success}, pending ${s.pending}, sending ${s.sending}, failed ${s.fail}`;
 
 /** The retry policy its deliveries follow (the API's, over this server's configuration), in words. */
 export async function endpointPolicy(app: string, endpoint: string, options: OperatorOptions) {
