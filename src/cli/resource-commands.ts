@@ -111,6 +111,7 @@ Examples:
       )
       .option('--metadata <pair>', METADATA_UPDATE, collectMetadata)
       .addOption(clearMetadata())
+      .addOption(clearUid())
       .option(
         '--retry-policy <json>',
         `its endpoints' ${RETRY_POLICY_UPDATE}; existing endpoints take them too, an endpoint's own apply over them`,
@@ -230,6 +231,7 @@ blank lines and lines starting with # are skipped):
       .addOption(new Option('--all-event-types', 'take every event type again').conflicts('eventType'))
       .addOption(new Option('--all-channels', 'take every channel again').conflicts('channel'))
       .addOption(clearMetadata())
+      .addOption(clearUid())
       .option('--no-public-only', 'let it reach the private networks COURIER_ALLOW_PRIVATE_NETWORKS opens'),
   ).action(async (app: string, endpoint: string, options: UpdateOptions) =>
     (await import('./commands/endpoints.ts')).updateEndpoint(app, endpoint, options),
@@ -346,6 +348,11 @@ function endpointSettings(command: Command, verb: 'create' | 'update'): Command 
       '--public-only',
       'reach public addresses only, whatever COURIER_ALLOW_PRIVATE_NETWORKS opens (as a token-made endpoint does)',
     );
+}
+
+/** On `update`: the uid removed, so only the id names it (the API's uid: null). */
+function clearUid(): Option {
+  return new Option('--clear-uid', 'remove its uid: later commands name it by its id').conflicts('uid');
 }
 
 /** On `update`, beside --metadata (which replaces every pair). */

@@ -92,6 +92,35 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
       ],
     ]);
     expect(await read()).toMatchObject({ name: 'North Inc', uid: 'north2', rateLimit: null });
+
+    // The uids removed: only the ids name them then; the operator application keeps its own.
+    const endpointId = (await api.request('GET', '/api/v1/app/north2/endpoint/first')).body.id;
+    const unnamed = await cli(['endpoints', 'update', 'north2', 'first', '--clear-uid']);
+    expect(unnamed).toEqual({ code: 0, stdout: `updated ${endpointId}\n`, stderr: '' });
+    expect((await api.request('GET', `/api/v1/app/north2/endpoint/${endpointId}`)).body.uid).toBeNull();
+    expect(await cli(['apps', 'update', 'north2', '--clear-uid'])).toEqual({
+      code: 0,
+      stdout: `updated ${id}\n`,
+      stderr: '',
+    });
+    expect((await api.request('GET', `/api/v1/app/${id}`)).body).toMatchObject({
+      uid: null,
+      name: 'North Inc',
+    });
+    const kept = await Promise.all([
+      cli(['apps', 'update', id, '--uid', 'x', '--clear-uid']),
+      cli(['endpoints', 'update', id, endpointId, '--clear-uid', '--uid', 'x']),
+      cli(['apps', 'update', 'courier-operator', '--clear-uid']),
+    ]);
+    expect(kept.map(said)).toEqual([
+      [2, '', "error: option '--clear-uid' cannot be used with option '--uid <uid>'"],
+      [2, '', "error: option '--clear-uid' cannot be used with option '--uid <uid>'"],
+      [
+        1,
+        '',
+        expect.stringMatching(/^courier: body\.uid: the operator application keeps its uid courier-operator/),
+      ],
+    ]);
   });
 
   it('endpoints headers prints, adds, replaces, removes and clears the headers deliveries carry', async () => {

@@ -127,6 +127,7 @@ export interface AppUpdateOptions extends OperatorOptions {
   rateLimit?: number | 'default';
   metadata?: Record<string, string>;
   clearMetadata?: boolean;
+  clearUid?: boolean;
   retryPolicy?: Record<string, unknown> | 'default';
 }
 
@@ -137,7 +138,7 @@ export interface AppUpdateOptions extends OperatorOptions {
 export async function updateApp(app: string, options: AppUpdateOptions) {
   const fields = {
     name: options.name,
-    uid: options.uid,
+    uid: options.clearUid ? null : options.uid,
     rateLimit: orNull(options.rateLimit),
     metadata: metadataGiven(options),
     retryPolicy: orNull(options.retryPolicy),

@@ -173,6 +173,7 @@ export interface UpdateOptions extends OperatorOptions {
   publicOnly?: boolean;
   metadata?: Record<string, string>;
   clearMetadata?: boolean;
+  clearUid?: boolean;
   retryPolicy?: Record<string, unknown> | 'default';
 }
 
@@ -189,7 +190,7 @@ export async function updateEndpoint(app: string, endpoint: string, options: Upd
   }
   const fields = {
     url: options.newUrl,
-    uid: options.uid,
+    uid: options.clearUid ? null : options.uid,
     filterTypes: options.allEventTypes ? null : options.eventType,
     channels: options.allChannels ? null : options.channel,
     description: options.description,
