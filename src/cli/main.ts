@@ -35,6 +35,7 @@ import {
   timeRange,
 } from './options.ts';
 import { applicationCommands, endpointCommands } from './resource-commands.ts';
+import { signatureCommands } from './signature-commands.ts';
 
 // Commands load their modules lazily: `courier worker` never pays for the HTTP server, nor the other way round.
 const program = new Command()
@@ -56,7 +57,8 @@ running Courier over its API:
   COURIER_URL     its base URL, or --url (default: where COURIER_HOST and COURIER_PORT put it)
   COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
 They print tables, or JSON with --json. Exit status: 0 done, 1 API or network
-error, 2 usage error (nothing was sent).
+error, 2 usage error (nothing was sent). verify and sign work offline, with an
+endpoint's secret: verify exits 1 when a webhook does not verify.
 
 Examples:
   $ courier apps create "Acme Corp" --uid acme
@@ -65,7 +67,8 @@ Examples:
   $ courier messages acme --event-type invoice.paid --limit 10
   $ courier attempts acme main --limit 10
   $ courier status acme inv-42
-  $ courier dlq replay acme main --since 2026-01-31`,
+  $ courier dlq replay acme main --since 2026-01-31
+  $ courier verify @body.json --header @headers.txt --secret "$SECRET"`,
   );
 
 program
@@ -375,6 +378,8 @@ operator(
 ).action(async (app: string, endpoint: string, options: ReplayOptions) =>
   (await import('./commands/dlq.ts')).dlqReplay(app, endpoint, options),
 );
+
+signatureCommands(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`courier: ${printable(error instanceof Error ? error.message : String(error))}\n`);

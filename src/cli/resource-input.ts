@@ -37,25 +37,37 @@ export function collectHeader(value: string, previous: Record<string, string> = 
 
 /**
  * An option's `@FILE` (`@-`: standard input), read as commander parses: a parser cannot wait, and
- * nothing else is running yet.
+ * nothing else is running yet. The bytes as they are (a signed body's must not change).
  */
-function readAtFile(value: string, option: string, what: string): { text: string; source: string } {
+export function readAtFileBytes(
+  value: string,
+  option: string,
+  what: string,
+  /** How standard input was asked for, as the operator typed it. */
+  typed = '@-',
+): { bytes: Buffer; source: string } {
   if (value === '@') throw new InvalidArgumentError('expected @FILE, or @- for standard input.');
   const source = value === '@-' ? 'standard input' : value.slice(1);
   try {
     if (value === '@-') {
-      takeStdin(`${option} @-`);
+      takeStdin(`${option} ${typed}`);
       waitingOnTerminal(what);
     }
-    // A BOM some editors write is not part of the text.
-    return { text: readFileSync(value === '@-' ? 0 : source, 'utf8').replace(/^\uFEFF/, ''), source };
+    return { bytes: readFileSync(value === '@-' ? 0 : source), source };
   } catch (error) {
     if (error instanceof InvalidArgumentError) throw error;
     throw new InvalidArgumentError(`cannot read ${source}: ${(error as Error).message}.`);
   }
 }
 
-function withHeader(value: string, previous: Record<string, string>): Record<string, string> {
+/** An option's `@FILE` as text; a BOM some editors write is not part of it. */
+function readAtFile(value: string, option: string, what: string): { text: string; source: string } {
+  const { bytes, source } = readAtFileBytes(value, option, what);
+  return { text: bytes.toString('utf8').replace(/^\uFEFF/, ''), source };
+}
+
+/** One `Name: value` added to `previous`; a name given twice, in any case, refused. */
+export function withHeader(value: string, previous: Record<string, string>): Record<string, string> {
   const colon = value.indexOf(':');
   const name = value.slice(0, Math.max(colon, 0)).trim();
   if (!HEADER_NAME.test(name)) throw new InvalidArgumentError("expected 'Name: value'.");

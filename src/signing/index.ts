@@ -8,21 +8,14 @@ export {
   SECRET_PREFIX,
   SecretFormatError,
 } from './secrets.ts';
+export type { SigningKey, WebhookBody, WebhookHeaders, WebhookHeadersInput } from './standard-webhooks.ts';
+export { sign, signatureHeader, webhookHeaders } from './standard-webhooks.ts';
 export type {
+  Examination,
   HeaderRecord,
   HeadersLike,
-  SigningKey,
   VerificationErrorCode,
   VerifyOptions,
   VerifySecrets,
-  WebhookBody,
-  WebhookHeaders,
-  WebhookHeadersInput,
-} from './standard-webhooks.ts';
-export {
-  sign,
-  signatureHeader,
-  verify,
-  WebhookVerificationError,
-  webhookHeaders,
-} from './standard-webhooks.ts';
+} from './verification.ts';
+export { DEFAULT_TOLERANCE_SEC, examine, verify, WebhookVerificationError } from './verification.ts';

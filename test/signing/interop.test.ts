@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { describe, expect, it } from 'vitest';
+import { verify, webhookHeaders } from '../../src/signing/index.ts';
 import { generateSecret, parseSecret } from '../../src/signing/secrets.ts';
-import { verify, webhookHeaders } from '../../src/signing/standard-webhooks.ts';
 
 // Both reference verifiers check the timestamp against the real clock, so sign with the current time.
 const nowSec = () => Math.floor(Date.now() / 1000);

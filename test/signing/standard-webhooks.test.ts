@@ -1,7 +1,6 @@
 import { createSecretKey, webcrypto } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseSecret } from '../../src/signing/secrets.ts';
 import {
   sign,
   signatureHeader,
@@ -9,7 +8,8 @@ import {
   verify,
   WebhookVerificationError,
   webhookHeaders,
-} from '../../src/signing/standard-webhooks.ts';
+} from '../../src/signing/index.ts';
+import { parseSecret } from '../../src/signing/secrets.ts';
 
 // The Standard Webhooks test vector (libraries/javascript/src/webhook.test.ts and Svix's worker.rs).
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

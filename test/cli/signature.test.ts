@@ -1,0 +1,240 @@
+/**
+ * `courier verify` and `courier sign`, the real binary: a webhook Courier delivered to a loopback
+ * receiver, verified from its captured headers and body; signatures made by `sign` checked by the
+ * standardwebhooks library; what goes wrong said, with the exit status scripts read.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
+import { type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { createApp, createEndpoint, startApi, type TestApi } from '../e2e/support.ts';
+import { publishAndDeliver } from './deliver.ts';
+import { type RunOptions, runCli } from './run.ts';
+
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const OTHER = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+const BODY = '{"test": 2432232314}';
+
+describe('courier verify and courier sign', () => {
+  let dir: string;
+  const file = async (name: string, content: string | Buffer) => {
+    const path = join(dir, name);
+    await writeFile(path, content);
+    return `@${path}`;
+  };
+  const signed = async (...args: string[]) => {
+    const run = await runCli(['sign', BODY, '--json', ...args]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    return JSON.parse(run.stdout) as Record<string, string>;
+  };
+  const asArgs = (headers: Record<string, string>) =>
+    Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'courier-signature-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  describe('a webhook Courier delivered', () => {
+    let api: TestApi;
+    let receiver: Receiver;
+
+    beforeAll(async () => {
+      api = await startApi({ clock: new ManualClock(Date.now()) });
+      receiver = await startReceiver((_req, res) => res.writeHead(200).end());
+    });
+    afterAll(async () => {
+      await receiver.close();
+      await api.close();
+    });
+
+    it("verifies from the receiver's logged headers (JSON) or a captured request head, the secret on standard input", async () => {
+      const app = await createApp(api, { uid: 'verified' });
+      await createEndpoint(api, app, { url: `${receiver.url}/hook`, secret: SECRET });
+      await publishAndDeliver(api, app, { eventType: 'order.created', payload: { order: 42, note: 'ü' } });
+      const [request] = receiver.requests;
+      const body = await file('body.json', request!.body);
+      const logged = await file('headers.json', JSON.stringify(request!.headers));
+      const head = Object.entries(request!.headers).map(([name, value]) => `${name}: ${value}\r\n`);
+      const captured = await file(
+        'request.txt',
+        `POST /hook HTTP/1.1\r\n${head.join('')}\r\n${request!.body}`,
+      );
+
+      for (const headers of [logged, captured]) {
+        const run = await runCli(['verify', body, '--header', headers, '--secret', '-'], {
+          stdin: `${SECRET}\n`,
+        });
+        expect(run.stderr).toBe('');
+        expect(run.code).toBe(0);
+        expect(run.stdout).toMatch(/^webhook-id +msg_\w+$/m);
+        expect(run.stdout).toMatch(/^match +signature 1 of 1 matches secret 1 of 1$/m);
+        expect(run.stdout).toMatch(
+          /^verified: signature 1 of 1 matches secret 1 of 1, (sent \d+(\.\d)? s ago|sent this second|dated \d+(\.\d)? s ahead of this clock)$/m,
+        );
+      }
+
+      // The body as an editor saves it, a final newline added.
+      const edited = await file('edited.json', Buffer.concat([request!.body, Buffer.from('\n')]));
+      const run = await runCli(['verify', edited, '--header', logged], {
+        env: { COURIER_WEBHOOK_SECRET: SECRET },
+      });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe(
+        'courier: not verified: no signature matches: the secret, the body bytes, webhook-id or webhook-timestamp differ from what was signed; the body matches without the final newline, which was added after signing\n',
+      );
+      expect(run.stdout).toMatch(/^match +none$/m);
+    });
+  });
+
+  it('sign makes headers the standardwebhooks library verifies, a signature per secret', async () => {
+    const headers = await signed('--secret', SECRET, '--secret', OTHER, '--id', 'msg_given');
+    expect(headers['webhook-id']).toBe('msg_given');
+    expect(Math.abs(Number(headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    for (const secret of [SECRET, OTHER])
+      expect(new Webhook(secret).verify(BODY, headers)).toEqual({ test: 2432232314 });
+
+    const lines = await runCli(
+      ['sign', BODY, '--timestamp', '1614265330', '--id', 'msg_p5jXN8AQM9LWM0D4loKWxJek'],
+      {
+        env: { COURIER_WEBHOOK_SECRET: SECRET },
+      },
+    );
+    // The Standard Webhooks test vector, as curl -H @- reads it.
+    expect(lines).toEqual({
+      code: 0,
+      stdout:
+        'webhook-id: msg_p5jXN8AQM9LWM0D4loKWxJek\nwebhook-timestamp: 1614265330\nwebhook-signature: v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=\n',
+      stderr: '',
+    });
+  });
+
+  it('verify says why a webhook fails: its age (passing with --at or a wider --tolerance), a missing header, a secret', async () => {
+    const headers = await signed('--secret', SECRET, '--timestamp', '1614265330');
+    const old = await runCli(['verify', BODY, '--secret', SECRET, ...asArgs(headers)]);
+    expect(old.code).toBe(1);
+    expect(old.stderr).toBe(
+      'courier: not verified: the signature matches, but the timestamp is older than the tolerance of 5m: a receiver refuses it as a possible replay (to check a captured webhook, give --at its time)\n',
+    );
+    expect(old.stdout).toMatch(
+      /^webhook-timestamp +1614265330 \(2021-02-25 15:02:10Z, sent \d+d( \d+h)? ago\)$/m,
+    );
+
+    const args = ['verify', BODY, '--secret', OTHER, '--secret', SECRET, ...asArgs(headers)];
+    const then = await runCli([...args, '--at', '2021-02-25T15:07:10Z']);
+    expect(then).toMatchObject({ code: 0, stderr: '' });
+    expect(then.stdout).toContain('verified: signature 1 of 1 matches secret 2 of 2, sent 5m ago\n');
+    expect(await runCli([...args, '--at', '1614265631'])).toMatchObject({
+      code: 1,
+      stderr:
+        'courier: not verified: the signature matches, but the timestamp is older than the tolerance of 5m: a receiver refuses it as a possible replay (--tolerance widens it)\n',
+    });
+    expect((await runCli([...args, '--at', '1614265631', '--tolerance', '1h'])).code).toBe(0);
+
+    const json = await runCli([...args, '--at', '1614265330', '--json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({
+      verified: true,
+      problem: null,
+      msgId: headers['webhook-id'],
+      timestamp: '1614265330',
+      ageSec: 0,
+      toleranceSec: 300,
+      v1Signatures: 1,
+      otherSignatures: 0,
+      secrets: 2,
+      match: { secret: 2, signature: 1 },
+      hint: null,
+    });
+
+    const partial = await runCli([
+      'verify',
+      BODY,
+      '--secret',
+      SECRET,
+      '-H',
+      `webhook-id: ${headers['webhook-id']}`,
+    ]);
+    expect(partial).toMatchObject({
+      code: 1,
+      stderr: `courier: not verified: missing webhook-timestamp, webhook-signature (the headers given: webhook-id)\n`,
+    });
+    const wrong = await runCli(['verify', BODY, '--secret', OTHER, ...asArgs(headers), '--at', '1614265330']);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/^courier: not verified: no signature matches: the secret, /);
+  });
+
+  it('verify hints at a byte order mark or CRLF line ends added to the body after signing', async () => {
+    const body = '{\n  "order": 42\n}';
+    const headers = await runCli(['sign', body, '--secret', SECRET]);
+    const given = await file('signed.txt', headers.stdout);
+    const cases = [
+      [Buffer.from(`\ufeff${body}`), 'without the leading byte order mark, which was added after signing'],
+      [Buffer.from(body.replace(/\n/g, '\r\n')), 'with CRLF line ends made LF again'],
+    ] as const;
+    for (const [bytes, hint] of cases) {
+      const run = await runCli([
+        'verify',
+        await file('changed.json', bytes),
+        '--secret',
+        SECRET,
+        '-H',
+        given,
+      ]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(new RegExp(`; the body matches ${hint}\n$`));
+    }
+    expect(await runCli(['verify', body, '--secret', SECRET, '-H', given])).toMatchObject({
+      code: 0,
+      stderr: '',
+    });
+  });
+
+  it('refuses bad input with exit 2, never quoting a secret', async () => {
+    const bad = 'whsec_bm90LWEtc2VjcmV0';
+    const cases: [string[], string | RegExp, RunOptions?][] = [
+      [
+        ['verify', BODY, '--secret', SECRET, '--secret', bad],
+        /^courier: --secret, secret 2 of 2: secret must be 24–75 bytes once decoded, got 12\n$/,
+      ],
+      [
+        ['verify', BODY],
+        /give the endpoint's secret: --secret whsec_…, --secret - \(standard input\) or COURIER_WEBHOOK_SECRET/,
+      ],
+      [
+        ['sign', BODY],
+        /^courier: COURIER_WEBHOOK_SECRET: secret is not valid base64/,
+        { env: { COURIER_WEBHOOK_SECRET: 'nope!' } },
+      ],
+      [['verify', BODY, '--secret', SECRET, '-H', 'webhook-id'], /expected 'Name: value'/],
+      [['verify', BODY, '--secret', SECRET, '--at', 'yesterday'], /expected a Unix time in seconds/],
+      [['sign', BODY, '--secret', SECRET, '--timestamp', '1.5'], /expected a Unix time in whole seconds/],
+      [
+        ['sign', BODY, '--secret', SECRET, '--id', 'msg 1'],
+        /expected 1-256 printable ASCII characters without spaces/,
+      ],
+      [
+        ['verify', '-', '--secret', '-'],
+        /standard input is already read for --secret -\./,
+        { stdin: SECRET },
+      ],
+    ];
+    for (const [args, message, options] of cases) {
+      const run = await runCli(args, options);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr).not.toContain('bm90LWEtc2VjcmV0');
+      expect(run.stdout).toBe('');
+    }
+    const json = await file('not-headers.json', '{"webhook-id": 42}');
+    const refused = await runCli(['verify', BODY, '--secret', SECRET, '--header', json]);
+    expect(refused).toMatchObject({ code: 2 });
+    expect(refused.stderr).toMatch(
+      /header webhook-id in .*not-headers\.json: expected a string \(or strings\)\./,
+    );
+  });
+});
