@@ -68,7 +68,7 @@ Examples:
   $ courier attempts acme main --limit 10
   $ courier status acme inv-42
   $ courier dlq replay acme main --since 2026-01-31
-  $ courier verify @body.json --header @headers.txt --secret "$SECRET"`,
+  $ courier endpoints secret acme main | courier verify @body.json -H @headers.txt --secret -`,
   );
 
 program

@@ -10,7 +10,7 @@ import { formatSecret, parseSecret } from '../signing/secrets.ts';
 import { usageError } from './errors.ts';
 import { positiveInteger, readAll } from './input.ts';
 
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * commander parser for a repeatable --header (an endpoint's own headers, sent with every delivery):
@@ -66,8 +66,7 @@ function readAtFile(value: string, option: string, what: string): { text: string
   return { text: bytes.toString('utf8').replace(/^\uFEFF/, ''), source };
 }
 
-/** One `Name: value` added to `previous`; a name given twice, in any case, refused. */
-export function withHeader(value: string, previous: Record<string, string>): Record<string, string> {
+function withHeader(value: string, previous: Record<string, string>): Record<string, string> {
   const colon = value.indexOf(':');
   const name = value.slice(0, Math.max(colon, 0)).trim();
   if (!HEADER_NAME.test(name)) throw new InvalidArgumentError("expected 'Name: value'.");

@@ -3,6 +3,8 @@
  * Offline: they read secrets, headers and bodies, never the API.
  */
 import type { Command } from 'commander';
+import { formatDuration } from '../policy/duration.ts';
+import { DEFAULT_TOLERANCE_SEC } from '../signing/verification.ts';
 import type { SignOptions, VerifyOptions } from './commands/signature.ts';
 import { durationWithin } from './input.ts';
 import {
@@ -32,7 +34,7 @@ export function signatureCommands(program: Command): void {
     .description("check a webhook's signature and timestamp against the endpoint's secret (offline)")
     .argument(...BODY)
     .option(...SECRET)
-    .option(
+    .requiredOption(
       '-H, --header <header>',
       "a header as received, 'Name: value' (repeatable), or @FILE / @- holding a request's head or a JSON object of headers",
       collectReceivedHeader,
@@ -44,7 +46,7 @@ export function signatureCommands(program: Command): void {
     )
     .option(
       '--tolerance <duration>',
-      'how far the timestamp may be from the time (default 5m, as receivers allow)',
+      `how far the timestamp may be from the time (default ${formatDuration(DEFAULT_TOLERANCE_SEC * 1000)}, as receivers allow)`,
       durationWithin(0, 30 * 86_400),
     )
     .option('--json', 'print the findings as JSON')
@@ -57,7 +59,8 @@ the body matches once a final newline, a byte order mark or CRLF line ends are
 undone), 2 usage error.
 
 Examples:
-  $ courier verify @body.json --secret "$SECRET" --header @headers.txt
+  $ export COURIER_WEBHOOK_SECRET=$(courier endpoints secret acme main)
+  $ courier verify @body.json --header @headers.txt
   $ courier verify @body.json -H 'webhook-id: msg_2b…' -H 'webhook-timestamp: 1767225600' \\
       -H 'webhook-signature: v1,K5oZ…' --at 1767225600`,
     )
@@ -80,8 +83,8 @@ Prints the webhook-id, webhook-timestamp and webhook-signature headers, one
 'Name: value' line each (a signature per secret), as curl's -H @- reads them.
 
 Example:
-  $ courier sign @body.json --secret "$SECRET" | curl -H @- \\
-      -H 'content-type: application/json' --data-binary @body.json http://localhost:3000/webhooks`,
+  $ courier sign @body.json | curl -H @- -H 'content-type: application/json' \\
+      --data-binary @body.json http://localhost:3000/webhooks`,
     )
     .action(async (body: Buffer, options: SignOptions) =>
       (await import('./commands/signature.ts')).signWebhook(body, options),

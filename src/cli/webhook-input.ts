@@ -6,22 +6,39 @@ import { InvalidArgumentError } from 'commander';
 import { parseSecret } from '../signing/secrets.ts';
 import { usageError } from './errors.ts';
 import { isoTime } from './input.ts';
-import { readAtFileBytes, withHeader } from './resource-input.ts';
+import { HEADER_NAME, readAtFileBytes } from './resource-input.ts';
 
 /** `POST /webhooks HTTP/1.1` or `HTTP/1.1 200 OK`, heading a captured request's or response's head. */
 const START_LINE = /^(?:[A-Z]+ \S+ HTTP\/\d(?:\.\d)?|HTTP\/\d(?:\.\d)? \d{3}\b.*)$/;
 
+type Headers = Record<string, string>;
+
+/**
+ * A header as received added to those read so far: a repeated one joined with ", ", as HTTP
+ * joins them (and the verifier splits signatures so joined); HTTP/2's pseudo-headers skipped.
+ */
+function received(headers: Headers, name: string, value: string): Headers {
+  if (name.startsWith(':')) return headers;
+  if (!HEADER_NAME.test(name)) throw new InvalidArgumentError("expected 'Name: value'.");
+  const same = Object.keys(headers).find((given) => given.toLowerCase() === name.toLowerCase());
+  if (same === undefined) return { ...headers, [name]: value };
+  return { ...headers, [same]: `${headers[same]}, ${value}` };
+}
+
+function receivedLine(headers: Headers, line: string): Headers {
+  const colon = line.indexOf(':', line.startsWith(':') ? 1 : 0);
+  if (colon < 0) throw new InvalidArgumentError("expected 'Name: value'.");
+  return received(headers, line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+}
+
 /**
  * commander parser for verify's repeatable --header: 'Name: value', or `@FILE` (`@-`: standard
- * input) holding a request's head as captured (`Name: value` lines, a request line before them;
- * it ends at the first blank line, where a body would start) or a JSON object of names and values
- * (Node's `req.headers`, as receivers log them).
+ * input) holding a request's head as captured (`Name: value` lines after the request line, up to
+ * the blank line where a body would start; `curl -v`'s `> ` lines) or a JSON object of names and
+ * values (Node's `req.headers`, as receivers log them).
  */
-export function collectReceivedHeader(
-  value: string,
-  previous: Record<string, string> = {},
-): Record<string, string> {
-  if (!value.startsWith('@')) return withHeader(value, previous);
+export function collectReceivedHeader(value: string, previous: Headers = {}): Headers {
+  if (!value.startsWith('@')) return receivedLine(previous, value);
   const { bytes, source } = readAtFileBytes(value, '--header', 'the headers');
   const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
   const headers = text.trimStart().startsWith('{')
@@ -31,16 +48,20 @@ export function collectReceivedHeader(
   return headers;
 }
 
-function headLines(text: string, source: string, previous: Record<string, string>): Record<string, string> {
+function headLines(text: string, source: string, previous: Headers): Headers {
+  let lines = text.replace(/\r/g, '').split('\n');
+  // curl -v: the request's lines start with "> ", its answer's with "< ", its notes with "* ".
+  const verbose = lines.some((line) => line.startsWith('> '));
+  if (verbose) lines = lines.map((line) => (line.startsWith('>') ? line.slice(2) : '#'));
   let headers = previous;
-  for (const [i, line] of text.replace(/\r/g, '').split('\n').entries()) {
+  for (const [i, line] of lines.entries()) {
     if (line.trim() === '') {
       if (headers !== previous) break;
       continue;
     }
     if (line.trimStart().startsWith('#') || (headers === previous && START_LINE.test(line.trim()))) continue;
     try {
-      headers = withHeader(line, headers);
+      headers = receivedLine(headers, line);
     } catch (error) {
       throw new InvalidArgumentError(`line ${i + 1} of ${source}: ${(error as Error).message}`);
     }
@@ -48,25 +69,26 @@ function headLines(text: string, source: string, previous: Record<string, string
   return headers;
 }
 
-function jsonHeaders(text: string, source: string, previous: Record<string, string>): Record<string, string> {
+function jsonHeaders(text: string, source: string, previous: Headers): Headers {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch (error) {
-    throw new InvalidArgumentError(`${source} is not JSON: ${(error as Error).message}.`);
+  } catch {
+    // JSON.parse's message quotes the text around the error: a credential, possibly.
+    throw new InvalidArgumentError(`${source} is not valid JSON.`);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new InvalidArgumentError(`${source} must hold a JSON object of header names and values.`);
   }
   let headers = previous;
   for (const [name, given] of Object.entries(parsed)) {
-    // Node gives a repeated header as an array; the verifier joins its values as it would.
+    // Node gives a repeated header as an array.
     const values = Array.isArray(given) ? given : [given];
     if (!values.every((one) => typeof one === 'string')) {
       throw new InvalidArgumentError(`header ${name} in ${source}: expected a string (or strings).`);
     }
     try {
-      headers = withHeader(`${name}: ${values.join(' ')}`, headers);
+      headers = received(headers, name, values.join(', '));
     } catch (error) {
       throw new InvalidArgumentError(`header ${name} in ${source}: ${(error as Error).message}`);
     }
@@ -116,22 +138,25 @@ export function secretsGiven(given: string[] | undefined, env: NodeJS.ProcessEnv
   });
 }
 
+/** commander parser for sign's --timestamp: whole Unix seconds, as the header carries them. */
+export function unixSeconds(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a Unix time in whole seconds.');
+  // Seconds since 1970 have 10 digits until the year 2286; 13 are milliseconds.
+  if (value.length > 11) throw new InvalidArgumentError('expected seconds; this looks like milliseconds.');
+  return Number(value);
+}
+
 /** commander parser for --at: a Unix time in seconds (as webhook-timestamp is) or an ISO 8601 time; in ms. */
 export function instant(value: string): number {
-  if (/^\d{1,15}$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return unixSeconds(trimmed) * 1000;
   try {
-    return Date.parse(isoTime(value));
+    return Date.parse(isoTime(trimmed));
   } catch {
     throw new InvalidArgumentError(
       'expected a Unix time in seconds (1767225600) or an ISO 8601 time (2026-01-01T00:00:00Z).',
     );
   }
-}
-
-/** commander parser for sign's --timestamp: whole Unix seconds, as the header carries them. */
-export function unixSeconds(value: string): number {
-  if (!/^\d{1,15}$/.test(value)) throw new InvalidArgumentError('expected a Unix time in whole seconds.');
-  return Number(value);
 }
 
 /** commander parser for sign's --id: printable ASCII without spaces, as a header value must be. */

@@ -57,7 +57,8 @@ describe('courier verify and courier sign', () => {
       await publishAndDeliver(api, app, { eventType: 'order.created', payload: { order: 42, note: 'ü' } });
       const [request] = receiver.requests;
       const body = await file('body.json', request!.body);
-      const logged = await file('headers.json', JSON.stringify(request!.headers));
+      // As an HTTP/2 server's req.headers would have them too.
+      const logged = await file('headers.json', JSON.stringify({ ':method': 'POST', ...request!.headers }));
       const head = Object.entries(request!.headers).map(([name, value]) => `${name}: ${value}\r\n`);
       const captured = await file(
         'request.txt',
@@ -71,9 +72,9 @@ describe('courier verify and courier sign', () => {
         expect(run.stderr).toBe('');
         expect(run.code).toBe(0);
         expect(run.stdout).toMatch(/^webhook-id +msg_\w+$/m);
-        expect(run.stdout).toMatch(/^match +signature 1 of 1 matches secret 1 of 1$/m);
+        expect(run.stdout).toMatch(/^match +signature 1 of 1 with secret 1 of 1$/m);
         expect(run.stdout).toMatch(
-          /^verified: signature 1 of 1 matches secret 1 of 1, (sent \d+(\.\d)? s ago|sent this second|dated \d+(\.\d)? s ahead of this clock)$/m,
+          /^verified: (sent \d+(\.\d)? s ago|sent this second|dated \d+(\.\d)? s ahead of this clock), within the tolerance of 5m$/m,
         );
       }
 
@@ -84,7 +85,7 @@ describe('courier verify and courier sign', () => {
       });
       expect(run.code).toBe(1);
       expect(run.stderr).toBe(
-        'courier: not verified: no signature matches: the secret, the body bytes, webhook-id or webhook-timestamp differ from what was signed; the body matches without the final newline, which was added after signing\n',
+        'courier: not verified: no signature matches: the secret, the body bytes, webhook-id or webhook-timestamp differ from what was signed; the body matches with its final newline removed: its bytes changed after it was signed\n',
       );
       expect(run.stdout).toMatch(/^match +none$/m);
     });
@@ -127,7 +128,9 @@ describe('courier verify and courier sign', () => {
     const args = ['verify', BODY, '--secret', OTHER, '--secret', SECRET, ...asArgs(headers)];
     const then = await runCli([...args, '--at', '2021-02-25T15:07:10Z']);
     expect(then).toMatchObject({ code: 0, stderr: '' });
-    expect(then.stdout).toContain('verified: signature 1 of 1 matches secret 2 of 2, sent 5m ago\n');
+    expect(then.stdout).toContain(
+      'match              signature 1 of 1 with secret 2 of 2\nverified: sent 5m ago, within the tolerance of 5m\n',
+    );
     expect(await runCli([...args, '--at', '1614265631'])).toMatchObject({
       code: 1,
       stderr:
@@ -140,6 +143,7 @@ describe('courier verify and courier sign', () => {
     expect(JSON.parse(json.stdout)).toEqual({
       verified: true,
       problem: null,
+      reason: null,
       msgId: headers['webhook-id'],
       timestamp: '1614265330',
       ageSec: 0,
@@ -148,7 +152,6 @@ describe('courier verify and courier sign', () => {
       otherSignatures: 0,
       secrets: 2,
       match: { secret: 2, signature: 1 },
-      hint: null,
     });
 
     const partial = await runCli([
@@ -168,13 +171,17 @@ describe('courier verify and courier sign', () => {
     expect(wrong.stderr).toMatch(/^courier: not verified: no signature matches: the secret, /);
   });
 
-  it('verify hints at a byte order mark or CRLF line ends added to the body after signing', async () => {
+  it('verify hints at a final newline, a byte order mark or CRLF line ends added to the body after signing, alone or together', async () => {
     const body = '{\n  "order": 42\n}';
     const headers = await runCli(['sign', body, '--secret', SECRET]);
     const given = await file('signed.txt', headers.stdout);
     const cases = [
-      [Buffer.from(`\ufeff${body}`), 'without the leading byte order mark, which was added after signing'],
-      [Buffer.from(body.replace(/\n/g, '\r\n')), 'with CRLF line ends made LF again'],
+      [Buffer.from(`\ufeff${body}`), 'its byte order mark removed'],
+      [Buffer.from(body.replace(/\n/g, '\r\n')), 'CRLF line ends made LF'],
+      [
+        Buffer.from(`\ufeff${body.replace(/\n/g, '\r\n')}\r\n`),
+        'its final newline removed and its byte order mark removed and CRLF line ends made LF',
+      ],
     ] as const;
     for (const [bytes, hint] of cases) {
       const run = await runCli([
@@ -186,23 +193,104 @@ describe('courier verify and courier sign', () => {
         given,
       ]);
       expect(run.code).toBe(1);
-      expect(run.stderr).toMatch(new RegExp(`; the body matches ${hint}\n$`));
+      expect(run.stderr).toMatch(
+        new RegExp(`; the body matches with ${hint}: its bytes changed after it was signed\n$`),
+      );
     }
     expect(await runCli(['verify', body, '--secret', SECRET, '-H', given])).toMatchObject({
       code: 0,
       stderr: '',
     });
+    // Signed with a final newline that an inline argument or $(cat …) lost.
+    const withNewline = await runCli(['sign', `${body}\n`, '--secret', SECRET]);
+    const lost = await runCli([
+      'verify',
+      body,
+      '--secret',
+      SECRET,
+      '-H',
+      await file('nl.txt', withNewline.stdout),
+    ]);
+    expect(lost.stderr).toMatch(
+      /; the body matches with a final newline added: its bytes changed after it was signed\n$/,
+    );
+  });
+
+  it('verify reads curl -v output, repeated headers joined, svix-* names, and says a timestamp in milliseconds', async () => {
+    const headers = await signed('--secret', SECRET, '--secret', OTHER);
+    const [first, second] = headers['webhook-signature']!.split(' ');
+    const verbose = [
+      '*   Trying 127.0.0.1:3000...',
+      '> POST /webhooks HTTP/1.1',
+      '> Host: localhost:3000',
+      `> webhook-id: ${headers['webhook-id']}`,
+      `> webhook-timestamp: ${headers['webhook-timestamp']}`,
+      `> webhook-signature: ${first}`,
+      `> Webhook-Signature: ${second}`,
+      '> ',
+      '< HTTP/1.1 401 Unauthorized',
+      '< webhook-id: msg_not_this_one',
+      '<',
+    ].join('\r\n');
+    const run = await runCli(['verify', BODY, '--secret', OTHER, '-H', await file('curl-v.txt', verbose)]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^webhook-signature +2 v1 signatures$/m);
+    expect(run.stdout).toMatch(/^match +signature 2 of 2 with secret 1 of 1$/m);
+
+    const svix = [
+      '-H',
+      `svix-id: ${headers['webhook-id']}`,
+      '-H',
+      `svix-timestamp: ${headers['webhook-timestamp']}`,
+    ];
+    const svixRun = await runCli([
+      'verify',
+      BODY,
+      '--secret',
+      SECRET,
+      ...svix,
+      '-H',
+      `svix-signature: ${first}`,
+    ]);
+    expect(svixRun).toMatchObject({ code: 0, stderr: '' });
+    expect(svixRun.stdout).toMatch(/^svix-timestamp +\d+ \(/m);
+    const unsigned = await runCli(['verify', BODY, '--secret', SECRET, ...svix]);
+    expect(unsigned.stderr).toBe(
+      'courier: not verified: missing svix-signature (the headers given: svix-id, svix-timestamp)\n',
+    );
+
+    const ms = `${headers['webhook-timestamp']}000`;
+    const inMs = await runCli([
+      'verify',
+      BODY,
+      '--secret',
+      SECRET,
+      ...asArgs({ ...headers, 'webhook-timestamp': ms }),
+    ]);
+    expect(inMs.code).toBe(1);
+    expect(inMs.stderr).toMatch(/\(webhook-timestamp looks like milliseconds: it must be seconds\)\n$/);
+    const huge = await runCli([
+      'verify',
+      BODY,
+      '--secret',
+      SECRET,
+      ...asArgs({ ...headers, 'webhook-timestamp': '99999999999999' }),
+    ]);
+    expect(huge.code).toBe(1);
+    expect(huge.stdout).toMatch(
+      /^webhook-timestamp +99999999999999 \(dated \d+d( \d+h)? ahead of this clock\)$/m,
+    );
   });
 
   it('refuses bad input with exit 2, never quoting a secret', async () => {
     const bad = 'whsec_bm90LWEtc2VjcmV0';
     const cases: [string[], string | RegExp, RunOptions?][] = [
       [
-        ['verify', BODY, '--secret', SECRET, '--secret', bad],
+        ['verify', BODY, '--secret', SECRET, '--secret', bad, '-H', 'webhook-id: msg_1'],
         /^courier: --secret, secret 2 of 2: secret must be 24–75 bytes once decoded, got 12\n$/,
       ],
       [
-        ['verify', BODY],
+        ['verify', BODY, '-H', 'webhook-id: msg_1'],
         /give the endpoint's secret: --secret whsec_…, --secret - \(standard input\) or COURIER_WEBHOOK_SECRET/,
       ],
       [
@@ -212,13 +300,15 @@ describe('courier verify and courier sign', () => {
       ],
       [['verify', BODY, '--secret', SECRET, '-H', 'webhook-id'], /expected 'Name: value'/],
       [['verify', BODY, '--secret', SECRET, '--at', 'yesterday'], /expected a Unix time in seconds/],
+      [['verify', BODY, '--secret', SECRET, '--at', '1767225600000'], /this looks like milliseconds/],
+      [['verify', BODY, '--secret', SECRET], /required option '-H, --header <header>' not specified/],
       [['sign', BODY, '--secret', SECRET, '--timestamp', '1.5'], /expected a Unix time in whole seconds/],
       [
         ['sign', BODY, '--secret', SECRET, '--id', 'msg 1'],
         /expected 1-256 printable ASCII characters without spaces/,
       ],
       [
-        ['verify', '-', '--secret', '-'],
+        ['verify', '-', '--secret', '-', '-H', 'webhook-id: msg_1'],
         /standard input is already read for --secret -\./,
         { stdin: SECRET },
       ],
@@ -228,8 +318,14 @@ describe('courier verify and courier sign', () => {
       expect(run.code, args.join(' ')).toBe(2);
       expect(run.stderr).toMatch(message);
       expect(run.stderr).not.toContain('bm90LWEtc2VjcmV0');
+      expect(run.stderr).not.toContain(SECRET.slice(6));
       expect(run.stdout).toBe('');
     }
+    const broken = await file('broken.json', '{"authorization": Bearer sk_live_TOPSECRET}');
+    expect(await runCli(['verify', BODY, '--secret', SECRET, '-H', broken])).toMatchObject({
+      code: 2,
+      stderr: expect.not.stringContaining('TOPSECRET'),
+    });
     const json = await file('not-headers.json', '{"webhook-id": 42}');
     const refused = await runCli(['verify', BODY, '--secret', SECRET, '--header', json]);
     expect(refused).toMatchObject({ code: 2 });

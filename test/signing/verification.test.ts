@@ -76,19 +76,29 @@ describe('examine', () => {
     });
   });
 
-  it('fails exactly where verify throws', () => {
-    const cases = [headers(), headers('v1,AAAA'), headers(EXPECTED, 'soon'), { 'webhook-id': MSG_ID }];
-    for (const [i, given] of cases.entries()) {
-      for (const now of [TIMESTAMP, TIMESTAMP + 400, TIMESTAMP - 400]) {
-        const { problem } = examine(BODY, given, SECRET, at(now));
-        let thrown: string | undefined;
-        try {
-          verify(BODY, given, SECRET, at(now));
-        } catch (error) {
-          thrown = (error as { code: string }).code;
-        }
-        expect(thrown, `case ${i} at ${now}`).toBe(problem?.code);
+  it('fails where verify throws, in its order; signatures joined with ", " as HTTP joins a repeated header', () => {
+    const late = TIMESTAMP + 400;
+    const early = TIMESTAMP - 400;
+    const cases: [Record<string, string>, number, string | undefined][] = [
+      [headers(), TIMESTAMP, undefined],
+      [headers(`${EXPECTED}, v1,AAAA=`), TIMESTAMP, undefined],
+      [headers('v1,AAAA'), TIMESTAMP, 'NO_MATCHING_SIGNATURE'],
+      [headers('   '), TIMESTAMP, 'NO_MATCHING_SIGNATURE'],
+      [headers('v1,AAAA'), late, 'TIMESTAMP_TOO_OLD'],
+      [headers(), early, 'TIMESTAMP_TOO_NEW'],
+      [headers(EXPECTED, 'soon'), late, 'INVALID_TIMESTAMP'],
+      [{ 'webhook-id': MSG_ID, 'webhook-timestamp': 'soon' }, TIMESTAMP, 'MISSING_HEADERS'],
+      [headers(''), TIMESTAMP, 'MISSING_HEADERS'],
+    ];
+    for (const [i, [given, now, code]] of cases.entries()) {
+      expect(examine(BODY, given, SECRET, at(now)).problem?.code, `case ${i}`).toBe(code);
+      let thrown: string | undefined;
+      try {
+        verify(BODY, given, SECRET, at(now));
+      } catch (error) {
+        thrown = (error as { code: string }).code;
       }
+      expect(thrown, `case ${i}`).toBe(code);
     }
   });
 });

@@ -11,7 +11,7 @@ import { duration, fieldLines, printJson, printLines, timestamp } from '../forma
 import { secretsGiven } from '../webhook-input.ts';
 
 export interface VerifyOptions {
-  header?: Record<string, string>;
+  header: Record<string, string>;
   secret?: string[];
   /** Seconds. */
   tolerance?: number;
@@ -22,14 +22,19 @@ export interface VerifyOptions {
 
 export function verifyWebhook(body: Buffer, options: VerifyOptions): void {
   const secrets = secretsGiven(options.secret);
-  const headers = options.header ?? {};
+  const headers = options.header;
   const now = options.at ?? systemClock.now();
   const found = examine(body, headers, secrets, { now: () => now, toleranceSec: options.tolerance });
+  const names = headerNames(headers);
   const hint = found.problem && !found.match ? bodyHint(body, headers, secrets, now, found) : undefined;
+  const reason = found.problem
+    ? `${failure(found, names, Object.keys(headers), options.at !== undefined)}${hint ? `; ${hint}` : ''}`
+    : undefined;
   if (options.json) {
     printJson({
       verified: !found.problem,
       problem: found.problem ?? null,
+      reason: reason ?? null,
       msgId: found.msgId ?? null,
       timestamp: found.timestamp ?? null,
       ageSec: found.ageSec ?? null,
@@ -39,44 +44,56 @@ export function verifyWebhook(body: Buffer, options: VerifyOptions): void {
       secrets: secrets.length,
       // Numbered from 1, as the text says them.
       match: found.match ? { secret: found.match.secret + 1, signature: found.match.signature + 1 } : null,
-      hint: hint ?? null,
     });
   } else {
-    printLines(...fieldLines(reportFields(found, secrets.length)));
+    printLines(...fieldLines(reportFields(found, names, secrets.length)));
+    if (!reason) printLines(`verified: ${age(found.ageSec!)}, within the tolerance of ${tolerance(found)}`);
   }
-  if (!found.problem) {
-    if (!options.json)
-      printLines(`verified: ${verdictOfMatch(found, secrets.length)}, ${age(found.ageSec!)}`);
-    return;
-  }
-  // Exit 1: the report is on stdout, the verdict on stderr.
-  throw new CliError(
-    `not verified: ${failure(found, Object.keys(headers), options.at !== undefined)}${hint ? `; ${hint}` : ''}`,
-    1,
-  );
+  // Exit 1: the report is on stdout, the reason on stderr.
+  if (reason) throw new CliError(`not verified: ${reason}`, 1);
 }
 
-function reportFields(found: Examination, secrets: number): [string, string][] {
+const PARTS = ['id', 'timestamp', 'signature'] as const;
+type Part = (typeof PARTS)[number];
+type Names = Record<Part, string>;
+
+/** The names the verifier read each part under: webhook-*, else svix-*; a missing one in the family the others came in. */
+function headerNames(headers: Record<string, string>): Names {
+  const given = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+  const has = (family: string) => PARTS.some((part) => given.has(`${family}-${part}`));
+  const family = !has('webhook') && has('svix') ? 'svix' : 'webhook';
+  const name = (part: Part) =>
+    given.has(`webhook-${part}`) ? 'webhook' : given.has(`svix-${part}`) ? 'svix' : family;
+  return Object.fromEntries(PARTS.map((part) => [part, `${name(part)}-${part}`])) as Names;
+}
+
+function reportFields(found: Examination, names: Names, secrets: number): [string, string][] {
   const { msgId, timestamp: sent, ageSec } = found;
   const other = found.otherSignatures ? `, ${found.otherSignatures} of another version (not checked)` : '';
+  const match = found.match
+    ? `signature ${found.match.signature + 1} of ${found.v1Signatures} with secret ${found.match.secret + 1} of ${secrets}`
+    : 'none';
   return [
-    ['webhook-id', msgId ?? 'missing'],
+    [names.id, msgId ?? 'missing'],
     [
-      'webhook-timestamp',
+      names.timestamp,
       sent === undefined
         ? 'missing'
         : ageSec === undefined
           ? `${JSON.stringify(sent)}, not a Unix time in seconds`
-          : `${sent} (${timestamp(new Date(Number(sent) * 1000).toISOString())}, ${age(ageSec)})`,
+          : `${sent} (${dateOf(Number(sent))}${age(ageSec)})`,
     ],
-    ['webhook-signature', `${found.v1Signatures} v1 signature${found.v1Signatures === 1 ? '' : 's'}${other}`],
+    [names.signature, `${found.v1Signatures} v1 signature${found.v1Signatures === 1 ? '' : 's'}${other}`],
     ['secrets given', String(secrets)],
-    ['match', found.match ? verdictOfMatch(found, secrets) : 'none'],
+    ['match', match],
   ];
 }
 
-const verdictOfMatch = (found: Examination, secrets: number): string =>
-  `signature ${found.match!.signature + 1} of ${found.v1Signatures} matches secret ${found.match!.secret + 1} of ${secrets}`;
+// Beyond what a Date holds, the time goes without its date.
+const dateOf = (seconds: number): string =>
+  seconds <= 8_640_000_000_000 ? `${timestamp(new Date(seconds * 1000).toISOString())}, ` : '';
+
+const tolerance = (found: Examination): string => formatDuration(found.toleranceSec * 1000);
 
 function age(ageSec: number): string {
   if (ageSec === 0) return 'sent this second';
@@ -85,41 +102,49 @@ function age(ageSec: number): string {
 }
 
 /** Why it fails, in the order verify() checks, with what to do about it. */
-function failure(found: Examination, given: string[], atGiven: boolean): string {
-  const tolerance = formatDuration(found.toleranceSec * 1000);
+function failure(found: Examination, names: Names, given: string[], atGiven: boolean): string {
   switch (found.problem!.code) {
     case 'MISSING_HEADERS': {
       const missing = [
-        !found.msgId && 'webhook-id',
-        !found.timestamp && 'webhook-timestamp',
-        found.v1Signatures + found.otherSignatures === 0 && 'webhook-signature',
+        !found.msgId && names.id,
+        !found.timestamp && names.timestamp,
+        found.v1Signatures + found.otherSignatures === 0 && names.signature,
       ].filter(Boolean);
-      const had = given.length ? `the headers given: ${given.join(', ')}` : 'no --header given';
-      return `missing ${missing.join(', ')} (${had})`;
+      return `missing ${missing.join(', ')} (the headers given: ${given.join(', ')})`;
     }
     case 'INVALID_TIMESTAMP':
-      return 'webhook-timestamp is not a Unix time in seconds';
+      return `${names.timestamp} is not a Unix time in seconds`;
     case 'TIMESTAMP_TOO_OLD':
     case 'TIMESTAMP_TOO_NEW': {
       const when = found.ageSec! > 0 ? 'is older than' : 'is further in the future than';
       const signature = found.match
         ? 'the signature matches, but the timestamp'
         : 'no signature matches, and the timestamp';
-      const advice = atGiven
-        ? '--tolerance widens it'
-        : found.ageSec! > 0
-          ? 'to check a captured webhook, give --at its time'
-          : 'are the clocks apart?';
-      return `${signature} ${when} the tolerance of ${tolerance}: a receiver refuses it as a possible replay (${advice})`;
+      const advice =
+        found.timestamp!.length >= 13
+          ? `${names.timestamp} looks like milliseconds: it must be seconds`
+          : atGiven
+            ? '--tolerance widens it'
+            : found.ageSec! > 0
+              ? 'to check a captured webhook, give --at its time'
+              : 'are the clocks apart?';
+      return `${signature} ${when} the tolerance of ${tolerance(found)}: a receiver refuses it as a possible replay (${advice})`;
     }
     case 'NO_MATCHING_SIGNATURE':
       return found.v1Signatures === 0
-        ? 'the signature header has no v1 signature (Courier signs with v1)'
-        : 'no signature matches: the secret, the body bytes, webhook-id or webhook-timestamp differ from what was signed';
+        ? `${names.signature} has no v1 signature (Courier signs with v1)`
+        : `no signature matches: the secret, the body bytes, ${names.id} or ${names.timestamp} differ from what was signed`;
   }
 }
 
-/** A body that would match with the bytes an editor or a copy commonly adds or drops. */
+// What editors, shells and copies commonly do to a body's bytes, each undone on its own and together.
+const CHANGES: readonly [string, (text: string) => string][] = [
+  ['its final newline removed', (text) => text.replace(/\r?\n$/, '')],
+  ['its byte order mark removed', (text) => text.replace(/^\xef\xbb\xbf/, '')],
+  ['CRLF line ends made LF', (text) => text.replace(/\r\n/g, '\n')],
+];
+
+/** How the body would match, when undoing such changes (or adding a final newline) makes it. */
 function bodyHint(
   body: Buffer,
   headers: Record<string, string>,
@@ -128,21 +153,17 @@ function bodyHint(
   found: Examination,
 ): string | undefined {
   const text = body.toString('latin1');
-  const variants: [string, Buffer][] = [
-    [
-      'without the final newline, which was added after signing',
-      Buffer.from(text.replace(/\r?\n$/, ''), 'latin1'),
-    ],
-    [
-      'without the leading byte order mark, which was added after signing',
-      Buffer.from(text.replace(/^\xef\xbb\xbf/, ''), 'latin1'),
-    ],
-    ['with CRLF line ends made LF again', Buffer.from(text.replace(/\r\n/g, '\n'), 'latin1')],
-  ];
-  for (const [how, bytes] of variants) {
-    if (bytes.equals(body)) continue;
-    const again = examine(bytes, headers, secrets, { now: () => now, toleranceSec: found.toleranceSec });
-    if (again.match) return `the body matches ${how}`;
+  const tries: [string, string][] = [['a final newline added', `${text}\n`]];
+  for (let set = 1; set < 1 << CHANGES.length; set++) {
+    const chosen = CHANGES.filter((_, i) => set & (1 << i));
+    const changed = chosen.reduce((bytes, [, undo]) => undo(bytes), text);
+    if (changed !== text) tries.push([chosen.map(([how]) => how).join(' and '), changed]);
+  }
+  for (const [how, changed] of tries) {
+    const bytes = Buffer.from(changed, 'latin1');
+    if (examine(bytes, headers, secrets, { now: () => now, toleranceSec: found.toleranceSec }).match) {
+      return `the body matches with ${how}: its bytes changed after it was signed`;
+    }
   }
   return undefined;
 }
