@@ -20,7 +20,7 @@ export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  * one of the two would be lost.
  */
 export function collectHeader(value: string, previous: Record<string, string> = {}): Record<string, string> {
-  if (!value.startsWith('@')) return withHeader(value, previous);
+  if (!value.startsWith('@')) return unquoted('--header', () => withHeader(value, previous));
   const { text, source } = readAtFile(value, '--header', "'Name: value' lines");
   let headers = previous;
   for (const [i, line] of text.split('\n').entries()) {
@@ -61,7 +61,7 @@ export function readAtFileBytes(
 }
 
 /** An option's `@FILE` as text; a BOM some editors write is not part of it. */
-function readAtFile(value: string, option: string, what: string): { text: string; source: string } {
+export function readAtFile(value: string, option: string, what: string): { text: string; source: string } {
   const { bytes, source } = readAtFileBytes(value, option, what);
   return { text: bytes.toString('utf8').replace(/^\uFEFF/, ''), source };
 }
@@ -184,10 +184,18 @@ export function signingSecret(value: string): string {
     takeStdin('--secret -');
     return value;
   }
+  return unquoted('--secret', () => formatSecret(parseSecret(value)));
+}
+
+/**
+ * A parser's refusal naming its option alone: commander's own message quotes the value refused,
+ * a secret or an Authorization header's credential, perhaps.
+ */
+export function unquoted<T>(option: string, parse: () => T): T {
   try {
-    return formatSecret(parseSecret(value));
+    return parse();
   } catch (error) {
-    throw new InvalidArgumentError(`${(error as Error).message}.`);
+    throw usageError(`${option}: ${(error as Error).message.replace(/\.$/, '')}`);
   }
 }
 

@@ -6,7 +6,7 @@ import { InvalidArgumentError } from 'commander';
 import { parseSecret } from '../signing/secrets.ts';
 import { usageError } from './errors.ts';
 import { isoTime } from './input.ts';
-import { HEADER_NAME, readAtFileBytes } from './resource-input.ts';
+import { HEADER_NAME, readAtFile, readAtFileBytes, unquoted } from './resource-input.ts';
 
 /** `POST /webhooks HTTP/1.1` or `HTTP/1.1 200 OK`, heading a captured request's or response's head. */
 const START_LINE = /^(?:[A-Z]+ \S+ HTTP\/\d(?:\.\d)?|HTTP\/\d(?:\.\d)? \d{3}\b.*)$/;
@@ -20,6 +20,8 @@ type Headers = Record<string, string>;
 function received(headers: Headers, name: string, value: string): Headers {
   if (name.startsWith(':')) return headers;
   if (!HEADER_NAME.test(name)) throw new InvalidArgumentError("expected 'Name: value'.");
+  // It would print as more than one line, and hide a header that came in it.
+  if (/[\r\n]/.test(value)) throw new InvalidArgumentError(`header ${name}: a value holds a line break.`);
   const same = Object.keys(headers).find((given) => given.toLowerCase() === name.toLowerCase());
   if (same === undefined) return { ...headers, [name]: value };
   return { ...headers, [same]: `${headers[same]}, ${value}` };
@@ -38,9 +40,8 @@ function receivedLine(headers: Headers, line: string): Headers {
  * values (Node's `req.headers`, as receivers log them).
  */
 export function collectReceivedHeader(value: string, previous: Headers = {}): Headers {
-  if (!value.startsWith('@')) return receivedLine(previous, value);
-  const { bytes, source } = readAtFileBytes(value, '--header', 'the headers');
-  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+  if (!value.startsWith('@')) return unquoted('--header', () => receivedLine(previous, value));
+  const { text, source } = readAtFile(value, '--header', 'the headers');
   const headers = text.trimStart().startsWith('{')
     ? jsonHeaders(text, source, previous)
     : headLines(text, source, previous);
@@ -51,15 +52,22 @@ export function collectReceivedHeader(value: string, previous: Headers = {}): He
 function headLines(text: string, source: string, previous: Headers): Headers {
   let lines = text.replace(/\r/g, '').split('\n');
   // curl -v: the request's lines start with "> ", its answer's with "< ", its notes with "* ".
-  const verbose = lines.some((line) => line.startsWith('> '));
+  const verbose = /^[*>]/.test(lines.find((line) => line.trim() !== '') ?? '');
   if (verbose) lines = lines.map((line) => (line.startsWith('>') ? line.slice(2) : '#'));
+  // A request's head ends at its first blank line, where its body starts; in a list of headers
+  // alone, blank lines are skipped.
+  let head = verbose;
   let headers = previous;
   for (const [i, line] of lines.entries()) {
     if (line.trim() === '') {
-      if (headers !== previous) break;
+      if (head && headers !== previous) break;
       continue;
     }
-    if (line.trimStart().startsWith('#') || (headers === previous && START_LINE.test(line.trim()))) continue;
+    if (line.trimStart().startsWith('#')) continue;
+    if (headers === previous && START_LINE.test(line.trim())) {
+      head = true;
+      continue;
+    }
     try {
       headers = receivedLine(headers, line);
     } catch (error) {
@@ -138,11 +146,15 @@ export function secretsGiven(given: string[] | undefined, env: NodeJS.ProcessEnv
   });
 }
 
+/** Seconds since 1970 have 10 digits until the year 2286; 13 are milliseconds. */
+export const MILLISECONDS_DIGITS = 13;
+
 /** commander parser for sign's --timestamp: whole Unix seconds, as the header carries them. */
 export function unixSeconds(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a Unix time in whole seconds.');
-  // Seconds since 1970 have 10 digits until the year 2286; 13 are milliseconds.
-  if (value.length > 11) throw new InvalidArgumentError('expected seconds; this looks like milliseconds.');
+  if (value.length >= MILLISECONDS_DIGITS) {
+    throw new InvalidArgumentError('expected seconds; this looks like milliseconds.');
+  }
   return Number(value);
 }
 

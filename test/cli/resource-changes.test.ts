@@ -271,7 +271,7 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
       [
         2,
         '',
-        "error: option '--secret <secret>' argument 'not-a-secret' is invalid. secret is not valid base64 (expected whsec_ followed by standard base64 with its = padding).",
+        'courier: --secret: secret is not valid base64 (expected whsec_ followed by standard base64 with its = padding)',
       ],
       [1, '', 'courier: Endpoint nope not found (not_found, HTTP 404)'],
     ]);

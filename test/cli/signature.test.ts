@@ -119,7 +119,7 @@ describe('courier verify and courier sign', () => {
     const old = await runCli(['verify', BODY, '--secret', SECRET, ...asArgs(headers)]);
     expect(old.code).toBe(1);
     expect(old.stderr).toBe(
-      'courier: not verified: the signature matches, but the timestamp is older than the tolerance of 5m: a receiver refuses it as a possible replay (to check a captured webhook, give --at its time)\n',
+      'courier: not verified: the signature matches, but the timestamp is older than the tolerance of 5m: a receiver refuses it as a possible replay (to check a captured webhook, give --at the time it was received)\n',
     );
     expect(old.stdout).toMatch(
       /^webhook-timestamp +1614265330 \(2021-02-25 15:02:10Z, sent \d+d( \d+h)? ago\)$/m,
@@ -251,8 +251,12 @@ describe('courier verify and courier sign', () => {
       ...svix,
       '-H',
       `svix-signature: ${first}`,
+      // Empty, so read as absent: svix-id is the one used.
+      '-H',
+      'webhook-id:',
     ]);
     expect(svixRun).toMatchObject({ code: 0, stderr: '' });
+    expect(svixRun.stdout).toMatch(/^svix-id +msg_\w+$/m);
     expect(svixRun.stdout).toMatch(/^svix-timestamp +\d+ \(/m);
     const unsigned = await runCli(['verify', BODY, '--secret', SECRET, ...svix]);
     expect(unsigned.stderr).toBe(
@@ -280,6 +284,65 @@ describe('courier verify and courier sign', () => {
     expect(huge.stdout).toMatch(
       /^webhook-timestamp +99999999999999 \(dated \d+d( \d+h)? ahead of this clock\)$/m,
     );
+  });
+
+  it('verify reads a list of headers across blank lines, a captured head up to its body, and says what it could not check', async () => {
+    const headers = await signed('--secret', SECRET);
+    const list = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
+    const spaced = await file('spaced.txt', `${list[0]}\n\n${list[1]}\n\n${list[2]}\n`);
+    expect(await runCli(['verify', BODY, '--secret', SECRET, '-H', spaced])).toMatchObject({
+      code: 0,
+      stderr: '',
+    });
+    // A body line that looks like curl -v's does not make the capture one.
+    const capture = await file('capture.txt', `POST /hook HTTP/1.1\n${list.join('\n')}\n\n> quoted\nx: y\n`);
+    expect(await runCli(['verify', BODY, '--secret', SECRET, '-H', capture])).toMatchObject({
+      code: 0,
+      stderr: '',
+    });
+
+    const soon = await runCli([
+      'verify',
+      BODY,
+      '--secret',
+      SECRET,
+      '-H',
+      `webhook-id: msg_1`,
+      '-H',
+      'webhook-timestamp: soon',
+    ]);
+    expect(soon.code).toBe(1);
+    expect(soon.stdout).toMatch(/^webhook-signature +none\nsecrets given +1\nmatch +not checked\n$/m);
+    const ahead = await runCli([
+      'verify',
+      BODY,
+      '--secret',
+      SECRET,
+      ...asArgs(headers),
+      '--at',
+      '1614265330',
+    ]);
+    expect(ahead.stdout).toMatch(/, dated \d+d( \d+h)? ahead of --at\)$/m);
+    expect(ahead.stderr).toMatch(
+      /^courier: not verified: the signature matches, but the timestamp is further in the future than the tolerance of 5m: a receiver refuses it \(--tolerance widens it\)\n$/,
+    );
+
+    // A value with a line break would print as two lines, a credential in the second.
+    const folded = await runCli([
+      'verify',
+      BODY,
+      '--secret',
+      SECRET,
+      '-H',
+      'webhook-id: msg_1\nauthorization: Bearer TOPSECRET',
+    ]);
+    expect(folded).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'courier: --header: header webhook-id: a value holds a line break\n',
+    });
+    const unnamed = await runCli(['verify', BODY, '--secret', SECRET, '-H', 'Bearer TOPSECRET']);
+    expect(unnamed).toEqual({ code: 2, stdout: '', stderr: "courier: --header: expected 'Name: value'\n" });
   });
 
   it('refuses bad input with exit 2, never quoting a secret', async () => {
@@ -321,7 +384,8 @@ describe('courier verify and courier sign', () => {
       expect(run.stderr).not.toContain(SECRET.slice(6));
       expect(run.stdout).toBe('');
     }
-    const broken = await file('broken.json', '{"authorization": Bearer sk_live_TOPSECRET}');
+    // Short enough for JSON.parse's message to quote it whole.
+    const broken = await file('broken.json', '{"a": TOPSECRET}');
     expect(await runCli(['verify', BODY, '--secret', SECRET, '-H', broken])).toMatchObject({
       code: 2,
       stderr: expect.not.stringContaining('TOPSECRET'),

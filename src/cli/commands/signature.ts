@@ -8,7 +8,7 @@ import { formatDuration } from '../../policy/duration.ts';
 import { type Examination, examine, webhookHeaders } from '../../signing/index.ts';
 import { CliError } from '../errors.ts';
 import { duration, fieldLines, printJson, printLines, timestamp } from '../format.ts';
-import { secretsGiven } from '../webhook-input.ts';
+import { MILLISECONDS_DIGITS, secretsGiven } from '../webhook-input.ts';
 
 export interface VerifyOptions {
   header: Record<string, string>;
@@ -26,7 +26,10 @@ export function verifyWebhook(body: Buffer, options: VerifyOptions): void {
   const now = options.at ?? systemClock.now();
   const found = examine(body, headers, secrets, { now: () => now, toleranceSec: options.tolerance });
   const names = headerNames(headers);
-  const hint = found.problem && !found.match ? bodyHint(body, headers, secrets, now, found) : undefined;
+  const hint =
+    found.problem && !found.match && checked(found)
+      ? bodyHint(body, headers, secrets, now, found)
+      : undefined;
   const reason = found.problem
     ? `${failure(found, names, Object.keys(headers), options.at !== undefined)}${hint ? `; ${hint}` : ''}`
     : undefined;
@@ -46,8 +49,10 @@ export function verifyWebhook(body: Buffer, options: VerifyOptions): void {
       match: found.match ? { secret: found.match.secret + 1, signature: found.match.signature + 1 } : null,
     });
   } else {
-    printLines(...fieldLines(reportFields(found, names, secrets.length)));
-    if (!reason) printLines(`verified: ${age(found.ageSec!)}, within the tolerance of ${tolerance(found)}`);
+    const clock = options.at === undefined ? 'this clock' : '--at';
+    printLines(...fieldLines(reportFields(found, names, secrets.length, clock)));
+    if (!reason)
+      printLines(`verified: ${age(found.ageSec!, clock)}, within the tolerance of ${tolerance(found)}`);
   }
   // Exit 1: the report is on stdout, the reason on stderr.
   if (reason) throw new CliError(`not verified: ${reason}`, 1);
@@ -59,7 +64,12 @@ type Names = Record<Part, string>;
 
 /** The names the verifier read each part under: webhook-*, else svix-*; a missing one in the family the others came in. */
 function headerNames(headers: Record<string, string>): Names {
-  const given = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+  // As the verifier reads them: an empty value is as good as none.
+  const given = new Set(
+    Object.entries(headers)
+      .filter(([, value]) => value !== '')
+      .map(([name]) => name.toLowerCase()),
+  );
   const has = (family: string) => PARTS.some((part) => given.has(`${family}-${part}`));
   const family = !has('webhook') && has('svix') ? 'svix' : 'webhook';
   const name = (part: Part) =>
@@ -67,12 +77,19 @@ function headerNames(headers: Record<string, string>): Names {
   return Object.fromEntries(PARTS.map((part) => [part, `${name(part)}-${part}`])) as Names;
 }
 
-function reportFields(found: Examination, names: Names, secrets: number): [string, string][] {
+/** Whether the signatures could be compared: an id, a timestamp in seconds and a v1 signature came. */
+const checked = (found: Examination): boolean =>
+  Boolean(found.msgId) && found.ageSec !== undefined && found.v1Signatures > 0;
+
+function reportFields(found: Examination, names: Names, secrets: number, clock: string): [string, string][] {
   const { msgId, timestamp: sent, ageSec } = found;
   const other = found.otherSignatures ? `, ${found.otherSignatures} of another version (not checked)` : '';
   const match = found.match
     ? `signature ${found.match.signature + 1} of ${found.v1Signatures} with secret ${found.match.secret + 1} of ${secrets}`
-    : 'none';
+    : checked(found)
+      ? 'none'
+      : 'not checked';
+  const signatures = found.v1Signatures + found.otherSignatures;
   return [
     [names.id, msgId ?? 'missing'],
     [
@@ -81,9 +98,14 @@ function reportFields(found: Examination, names: Names, secrets: number): [strin
         ? 'missing'
         : ageSec === undefined
           ? `${JSON.stringify(sent)}, not a Unix time in seconds`
-          : `${sent} (${dateOf(Number(sent))}${age(ageSec)})`,
+          : `${sent} (${dateOf(Number(sent))}${age(ageSec, clock)})`,
     ],
-    [names.signature, `${found.v1Signatures} v1 signature${found.v1Signatures === 1 ? '' : 's'}${other}`],
+    [
+      names.signature,
+      signatures === 0
+        ? 'none'
+        : `${found.v1Signatures} v1 signature${found.v1Signatures === 1 ? '' : 's'}${other}`,
+    ],
     ['secrets given', String(secrets)],
     ['match', match],
   ];
@@ -95,10 +117,10 @@ const dateOf = (seconds: number): string =>
 
 const tolerance = (found: Examination): string => formatDuration(found.toleranceSec * 1000);
 
-function age(ageSec: number): string {
+function age(ageSec: number, clock: string): string {
   if (ageSec === 0) return 'sent this second';
   const span = duration(Math.abs(ageSec) * 1000);
-  return ageSec > 0 ? `sent ${span} ago` : `dated ${span} ahead of this clock`;
+  return ageSec > 0 ? `sent ${span} ago` : `dated ${span} ahead of ${clock}`;
 }
 
 /** Why it fails, in the order verify() checks, with what to do about it. */
@@ -116,19 +138,21 @@ function failure(found: Examination, names: Names, given: string[], atGiven: boo
       return `${names.timestamp} is not a Unix time in seconds`;
     case 'TIMESTAMP_TOO_OLD':
     case 'TIMESTAMP_TOO_NEW': {
-      const when = found.ageSec! > 0 ? 'is older than' : 'is further in the future than';
+      const old = found.ageSec! > 0;
       const signature = found.match
         ? 'the signature matches, but the timestamp'
         : 'no signature matches, and the timestamp';
+      const beyond = `${old ? 'is older than' : 'is further in the future than'} the tolerance of ${tolerance(found)}`;
+      const refusal = old ? 'a receiver refuses it as a possible replay' : 'a receiver refuses it';
       const advice =
-        found.timestamp!.length >= 13
+        found.timestamp!.length >= MILLISECONDS_DIGITS
           ? `${names.timestamp} looks like milliseconds: it must be seconds`
           : atGiven
             ? '--tolerance widens it'
-            : found.ageSec! > 0
-              ? 'to check a captured webhook, give --at its time'
+            : old
+              ? 'to check a captured webhook, give --at the time it was received'
               : 'are the clocks apart?';
-      return `${signature} ${when} the tolerance of ${tolerance(found)}: a receiver refuses it as a possible replay (${advice})`;
+      return `${signature} ${beyond}: ${refusal} (${advice})`;
     }
     case 'NO_MATCHING_SIGNATURE':
       return found.v1Signatures === 0
