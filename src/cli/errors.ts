@@ -5,7 +5,8 @@
 export class CliError extends Error {
   constructor(
     message: string,
-    readonly exitCode: 1 | 2,
+    /** 130 when the operator ended it with Ctrl-C at a prompt, as a shell reports SIGINT. */
+    readonly exitCode: 1 | 2 | 130,
     /** The API's `code`, when it refused the request. */
     readonly apiCode?: string,
   ) {

@@ -22,7 +22,13 @@ export async function createWithSecret(
   client: ApiClient,
   at: PathOf,
   body: unknown,
-  options: { json?: boolean; listCommand: string; secretCommand: (id: string) => string },
+  options: {
+    json?: boolean;
+    listCommand: string;
+    secretCommand: (id: string) => string;
+    /** The secret the operator gave, in the API's form: not read back, and printed by --json alone. */
+    given?: string;
+  },
 ): Promise<void> {
   const hint = createdHint(options.listCommand);
   const made = await client.request<{ id: string; uid: string | null }>('POST', at(), {
@@ -30,19 +36,27 @@ export async function createWithSecret(
     timeoutHint: hint,
     droppedHint: hint,
   });
-  let key: string;
-  try {
-    ({ key } = await client.request<{ key: string }>('GET', at(made.id, 'secret')));
-  } catch (error) {
-    if (!options.json) printLines(`created ${idAndUid(made)}`);
-    const why = error instanceof Error ? error.message : String(error);
-    throw apiError(
-      `${made.id} was created, but its secret could not be read (${why}); \`${options.secretCommand(made.id)}\` prints it`,
-    );
+  let key = options.given;
+  if (key === undefined) {
+    try {
+      ({ key } = await client.request<{ key: string }>('GET', at(made.id, 'secret')));
+    } catch (error) {
+      if (!options.json) printLines(`created ${idAndUid(made)}`);
+      const why = error instanceof Error ? error.message : String(error);
+      throw apiError(
+        `${made.id} was created, but its secret could not be read (${why}); \`${options.secretCommand(made.id)}\` prints it`,
+      );
+    }
   }
   if (options.json) printJson({ ...made, secret: key });
-  else printLines(`created ${idAndUid(made)}`, `signing secret: ${key}`);
+  else printLines(`created ${idAndUid(made)}`, `signing secret: ${options.given ? GIVEN_SECRET : key}`);
 }
+
+/**
+ * How the text output names a secret the operator gave: it may have come unseen, from a terminal
+ * or a pipe, and a script's log would keep it. (One Courier made is printed: nobody has it yet.)
+ */
+export const GIVEN_SECRET = 'the one given (not shown)';
 
 export async function printSecret(
   client: ApiClient,

@@ -160,7 +160,8 @@ Examples:
   $ courier endpoints rotate-secret acme main --grace-period 2h
 
 Like --token, the values of --header and --secret show in \`ps\` while the
-command runs: --secret - reads the secret from standard input instead, and
+command runs: --secret - reads the secret from standard input instead (at a
+terminal, typed without being shown; a secret given is not printed back), and
 --header @FILE reads 'Name: value' lines from a file (@- from standard input;
 blank lines and lines starting with # are skipped):
   $ printf 'Authorization: Bearer %s\\n' "$TOKEN" |
@@ -195,7 +196,7 @@ blank lines and lines starting with # are skipped):
     endpointSettings(
       endpoints
         .command('add')
-        .description('create an endpoint, and print its signing secret')
+        .description('create an endpoint, and print its signing secret (one made for it)')
         .argument(...APP)
         .argument('<url>', 'where messages are POSTed (http or https)', endpointUrl),
       'create',
@@ -207,7 +208,7 @@ blank lines and lines starting with # are skipped):
       )
       .option(
         '--secret <secret>',
-        'sign with this secret (whsec_…, e.g. moved from another service; - reads it from standard input, out of ps); default: a new one',
+        'sign with this secret (whsec_…, e.g. moved from another service; - reads it from standard input, out of ps, typed unseen at a terminal); default: a new one',
         signingSecret,
       ),
   ).action(async (app: string, url: string, options: EndpointAddOptions) =>
@@ -381,10 +382,12 @@ export function headerChanges(command: Command): Command {
 /** `rotate-secret`, of application and operational endpoints alike. */
 export function rotation(command: Command): Command {
   return command
-    .description('sign with a new secret, and print it; the previous one signs beside it for a while')
+    .description(
+      'sign with a new secret, and print it if made here; the previous one signs beside it for a while',
+    )
     .option(
       '--secret <secret>',
-      'the new secret (whsec_…; - reads it from standard input, out of ps); default: a new one',
+      'the new secret (whsec_…; - reads it from standard input, out of ps, typed unseen at a terminal); default: a new one',
       signingSecret,
     )
     .option(

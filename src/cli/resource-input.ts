@@ -8,7 +8,8 @@ import { InvalidArgumentError } from 'commander';
 import { isValidUid } from '../ids.ts';
 import { formatSecret, parseSecret } from '../signing/secrets.ts';
 import { usageError } from './errors.ts';
-import { positiveInteger, readAll } from './input.ts';
+import { positiveInteger } from './input.ts';
+import { readSecretInput } from './secret-input.ts';
 
 export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -209,7 +210,7 @@ function waitingOnTerminal(what: string): void {
 /** Who reads standard input in this run: one option may (a second would read nothing). */
 let stdinTakenBy: string | undefined;
 
-function takeStdin(option: string): void {
+export function takeStdin(option: string): void {
   if (stdinTakenBy !== undefined) {
     throw new InvalidArgumentError(`standard input is already read for ${stdinTakenBy}.`);
   }
@@ -222,8 +223,7 @@ export async function secretGiven(
   stdin: NodeJS.ReadableStream = process.stdin,
 ): Promise<string | undefined> {
   if (value !== STDIN) return value;
-  if (stdin === process.stdin) waitingOnTerminal('the secret');
-  const text = (await readAll(stdin)).trim();
+  const text = (await readSecretInput('the secret', stdin)).trim();
   try {
     return formatSecret(parseSecret(text));
   } catch (error) {

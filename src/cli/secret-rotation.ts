@@ -8,7 +8,7 @@ import { generateSecret } from '../signing/secrets.ts';
 import { ApiClient, type OperatorOptions } from './api-client.ts';
 import { apiError, CliError } from './errors.ts';
 import { printJson, printLines } from './format.ts';
-import type { PathOf } from './resource-calls.ts';
+import { GIVEN_SECRET, type PathOf } from './resource-calls.ts';
 import { secretGiven } from './resource-input.ts';
 
 export interface RotateOptions extends OperatorOptions {
@@ -17,7 +17,7 @@ export interface RotateOptions extends OperatorOptions {
 }
 
 /**
- * A new signing secret (the one given, or one made here), printed. For the grace period each
+ * A new signing secret: the one given, or one made here and printed. For the grace period each
  * delivery carries a signature by the previous secret too, so the receiver can switch at leisure.
  * The secret is made here rather than read back after: a read could meet another rotation's, and
  * an unanswered rotation can be repeated with it.
@@ -43,7 +43,7 @@ export async function rotateSecret(
   }
   // A blind repeat would install another secret nobody saw, signing through the grace period and
   // taking one of the earlier secrets' places; a repeat with this key changes nothing if it went.
-  const again = `${rotateCommand} --secret ${key} --grace-period ${formatDuration(grace * 1000)}`;
+  const again = `${rotateCommand} --secret ${given === undefined ? key : '<the one given>'} --grace-period ${formatDuration(grace * 1000)}`;
   const hint = `it may have been rotated: \`${again}\` rotates it if not, and changes nothing if so`;
   try {
     await client.request('POST', at(endpoint, 'secret', 'rotate'), {
@@ -65,7 +65,7 @@ export async function rotateSecret(
   else
     printLines(
       `rotated ${endpoint}`,
-      `signing secret: ${key}`,
+      `signing secret: ${given === undefined ? key : GIVEN_SECRET}`,
       grace === 0
         ? 'the previous secret signs nothing more'
         : `the previous secret signs beside it for ${formatDuration(grace * 1000)}`,

@@ -24,7 +24,7 @@ const BODY = [
 ] as const;
 const SECRET = [
   '--secret <secret>',
-  `the endpoint's secret, whsec_… (repeatable: both during a rotation; - reads them from standard input; default: ${SECRET_VARIABLE})`,
+  `the endpoint's secret, whsec_… (repeatable: both during a rotation; - reads them from standard input, typed unseen at a terminal; default: ${SECRET_VARIABLE})`,
   collectSecret,
 ] as const;
 

@@ -6,7 +6,8 @@ import { InvalidArgumentError } from 'commander';
 import { parseSecret } from '../signing/secrets.ts';
 import { usageError } from './errors.ts';
 import { isoTime } from './input.ts';
-import { HEADER_NAME, readAtFile, readAtFileBytes, unquoted } from './resource-input.ts';
+import { HEADER_NAME, readAtFile, readAtFileBytes, takeStdin, unquoted } from './resource-input.ts';
+import { readSecretInput } from './secret-input.ts';
 
 /** `POST /webhooks HTTP/1.1` or `HTTP/1.1 200 OK`, heading a captured request's or response's head. */
 const START_LINE = /^(?:[A-Z]+ \S+ HTTP\/\d(?:\.\d)?|HTTP\/\d(?:\.\d)? \d{3}\b.*)$/;
@@ -112,25 +113,39 @@ export function webhookBody(value: string): Buffer {
   return Buffer.from(value);
 }
 
+/** In the --secret list, where the secrets read from standard input go when the command runs. */
+const FROM_STDIN = '-';
+
 /**
  * commander parser for a repeatable --secret (an endpoint's `whsec_…`; two during a rotation), or
  * `-` for secrets on standard input, separated by white space, out of `ps` and the shell's history.
  * Checked by secretsGiven: commander's refusal of a parser's error would quote the secret.
  */
 export function collectSecret(value: string, previous: string[] = []): string[] {
-  if (value !== '-') return [...previous, value];
-  const { bytes } = readAtFileBytes('@-', '--secret', 'the secrets', '-');
-  const given = bytes.toString('utf8').split(/\s+/).filter(Boolean);
-  if (given.length === 0) throw new InvalidArgumentError('no secret on standard input.');
-  return [...previous, ...given];
+  if (value === FROM_STDIN) takeStdin('--secret -');
+  return [...previous, value];
 }
 
 export const SECRET_VARIABLE = 'COURIER_WEBHOOK_SECRET';
 
-/** The --secret values, else COURIER_WEBHOOK_SECRET's (separated by white space), checked; errors never quote one. */
-export function secretsGiven(given: string[] | undefined, env: NodeJS.ProcessEnv = process.env): Buffer[] {
+/**
+ * The --secret values (`-` read: typed unseen at a terminal), else COURIER_WEBHOOK_SECRET's
+ * (separated by white space), checked; errors never quote one.
+ */
+export async function secretsGiven(
+  given: string[] | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  stdin: NodeJS.ReadableStream = process.stdin,
+): Promise<Buffer[]> {
   const source = given ? '--secret' : SECRET_VARIABLE;
-  const texts = given ?? (env[SECRET_VARIABLE] ?? '').split(/\s+/).filter(Boolean);
+  let texts = given ?? (env[SECRET_VARIABLE] ?? '').split(/\s+/).filter(Boolean);
+  if (texts.includes(FROM_STDIN)) {
+    const read = (await readSecretInput('the secret, or two separated by a space', stdin))
+      .split(/\s+/)
+      .filter(Boolean);
+    if (read.length === 0) throw usageError('--secret -: no secret on standard input');
+    texts = texts.flatMap((text) => (text === FROM_STDIN ? read : [text]));
+  }
   if (texts.length === 0) {
     throw usageError(
       `give the endpoint's secret: --secret whsec_…, --secret - (standard input) or ${SECRET_VARIABLE}`,

@@ -3,8 +3,6 @@
  * end to end, the real binary against a real API on PostgreSQL; what they set is checked on
  * deliveries (their headers, and their signatures with the standardwebhooks verifier).
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +11,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { createApp, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
 import { deliverDue, publishAndDeliver, signedBy } from './deliver.ts';
-import { BIN, runCli } from './run.ts';
+import { HAS_SCRIPT, runCli, runOnTerminal } from './run.ts';
 
 describe('credentials from a file or standard input', () => {
   let api: TestApi;
@@ -168,7 +166,14 @@ describe('credentials from a file or standard input', () => {
       '--secret',
       '-',
     );
-    expect(added).toMatchObject({ code: 0, stdout: expect.stringMatching(`signing secret: ${first}\n$`) });
+    // Given, so not printed: it came unseen, and a script's log would keep it.
+    expect(added).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(
+        /^created ep_\w+ \(main\)\nsigning secret: the one given \(not shown\)\n$/,
+      ),
+    });
+    expect((await api.request('GET', '/api/v1/app/quiet/endpoint/main/secret')).body.key).toBe(first);
     // Without its prefix, as --secret takes it: sent in the API's form.
     const second = 'whsec_QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=';
     const rotated = await piped(
@@ -182,7 +187,7 @@ describe('credentials from a file or standard input', () => {
     );
     expect(rotated).toMatchObject({
       code: 0,
-      stdout: expect.stringMatching(`^rotated main\nsigning secret: ${second}\n`),
+      stdout: expect.stringMatching(/^rotated main\nsigning secret: the one given \(not shown\)\n/),
     });
     expect((await api.request('GET', '/api/v1/app/quiet/endpoint/main/secret')).body.key).toBe(second);
     expect(
@@ -196,30 +201,36 @@ describe('credentials from a file or standard input', () => {
     expect((await api.request('GET', '/api/v1/app/quiet/endpoint/main/secret')).body.key).toBe(second);
   });
 
-  it.skipIf(!existsSync('/usr/bin/script'))(
-    'says, on a terminal, that @- waits for lines ended by Ctrl-D',
+  it.skipIf(!HAS_SCRIPT)(
+    'at a terminal, says that @- waits for lines ended by Ctrl-D, and takes a typed secret unseen',
     async () => {
       await createApp(api, { uid: 'typed' });
       await cli('endpoints', 'add', 'typed', `${receiver.url}/typed`, '--uid', 'main');
-      // util-linux's script runs the command on a pseudo-terminal, fed what is piped to it: a line, then Ctrl-D.
-      const command = [process.execPath, BIN, 'endpoints', 'headers', 'typed', 'main', '--header', '@-'];
-      const typed = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-        const child = spawn('script', ['-qec', command.map((arg) => `'${arg}'`).join(' '), '/dev/null'], {
-          env: { ...process.env, COURIER_URL: api.url, COURIER_TOKEN: TOKEN },
-        });
-        let output = '';
-        child.stdout.on('data', (chunk) => (output += chunk));
-        child.stdin.end('X-Typed: 1\n\u0004');
-        child.once('error', reject);
-        child.once('close', (code) => resolve({ code, output }));
+      const env = { COURIER_URL: api.url, COURIER_TOKEN: TOKEN };
+      const headers = await runOnTerminal(['endpoints', 'headers', 'typed', 'main', '--header', '@-'], {
+        env,
+        typed: 'X-Typed: 1\n\u0004',
+        after: 'Ctrl-D',
       });
-      expect(typed.code).toBe(0);
-      expect(typed.output).toContain(
+      expect(headers.code).toBe(0);
+      expect(headers.output).toContain(
         "courier: reading 'Name: value' lines from the terminal; end with Ctrl-D\r\n",
       );
       expect((await api.request('GET', '/api/v1/app/typed/endpoint/main/headers')).body.headers).toEqual({
         'X-Typed': '1',
       });
+
+      const secret = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+      const rotated = await runOnTerminal(['endpoints', 'rotate-secret', 'typed', 'main', '--secret', '-'], {
+        env,
+        typed: `${secret}\r`,
+        after: 'then Enter: ',
+      });
+      expect(rotated.code).toBe(0);
+      expect(rotated.output).toMatch(
+        /^courier: type the secret \(not shown\), then Enter: \r\nrotated main\r\n/,
+      );
+      expect((await api.request('GET', '/api/v1/app/typed/endpoint/main/secret')).body.key).toBe(secret);
     },
   );
 

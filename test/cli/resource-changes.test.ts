@@ -370,4 +370,31 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
       await dropping.close();
     }
   });
+
+  it('an unanswered rotation to a secret given says how to repeat it without printing the secret', async () => {
+    // The secret in force is read first (it is another); the rotation's connection closes unanswered.
+    const other = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+    const dropping = await startReceiver((req, res) =>
+      req.method === 'GET'
+        ? res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ key: other }))
+        : req.socket.destroy(),
+    );
+    try {
+      const given = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+      const run = await runCli(['endpoints', 'rotate-secret', 'shop', 'main', '--secret', given], {
+        env: { COURIER_URL: dropping.url, COURIER_TOKEN: TOKEN },
+      });
+      expect({ ...run, stderr: run.stderr.replace(/\(.*?\)/, '(…)') }).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `courier: the connection to Courier at ${dropping.url} closed before its answer (…); it may have been rotated: \`courier endpoints rotate-secret shop main --secret <the one given> --grace-period 1d\` rotates it if not, and changes nothing if so\n`,
+      });
+      expect(JSON.parse(dropping.requests.at(-1)!.body.toString())).toEqual({
+        key: given,
+        gracePeriodSeconds: 86_400,
+      });
+    } finally {
+      await dropping.close();
+    }
+  });
 });

@@ -140,8 +140,10 @@ describe('courier apps and courier endpoints', () => {
       ]),
       cli(['endpoints', 'add', 'shop', `${receiver.url}/json`, '--json']),
     ]);
-    expect(chosen.stdout).toMatch(
-      /^created ep_\w+\nsigning secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n$/,
+    expect(chosen.stdout).toMatch(/^created (ep_\w+)\nsigning secret: the one given \(not shown\)\n$/);
+    const chosenId = chosen.stdout.match(/^created (ep_\w+)/)![1];
+    expect((await api.request('GET', `/api/v1/app/shop/endpoint/${chosenId}/secret`)).body.key).toBe(
+      'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
     );
     const made = JSON.parse(asJson.stdout);
     expect(made).toMatchObject({ url: `${receiver.url}/json`, secret: expect.stringMatching(/^whsec_/) });

@@ -12,7 +12,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { createApp, createEndpoint, startApi, type TestApi } from '../e2e/support.ts';
 import { publishAndDeliver } from './deliver.ts';
-import { type RunOptions, runCli } from './run.ts';
+import { HAS_SCRIPT, type RunOptions, runCli, runOnTerminal } from './run.ts';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const OTHER = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
@@ -345,6 +345,29 @@ describe('courier verify and courier sign', () => {
     expect(unnamed).toEqual({ code: 2, stdout: '', stderr: "courier: --header: expected 'Name: value'\n" });
   });
 
+  it.skipIf(!HAS_SCRIPT)(
+    'at a terminal, --secret - takes the secrets typed, unseen, with line editing; Ctrl-C ends it (130)',
+    async () => {
+      const headers = await signed('--secret', OTHER);
+      const args = ['verify', BODY, '--secret', '-', ...asArgs(headers)];
+      const after = 'then Enter: ';
+      // A character typed and erased, then the rotation's two secrets.
+      const typed = await runOnTerminal(args, { typed: `x\u007f${SECRET} ${OTHER}\r`, after });
+      expect(typed.code).toBe(0);
+      expect(typed.output).toMatch(
+        /^courier: type the secret, or two separated by a space \(not shown\), then Enter: \r\n/,
+      );
+      expect(typed.output).toMatch(/\r\nverified: /);
+      for (const secret of [SECRET, OTHER]) expect(typed.output).not.toContain(secret.slice(6));
+
+      const interrupted = await runOnTerminal(args, { typed: 'whsec_\u0003', after });
+      expect(interrupted).toEqual({
+        code: 130,
+        output: expect.stringMatching(/then Enter: \r\ncourier: interrupted\r\n$/),
+      });
+    },
+  );
+
   it('refuses bad input with exit 2, never quoting a secret', async () => {
     const bad = 'whsec_bm90LWEtc2VjcmV0';
     const cases: [string[], string | RegExp, RunOptions?][] = [
@@ -374,6 +397,17 @@ describe('courier verify and courier sign', () => {
         ['verify', '-', '--secret', '-', '-H', 'webhook-id: msg_1'],
         /standard input is already read for --secret -\./,
         { stdin: SECRET },
+      ],
+      [
+        // The secrets read take the place of - among those given: a bad one named by its place.
+        ['sign', BODY, '--secret', SECRET, '--secret', '-', '--secret', OTHER],
+        /^courier: --secret, secret 2 of 4: secret must be 24–75 bytes once decoded, got 12\n$/,
+        { stdin: `${bad} ${SECRET}\n` },
+      ],
+      [
+        ['sign', BODY, '--secret', '-'],
+        /^courier: --secret -: no secret on standard input\n$/,
+        { stdin: ' \n' },
       ],
     ];
     for (const [args, message, options] of cases) {

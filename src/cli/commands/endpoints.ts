@@ -137,8 +137,9 @@ export interface EndpointAddOptions extends OperatorOptions {
   retryPolicy?: Record<string, unknown>;
 }
 
-/** Creates one and prints its signing secret (the one given, or one Courier made). */
+/** Creates one and prints its signing secret: one Courier made (one given, with --json alone). */
 export async function addEndpoint(app: string, url: string, options: EndpointAddOptions) {
+  const secret = await secretGiven(options.secret);
   const body = {
     url,
     uid: options.uid,
@@ -148,7 +149,7 @@ export async function addEndpoint(app: string, url: string, options: EndpointAdd
     rateLimit: options.rateLimit,
     maxInFlight: options.maxInFlight,
     headers: options.header,
-    secret: await secretGiven(options.secret),
+    secret,
     publicOnly: options.publicOnly,
     metadata: options.metadata,
     retryPolicy: options.retryPolicy,
@@ -157,6 +158,7 @@ export async function addEndpoint(app: string, url: string, options: EndpointAdd
     json: options.json,
     listCommand: `courier endpoints list ${app}`,
     secretCommand: (id) => `courier endpoints secret ${app} ${id}`,
+    given: secret,
   });
 }
 

@@ -20,8 +20,8 @@ export interface VerifyOptions {
   json?: boolean;
 }
 
-export function verifyWebhook(body: Buffer, options: VerifyOptions): void {
-  const secrets = secretsGiven(options.secret);
+export async function verifyWebhook(body: Buffer, options: VerifyOptions): Promise<void> {
+  const secrets = await secretsGiven(options.secret);
   const headers = options.header;
   const now = options.at ?? systemClock.now();
   const found = examine(body, headers, secrets, { now: () => now, toleranceSec: options.tolerance });
@@ -201,8 +201,8 @@ export interface SignOptions {
 }
 
 /** Prints the three headers (`Name: value` lines, ready for `curl -H @-`), a signature per secret. */
-export function signWebhook(body: Buffer, options: SignOptions): void {
-  const secrets = secretsGiven(options.secret);
+export async function signWebhook(body: Buffer, options: SignOptions): Promise<void> {
+  const secrets = await secretsGiven(options.secret);
   const now = systemClock.now();
   const headers = webhookHeaders({
     msgId: options.id ?? newId('msg', now),
