@@ -57,8 +57,9 @@ running Courier over its API:
   COURIER_URL     its base URL, or --url (default: where COURIER_HOST and COURIER_PORT put it)
   COURIER_TOKEN   an API token, or --token (default: COURIER_ADMIN_TOKEN)
 They print tables, or JSON with --json. Exit status: 0 done, 1 API or network
-error, 2 usage error (nothing was sent). verify and sign work offline, with an
-endpoint's secret: verify exits 1 when a webhook does not verify.
+error (or a deletion not confirmed), 2 usage error (nothing was sent), 130
+Ctrl-C at a prompt. verify and sign work offline, with an endpoint's secret:
+verify exits 1 when a webhook does not verify.
 
 Examples:
   $ courier apps create "Acme Corp" --uid acme

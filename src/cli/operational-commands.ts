@@ -7,7 +7,8 @@ import type { OperatorOptions } from './api-client.ts';
 import type { AddOptions } from './commands/operational-endpoints.ts';
 import type { HeadersOptions } from './endpoint-headers.ts';
 import { collectEventType } from './input.ts';
-import { OPERATIONAL_ENDPOINT, operator } from './options.ts';
+import { OPERATIONAL_ENDPOINT, operator, YES } from './options.ts';
+import type { DeleteOptions } from './resource-calls.ts';
 import { headerChanges, METADATA, rotation } from './resource-commands.ts';
 import { collectMetadata, endpointUrl, uidName } from './resource-input.ts';
 import type { RotateOptions } from './secret-rotation.ts';
@@ -55,8 +56,9 @@ Examples:
     operational
       .command('remove')
       .description('delete one: it receives nothing more')
-      .argument(...OPERATIONAL_ENDPOINT),
-  ).action(async (endpoint: string, options: OperatorOptions) =>
+      .argument(...OPERATIONAL_ENDPOINT)
+      .option(...YES),
+  ).action(async (endpoint: string, options: DeleteOptions & OperatorOptions) =>
     (await import('./commands/operational-endpoints.ts')).removeOperationalEndpoint(endpoint, options),
   );
 

@@ -46,3 +46,9 @@ export function messageFilters(command: Command): Command {
     .option('--channel <channel>', 'only messages sent to this channel', channelFilter)
     .option('--tag <tag>', 'only messages with this tag', tagFilter);
 }
+
+/** A deletion's --yes: at a terminal it is asked for otherwise (a script is not asked). */
+export const YES = [
+  '-y, --yes',
+  'delete without asking (asked only when standard input is a terminal)',
+] as const;

@@ -4,8 +4,9 @@
  * PATCH of the options given, a deletion, and what to say when an answer never came.
  */
 import type { ApiClient } from './api-client.ts';
-import { apiError, usageError } from './errors.ts';
+import { apiError, CliError, usageError } from './errors.ts';
 import { idAndUid, printJson, printLines } from './format.ts';
+import { confirmed, isTerminal } from './terminal-input.ts';
 
 export type PathOf = (...rest: string[]) => string;
 
@@ -49,14 +50,15 @@ export async function createWithSecret(
     }
   }
   if (options.json) printJson({ ...made, secret: key });
-  else printLines(`created ${idAndUid(made)}`, `signing secret: ${options.given ? GIVEN_SECRET : key}`);
+  else printLines(`created ${idAndUid(made)}`, `signing secret: ${shownSecret(key, options.given)}`);
 }
 
 /**
- * How the text output names a secret the operator gave: it may have come unseen, from a terminal
- * or a pipe, and a script's log would keep it. (One Courier made is printed: nobody has it yet.)
+ * A secret as the text output shows it: one Courier made, printed (nobody has it yet); one the
+ * operator gave, not (it may have come unseen, from a terminal or a pipe, and a log would keep it).
  */
-export const GIVEN_SECRET = 'the one given (not shown)';
+export const shownSecret = (key: string, given: string | undefined): string =>
+  given === undefined ? key : 'the one given (not shown)';
 
 export async function printSecret(
   client: ApiClient,
@@ -93,13 +95,38 @@ export async function patchGiven(
 }
 
 /** DELETE, then `deleted <name>` (or `{"deleted": name}`). */
+export interface DeleteOptions {
+  json?: boolean;
+  /** Delete without asking, at a terminal too. */
+  yes?: boolean;
+}
+
+/**
+ * Deletes what `path` names. At a terminal, unless --yes, it reads it first and asks, naming it
+ * (`describe`); a script, whose standard input is no terminal, is not asked.
+ */
 export async function deleteNamed(
   client: ApiClient,
   path: string,
   name: string,
-  json: boolean | undefined,
+  options: DeleteOptions & { describe: (found: Named) => string },
+  stdin: NodeJS.ReadableStream = process.stdin,
 ): Promise<void> {
+  if (!options.yes && isTerminal(stdin)) {
+    const found = await client.request<Named>('GET', path);
+    if (!(await confirmed(`delete ${options.describe(found)}?`, stdin))) {
+      throw new CliError('nothing deleted', 1);
+    }
+  }
   await client.request('DELETE', path);
-  if (json) printJson({ deleted: name });
+  if (options.json) printJson({ deleted: name });
   else printLines(`deleted ${name}`);
+}
+
+/** What a deletion's question names: an application or an endpoint, as the API answers it. */
+export interface Named {
+  id: string;
+  uid: string | null;
+  name?: string;
+  url?: string;
 }

@@ -10,7 +10,8 @@ import type * as EndpointCommands from './commands/endpoints.ts';
 import type { EndpointAddOptions, UpdateOptions } from './commands/endpoints.ts';
 import type { HeadersOptions } from './endpoint-headers.ts';
 import { collectEndpointChannel, collectEventType, durationWithin, positiveInteger } from './input.ts';
-import { APP, ENDPOINT, operator } from './options.ts';
+import { APP, ENDPOINT, operator, YES } from './options.ts';
+import type { DeleteOptions } from './resource-calls.ts';
 import {
   appName,
   collectHeader,
@@ -127,8 +128,9 @@ Examples:
       .description(
         'delete an application: its endpoints receive nothing more (its messages and attempts stay until COURIER_RETENTION ends)',
       )
-      .argument(...APP),
-  ).action(async (app: string, options: OperatorOptions) =>
+      .argument(...APP)
+      .option(...YES),
+  ).action(async (app: string, options: DeleteOptions & OperatorOptions) =>
     (await import('./commands/apps.ts')).deleteApp(app, options),
   );
 }
@@ -265,9 +267,9 @@ blank lines and lines starting with # are skipped):
     m: typeof EndpointCommands,
     app: string,
     endpoint: string,
-    options: OperatorOptions,
+    options: DeleteOptions & OperatorOptions,
   ) => Promise<void>;
-  const onOne: [string, string, Run][] = [
+  const onOne: [string, string, Run, typeof YES?][] = [
     [
       'pause',
       'hold its deliveries until it is resumed (or their messages pass COURIER_RETENTION)',
@@ -278,7 +280,12 @@ blank lines and lines starting with # are skipped):
       'deliver again to a paused or disabled endpoint; what it held goes out',
       (m, ...args) => m.changeStatus('resume', ...args),
     ],
-    ['remove', 'delete an endpoint: it receives nothing more', (m, ...args) => m.removeEndpoint(...args)],
+    [
+      'remove',
+      'delete an endpoint: it receives nothing more',
+      (m, ...args) => m.removeEndpoint(...args),
+      YES,
+    ],
     ['secret', 'print the secret its deliveries are signed with', (m, ...args) => m.endpointSecret(...args)],
     [
       'show',
@@ -291,15 +298,16 @@ blank lines and lines starting with # are skipped):
       (m, ...args) => m.endpointPolicy(...args),
     ],
   ];
-  for (const [name, description, run] of onOne) {
-    operator(
-      endpoints
-        .command(name)
-        .description(description)
-        .argument(...APP)
-        .argument(...ENDPOINT),
-    ).action(async (app: string, endpoint: string, options: OperatorOptions) =>
-      run(await import('./commands/endpoints.ts'), app, endpoint, options),
+  for (const [name, description, run, option] of onOne) {
+    const command = endpoints
+      .command(name)
+      .description(description)
+      .argument(...APP)
+      .argument(...ENDPOINT);
+    if (option) command.option(...option);
+    operator(command).action(
+      async (app: string, endpoint: string, options: DeleteOptions & OperatorOptions) =>
+        run(await import('./commands/endpoints.ts'), app, endpoint, options),
     );
   }
 }

@@ -9,7 +9,7 @@ import { isValidUid } from '../ids.ts';
 import { formatSecret, parseSecret } from '../signing/secrets.ts';
 import { usageError } from './errors.ts';
 import { positiveInteger } from './input.ts';
-import { readSecretInput } from './secret-input.ts';
+import { readSecretInput } from './terminal-input.ts';
 
 export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -181,10 +181,7 @@ export function uidName(value: string): string {
  * stays as it is: `secretGiven` reads it from standard input, where `ps` does not show it.
  */
 export function signingSecret(value: string): string {
-  if (value === STDIN) {
-    takeStdin('--secret -');
-    return value;
-  }
+  if (secretFromStdin(value)) return value;
   return unquoted('--secret', () => formatSecret(parseSecret(value)));
 }
 
@@ -200,7 +197,15 @@ export function unquoted<T>(option: string, parse: () => T): T {
   }
 }
 
-const STDIN = '-';
+/** `-`, an option's value that stands for standard input. */
+export const STDIN = '-';
+
+/** `--secret -`: standard input taken for it as the options are parsed, and read as the command runs. */
+export function secretFromStdin(value: string): boolean {
+  if (value !== STDIN) return false;
+  takeStdin('--secret -');
+  return true;
+}
 
 /** Said when standard input is a terminal: the command waits for what is typed there. */
 function waitingOnTerminal(what: string): void {
@@ -210,9 +215,9 @@ function waitingOnTerminal(what: string): void {
 /** Who reads standard input in this run: one option may (a second would read nothing). */
 let stdinTakenBy: string | undefined;
 
-export function takeStdin(option: string): void {
+function takeStdin(option: string): void {
   if (stdinTakenBy !== undefined) {
-    throw new InvalidArgumentError(`standard input is already read for ${stdinTakenBy}.`);
+    throw new InvalidArgumentError(`standard input is already taken by ${stdinTakenBy}.`);
   }
   stdinTakenBy = option;
 }

@@ -8,7 +8,7 @@ import { generateSecret } from '../signing/secrets.ts';
 import { ApiClient, type OperatorOptions } from './api-client.ts';
 import { apiError, CliError } from './errors.ts';
 import { printJson, printLines } from './format.ts';
-import { GIVEN_SECRET, type PathOf } from './resource-calls.ts';
+import { type PathOf, shownSecret } from './resource-calls.ts';
 import { secretGiven } from './resource-input.ts';
 
 export interface RotateOptions extends OperatorOptions {
@@ -65,7 +65,7 @@ export async function rotateSecret(
   else
     printLines(
       `rotated ${endpoint}`,
-      `signing secret: ${given === undefined ? key : GIVEN_SECRET}`,
+      `signing secret: ${shownSecret(key, given)}`,
       grace === 0
         ? 'the previous secret signs nothing more'
         : `the previous secret signs beside it for ${formatDuration(grace * 1000)}`,

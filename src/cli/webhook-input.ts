@@ -6,8 +6,15 @@ import { InvalidArgumentError } from 'commander';
 import { parseSecret } from '../signing/secrets.ts';
 import { usageError } from './errors.ts';
 import { isoTime } from './input.ts';
-import { HEADER_NAME, readAtFile, readAtFileBytes, takeStdin, unquoted } from './resource-input.ts';
-import { readSecretInput } from './secret-input.ts';
+import {
+  HEADER_NAME,
+  readAtFile,
+  readAtFileBytes,
+  STDIN,
+  secretFromStdin,
+  unquoted,
+} from './resource-input.ts';
+import { readSecretInput } from './terminal-input.ts';
 
 /** `POST /webhooks HTTP/1.1` or `HTTP/1.1 200 OK`, heading a captured request's or response's head. */
 const START_LINE = /^(?:[A-Z]+ \S+ HTTP\/\d(?:\.\d)?|HTTP\/\d(?:\.\d)? \d{3}\b.*)$/;
@@ -113,16 +120,13 @@ export function webhookBody(value: string): Buffer {
   return Buffer.from(value);
 }
 
-/** In the --secret list, where the secrets read from standard input go when the command runs. */
-const FROM_STDIN = '-';
-
 /**
  * commander parser for a repeatable --secret (an endpoint's `whsec_…`; two during a rotation), or
  * `-` for secrets on standard input, separated by white space, out of `ps` and the shell's history.
  * Checked by secretsGiven: commander's refusal of a parser's error would quote the secret.
  */
 export function collectSecret(value: string, previous: string[] = []): string[] {
-  if (value === FROM_STDIN) takeStdin('--secret -');
+  secretFromStdin(value);
   return [...previous, value];
 }
 
@@ -139,12 +143,13 @@ export async function secretsGiven(
 ): Promise<Buffer[]> {
   const source = given ? '--secret' : SECRET_VARIABLE;
   let texts = given ?? (env[SECRET_VARIABLE] ?? '').split(/\s+/).filter(Boolean);
-  if (texts.includes(FROM_STDIN)) {
+  // `-` in --secret's list (not in the variable): where the secrets read go.
+  if (given?.includes(STDIN)) {
     const read = (await readSecretInput('the secret, or two separated by a space', stdin))
       .split(/\s+/)
       .filter(Boolean);
     if (read.length === 0) throw usageError('--secret -: no secret on standard input');
-    texts = texts.flatMap((text) => (text === FROM_STDIN ? read : [text]));
+    texts = texts.flatMap((text) => (text === STDIN ? read : [text]));
   }
   if (texts.length === 0) {
     throw usageError(

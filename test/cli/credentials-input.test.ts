@@ -136,12 +136,12 @@ describe('credentials from a file or standard input', () => {
       [2, '', invalid(`@${empty}`, `${empty} holds no 'Name: value' line.`)],
       [2, '', invalid('@', 'expected @FILE, or @- for standard input.')],
       [2, '', invalid('@-', "standard input holds no 'Name: value' line.")],
-      [2, '', invalid('@-', 'standard input is already read for --header @-.')],
-      [2, '', invalid('@-', 'standard input is already read for --secret -.')],
+      [2, '', invalid('@-', 'standard input is already taken by --header @-.')],
+      [2, '', invalid('@-', 'standard input is already taken by --secret -.')],
       [
         2,
         '',
-        "error: option '--secret <secret>' argument '-' is invalid. standard input is already read for --header @-.\n(add --help for usage)\n",
+        "error: option '--secret <secret>' argument '-' is invalid. standard input is already taken by --header @-.\n(add --help for usage)\n",
       ],
     ]);
     // Nothing changed, nothing made.
@@ -231,6 +231,14 @@ describe('credentials from a file or standard input', () => {
         /^courier: type the secret \(not shown\), then Enter: \r\nrotated main\r\n/,
       );
       expect((await api.request('GET', '/api/v1/app/typed/endpoint/main/secret')).body.key).toBe(secret);
+      // Without a token, said before the secret is asked for.
+      expect(
+        await runOnTerminal(['endpoints', 'add', 'typed', `${receiver.url}/x`, '--secret', '-'], {
+          env: { COURIER_URL: api.url },
+          typed: '',
+          after: 'then Enter: ',
+        }),
+      ).toEqual({ code: 2, output: expect.stringMatching(/^courier: no API token: /) });
     },
   );
 

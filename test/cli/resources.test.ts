@@ -9,7 +9,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { createApp, startApi, type TestApi, TOKEN } from '../e2e/support.ts';
 import { publishAndDeliver } from './deliver.ts';
-import { runCli } from './run.ts';
+import { HAS_SCRIPT, runCli, runOnTerminal } from './run.ts';
 
 describe('courier apps and courier endpoints', () => {
   let api: TestApi;
@@ -129,7 +129,7 @@ describe('courier apps and courier endpoints', () => {
     expect(verified).toEqual({ n: 1 });
     expect(delivered!.headers['webhook-id']).toBe(messageId);
 
-    const [chosen, asJson] = await Promise.all([
+    const [chosen, asJson, chosenAsJson] = await Promise.all([
       cli([
         'endpoints',
         'add',
@@ -139,7 +139,21 @@ describe('courier apps and courier endpoints', () => {
         'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
       ]),
       cli(['endpoints', 'add', 'shop', `${receiver.url}/json`, '--json']),
+      // --json gives a secret given too: a script asked for it.
+      cli([
+        'endpoints',
+        'add',
+        'shop',
+        `${receiver.url}/given`,
+        '--json',
+        '--secret',
+        'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      ]),
     ]);
+    expect(JSON.parse(chosenAsJson.stdout)).toMatchObject({
+      url: `${receiver.url}/given`,
+      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    });
     expect(chosen.stdout).toMatch(/^created (ep_\w+)\nsigning secret: the one given \(not shown\)\n$/);
     const chosenId = chosen.stdout.match(/^created (ep_\w+)/)![1];
     expect((await api.request('GET', `/api/v1/app/shop/endpoint/${chosenId}/secret`)).body.key).toBe(
@@ -397,4 +411,53 @@ describe('courier apps and courier endpoints', () => {
       await flaky.close();
     }
   });
+
+  it.skipIf(!HAS_SCRIPT)(
+    'at a terminal, apps delete and endpoints remove ask first, naming what goes; only y deletes, --yes asks nothing',
+    async () => {
+      const app = await createApp(api, { uid: 'asked', name: 'Asked Ltd' });
+      const added = await cli(['endpoints', 'add', 'asked', `${receiver.url}/asked`, '--uid', 'main']);
+      const [, endpoint] = added.stdout.match(/^created (ep_\w+)/)!;
+      const env = { COURIER_URL: api.url, COURIER_TOKEN: TOKEN };
+      // readline ends an answer with \r\n, which the terminal writes as \r\r\n.
+      const asked = async (args: string[], typed: string) => {
+        const run = await runOnTerminal(args, { env, typed, after: '[y/N] ' });
+        return { ...run, output: run.output.replace(/\r*\n/g, '\n') };
+      };
+      const remove = ['endpoints', 'remove', 'asked', 'main'];
+      const question = `courier: delete endpoint ${endpoint} (main) of asked, ${receiver.url}/asked? [y/N] `;
+      const exists = async (path: string) => (await api.request('GET', path)).status === 200;
+
+      // What is typed, and what the terminal shows of it: Ctrl-D (\u0004) is no answer.
+      for (const [typed, shown] of [
+        ['n\r', 'n'],
+        ['\r', ''],
+        ['yess\r', 'yess'],
+        ['\u0004', ''],
+      ]) {
+        expect(await asked(remove, typed!)).toEqual({
+          code: 1,
+          output: `${question}${shown}\ncourier: nothing deleted\n`,
+        });
+      }
+      expect(await asked(remove, '\u0003')).toEqual({
+        code: 130,
+        output: `${question}\ncourier: interrupted\n`,
+      });
+      expect(await exists('/api/v1/app/asked/endpoint/main')).toBe(true);
+      expect(await asked(remove, 'Y\r')).toEqual({ code: 0, output: `${question}Y\ndeleted main\n` });
+      expect(await exists('/api/v1/app/asked/endpoint/main')).toBe(false);
+
+      expect(await asked(['apps', 'delete', 'asked'], 'no\r')).toEqual({
+        code: 1,
+        output: `courier: delete application Asked Ltd, ${app} (asked), and its endpoints? [y/N] no\ncourier: nothing deleted\n`,
+      });
+      // Nothing typed: not asked.
+      expect(await asked(['apps', 'delete', 'asked', '--yes'], '')).toEqual({
+        code: 0,
+        output: 'deleted asked\n',
+      });
+      expect(await exists('/api/v1/app/asked')).toBe(false);
+    },
+  );
 });

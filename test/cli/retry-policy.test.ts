@@ -267,7 +267,7 @@ describe('the retry policy from the shell', () => {
       [
         2,
         '',
-        invalid('@-', 'standard input is already read for --retry-policy @-.').replace(
+        invalid('@-', 'standard input is already taken by --retry-policy @-.').replace(
           '--retry-policy <json>',
           '--header <header>',
         ),

@@ -43,29 +43,53 @@ export const HAS_SCRIPT = existsSync('/usr/bin/script');
 
 export interface TerminalRunOptions {
   env?: Record<string, string>;
-  /** What the operator types (a raw terminal's Enter is \r), once `after` shows on the terminal. */
-  typed: string;
+  /**
+   * What the operator types (a raw terminal's Enter is \r), once `after` shows on the terminal;
+   * a list is typed a piece at a time, 200 ms apart.
+   */
+  typed: string | string[];
   after: string;
 }
 
+const quoted = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
+
 /**
  * Runs `courier` on a pseudo-terminal, as an operator at a terminal would: its stdout and stderr
- * are one output, with the terminal's own echo of what was typed, if it echoes.
+ * are one output, with the terminal's own echo of what was typed, if it echoes. Killed, and
+ * refused with its output, if it has not ended in 20 s.
  */
 export function runOnTerminal(
   args: string[],
   options: TerminalRunOptions,
 ): Promise<{ code: number | null; output: string }> {
-  const command = [process.execPath, BIN, ...args].map((arg) => `'${arg}'`).join(' ');
+  const command = [process.execPath, BIN, ...args].map(quoted).join(' ');
   const child = spawn('script', ['-qec', command, '/dev/null'], { env: environment(options.env) });
+  const pieces = [options.typed].flat();
+  const typeNext = () => {
+    const piece = pieces.shift();
+    if (piece === undefined) return;
+    child.stdin.write(piece);
+    if (pieces.length) setTimeout(typeNext, 200);
+  };
   let output = '';
   child.stdout.on('data', (chunk) => {
     const waiting = !output.includes(options.after);
     output += chunk;
-    if (waiting && output.includes(options.after)) child.stdin.end(options.typed);
+    if (waiting && output.includes(options.after)) typeNext();
   });
   return new Promise((resolve, reject) => {
+    const deadline = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(
+        new Error(
+          `courier ${args.join(' ')} still running after 20 s; its output: ${JSON.stringify(output)}`,
+        ),
+      );
+    }, 20_000);
     child.once('error', reject);
-    child.once('close', (code) => resolve({ code, output }));
+    child.once('close', (code) => {
+      clearTimeout(deadline);
+      resolve({ code, output });
+    });
   });
 }

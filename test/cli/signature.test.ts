@@ -360,10 +360,23 @@ describe('courier verify and courier sign', () => {
       expect(typed.output).toMatch(/\r\nverified: /);
       for (const secret of [SECRET, OTHER]) expect(typed.output).not.toContain(secret.slice(6));
 
+      // Ctrl-Z ignored, the terminal still not echoing; a paste of two lines read whole (the
+      // second line's secret signed the webhook).
+      const suspended = await runOnTerminal(args, { typed: ['\u001a', `${SECRET}\r${OTHER}\r`], after });
+      expect(suspended.code).toBe(0);
+      for (const secret of [SECRET, OTHER]) expect(suspended.output).not.toContain(secret.slice(6));
+      expect(suspended.output).toMatch(/\r\nverified: /);
+
       const interrupted = await runOnTerminal(args, { typed: 'whsec_\u0003', after });
       expect(interrupted).toEqual({
         code: 130,
         output: expect.stringMatching(/then Enter: \r\ncourier: interrupted\r\n$/),
+      });
+      expect(await runOnTerminal(args, { typed: '\u0004', after })).toEqual({
+        code: 2,
+        output: expect.stringMatching(
+          /then Enter: \r\ncourier: --secret -: no secret on standard input\r\n$/,
+        ),
       });
     },
   );
@@ -395,8 +408,14 @@ describe('courier verify and courier sign', () => {
       ],
       [
         ['verify', '-', '--secret', '-', '-H', 'webhook-id: msg_1'],
-        /standard input is already read for --secret -\./,
+        /standard input is already taken by --secret -\./,
         { stdin: SECRET },
+      ],
+      [
+        // The variable's secrets are never read from standard input: a - there is no secret.
+        ['sign', BODY],
+        /^courier: COURIER_WEBHOOK_SECRET, secret 2 of 2: secret is not valid base64/,
+        { env: { COURIER_WEBHOOK_SECRET: `${SECRET} -` }, stdin: OTHER },
       ],
       [
         // The secrets read take the place of - among those given: a bad one named by its place.

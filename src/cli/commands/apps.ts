@@ -14,7 +14,7 @@ import {
   printLines,
   timestamp,
 } from '../format.ts';
-import { createdHint, deleteNamed, patchGiven } from '../resource-calls.ts';
+import { createdHint, type DeleteOptions, deleteNamed, patchGiven } from '../resource-calls.ts';
 import { metadataGiven, orNull } from '../resource-input.ts';
 
 interface ApplicationOut {
@@ -149,6 +149,9 @@ export async function updateApp(app: string, options: AppUpdateOptions) {
   });
 }
 
-export async function deleteApp(app: string, options: OperatorOptions) {
-  await deleteNamed(ApiClient.connect(options), apiPath('app', app), app, options.json);
+export async function deleteApp(app: string, options: DeleteOptions & OperatorOptions) {
+  await deleteNamed(ApiClient.connect(options), apiPath('app', app), app, {
+    ...options,
+    describe: (a) => `application ${a.name}, ${idAndUid(a)}, and its endpoints`,
+  });
 }

@@ -20,7 +20,13 @@ import {
 } from '../format.ts';
 import { type StandingCounts, standingColumns, standingsText } from '../message-columns.ts';
 import { type EndpointPolicyOut, policyLines } from '../policy-lines.ts';
-import { createWithSecret, deleteNamed, patchGiven, printSecret } from '../resource-calls.ts';
+import {
+  createWithSecret,
+  type DeleteOptions,
+  deleteNamed,
+  patchGiven,
+  printSecret,
+} from '../resource-calls.ts';
 import { metadataGiven, orNull, secretGiven } from '../resource-input.ts';
 import { type RotateOptions, rotateSecret } from '../secret-rotation.ts';
 
@@ -139,6 +145,8 @@ export interface EndpointAddOptions extends OperatorOptions {
 
 /** Creates one and prints its signing secret: one Courier made (one given, with --json alone). */
 export async function addEndpoint(app: string, url: string, options: EndpointAddOptions) {
+  // Connected first: a missing token is said before a secret is typed.
+  const client = ApiClient.connect(options);
   const secret = await secretGiven(options.secret);
   const body = {
     url,
@@ -154,7 +162,7 @@ export async function addEndpoint(app: string, url: string, options: EndpointAdd
     metadata: options.metadata,
     retryPolicy: options.retryPolicy,
   };
-  await createWithSecret(ApiClient.connect(options), endpointsOf(app), body, {
+  await createWithSecret(client, endpointsOf(app), body, {
     json: options.json,
     listCommand: `courier endpoints list ${app}`,
     secretCommand: (id) => `courier endpoints secret ${app} ${id}`,
@@ -223,8 +231,15 @@ export async function changeStatus(
   else printLines(`${idAndUid(changed)}: ${statusOf(changed, Date.now())}`);
 }
 
-export async function removeEndpoint(app: string, endpoint: string, options: OperatorOptions) {
-  await deleteNamed(ApiClient.connect(options), endpointsOf(app)(endpoint), endpoint, options.json);
+export async function removeEndpoint(
+  app: string,
+  endpoint: string,
+  options: DeleteOptions & OperatorOptions,
+) {
+  await deleteNamed(ApiClient.connect(options), endpointsOf(app)(endpoint), endpoint, {
+    ...options,
+    describe: (e) => `endpoint ${idAndUid(e)} of ${app}, ${e.url}`,
+  });
 }
 
 export async function endpointSecret(app: string, endpoint: string, options: OperatorOptions) {

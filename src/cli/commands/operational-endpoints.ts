@@ -4,8 +4,8 @@
  */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { changeHeaders, type HeadersOptions } from '../endpoint-headers.ts';
-import { output } from '../format.ts';
-import { createWithSecret, deleteNamed, printSecret } from '../resource-calls.ts';
+import { idAndUid, output } from '../format.ts';
+import { createWithSecret, type DeleteOptions, deleteNamed, printSecret } from '../resource-calls.ts';
 import { type RotateOptions, rotateSecret } from '../secret-rotation.ts';
 
 interface OperationalEndpointOut {
@@ -65,8 +65,11 @@ export async function addOperationalEndpoint(url: string, options: AddOptions) {
   });
 }
 
-export async function removeOperationalEndpoint(endpoint: string, options: OperatorOptions) {
-  await deleteNamed(ApiClient.connect(options), path(endpoint), endpoint, options.json);
+export async function removeOperationalEndpoint(endpoint: string, options: DeleteOptions & OperatorOptions) {
+  await deleteNamed(ApiClient.connect(options), path(endpoint), endpoint, {
+    ...options,
+    describe: (e) => `operational endpoint ${idAndUid(e)}, ${e.url}`,
+  });
 }
 
 export async function operationalEndpointSecret(endpoint: string, options: OperatorOptions) {
