@@ -1,6 +1,7 @@
 /**
  * Errors the operator commands end with. main.ts prints `courier: <message>` on stderr and exits
- * with the code: 2 for bad input (nothing was sent), 1 when the API or the network failed.
+ * with the code: 2 for bad input (nothing was sent), 1 when the API or the network failed (or a
+ * deletion was not confirmed), 130 for Ctrl-C at a prompt.
  */
 export class CliError extends Error {
   constructor(

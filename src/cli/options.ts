@@ -47,8 +47,8 @@ export function messageFilters(command: Command): Command {
     .option('--tag <tag>', 'only messages with this tag', tagFilter);
 }
 
-/** A deletion's --yes: at a terminal it is asked for otherwise (a script is not asked). */
+/** A deletion's --yes: at a terminal the deletion is asked about otherwise, from a script run there too. */
 export const YES = [
   '-y, --yes',
-  'delete without asking (asked only when standard input is a terminal)',
+  'delete without asking (asked only when standard input and stderr are a terminal; scripts run from one: pass --yes)',
 ] as const;

@@ -5,7 +5,7 @@
  */
 import type { ApiClient } from './api-client.ts';
 import { apiError, CliError, usageError } from './errors.ts';
-import { idAndUid, printJson, printLines } from './format.ts';
+import { idAndUid, printable, printJson, printLines } from './format.ts';
 import { confirmed, isTerminal } from './terminal-input.ts';
 
 export type PathOf = (...rest: string[]) => string;
@@ -94,7 +94,6 @@ export async function patchGiven(
   else printLines(`updated ${idAndUid(changed)}`);
 }
 
-/** DELETE, then `deleted <name>` (or `{"deleted": name}`). */
 export interface DeleteOptions {
   json?: boolean;
   /** Delete without asking, at a terminal too. */
@@ -102,21 +101,27 @@ export interface DeleteOptions {
 }
 
 /**
- * Deletes what `path` names. At a terminal, unless --yes, it reads it first and asks, naming it
- * (`describe`); a script, whose standard input is no terminal, is not asked.
+ * DELETE of what `at(name)` names, then `deleted <name>` (or `{"deleted": name}`). When a person
+ * is there to answer (standard input and stderr terminals), unless --yes, it reads it first and
+ * asks, naming it (`describe`), then deletes that one by its id: a uid could name another by the
+ * time of the answer.
  */
 export async function deleteNamed(
   client: ApiClient,
-  path: string,
+  at: (name: string) => string,
   name: string,
   options: DeleteOptions & { describe: (found: Named) => string },
   stdin: NodeJS.ReadableStream = process.stdin,
+  prompt: NodeJS.WritableStream = process.stderr,
 ): Promise<void> {
-  if (!options.yes && isTerminal(stdin)) {
+  let path = at(name);
+  if (!options.yes && isTerminal(stdin) && isTerminal(prompt)) {
     const found = await client.request<Named>('GET', path);
-    if (!(await confirmed(`delete ${options.describe(found)}?`, stdin))) {
+    // What the server sent made printable: a name or a URL may hold escape sequences.
+    if (!(await confirmed(printable(`delete ${options.describe(found)}?`), stdin, prompt))) {
       throw new CliError('nothing deleted', 1);
     }
+    path = at(found.id);
   }
   await client.request('DELETE', path);
   if (options.json) printJson({ deleted: name });

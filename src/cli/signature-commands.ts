@@ -56,7 +56,8 @@ export function signatureCommands(program: Command): void {
 The headers are webhook-id, webhook-timestamp and webhook-signature (svix-*
 too). Exit status: 0 verified, 1 not verified (why, on stderr, with a hint when
 the body matches once a final newline, a byte order mark or CRLF line ends are
-undone, or a lost final newline put back), 2 usage error.
+undone, or a lost final newline put back), 2 usage error, 130 Ctrl-C at the
+--secret - prompt.
 
 Examples:
   $ export COURIER_WEBHOOK_SECRET=$(courier endpoints secret acme main)

@@ -8,7 +8,8 @@ import type { ReadStream } from 'node:tty';
 import { CliError } from './errors.ts';
 import { readAll } from './input.ts';
 
-export const isTerminal = (stdin: NodeJS.ReadableStream): boolean => Boolean((stdin as ReadStream).isTTY);
+export const isTerminal = (stream: NodeJS.ReadableStream | NodeJS.WritableStream): boolean =>
+  Boolean((stream as ReadStream).isTTY);
 
 /** `what` names the input in the prompt: "the secret", "the secret, or two separated by a space". */
 export async function readSecretInput(
@@ -37,10 +38,9 @@ export async function confirmed(
   prompt: NodeJS.WritableStream = process.stderr,
 ): Promise<boolean> {
   const line = createInterface({ input: stdin, output: prompt, terminal: true });
-  // Written as it is (readline's prompt() would clear the screen's line first), and set as its
-  // prompt for the redraws that editing the answer makes.
+  // readline's prompt, so that its redraws (an edit, a question wider than the terminal) know it.
   line.setPrompt(`courier: ${question} [y/N] `);
-  prompt.write(line.getPrompt());
+  line.prompt();
   // readline ends an answered line with its own line break.
   const answer = await typedLines(line).catch((error: unknown) => {
     prompt.write('\n');

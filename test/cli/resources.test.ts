@@ -3,6 +3,7 @@
  * PostgreSQL; an endpoint added from the shell gets a delivery, checked with the standardwebhooks
  * verifier and the secret the command printed.
  */
+import { stripVTControlCharacters } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
@@ -415,14 +416,17 @@ describe('courier apps and courier endpoints', () => {
   it.skipIf(!HAS_SCRIPT)(
     'at a terminal, apps delete and endpoints remove ask first, naming what goes; only y deletes, --yes asks nothing',
     async () => {
-      const app = await createApp(api, { uid: 'asked', name: 'Asked Ltd' });
+      // An escape sequence in the name (the API takes one) is not sent to the terminal.
+      const app = await createApp(api, { uid: 'asked', name: 'Asked\u001b[31m Ltd' });
       const added = await cli(['endpoints', 'add', 'asked', `${receiver.url}/asked`, '--uid', 'main']);
       const [, endpoint] = added.stdout.match(/^created (ep_\w+)/)!;
+      await cli(['endpoints', 'add', 'asked', `${receiver.url}/spare`, '--uid', 'spare']);
+      await cli(['endpoints', 'add', 'asked', `${receiver.url}/logged`, '--uid', 'logged']);
       const env = { COURIER_URL: api.url, COURIER_TOKEN: TOKEN };
-      // readline ends an answer with \r\n, which the terminal writes as \r\r\n.
+      // readline draws its prompt with cursor moves, and ends an answer with \r\n (shown \r\r\n).
       const asked = async (args: string[], typed: string) => {
         const run = await runOnTerminal(args, { env, typed, after: '[y/N] ' });
-        return { ...run, output: run.output.replace(/\r*\n/g, '\n') };
+        return { ...run, output: stripVTControlCharacters(run.output).replace(/\r*\n/g, '\n') };
       };
       const remove = ['endpoints', 'remove', 'asked', 'main'];
       const question = `courier: delete endpoint ${endpoint} (main) of asked, ${receiver.url}/asked? [y/N] `;
@@ -445,19 +449,53 @@ describe('courier apps and courier endpoints', () => {
         output: `${question}\ncourier: interrupted\n`,
       });
       expect(await exists('/api/v1/app/asked/endpoint/main')).toBe(true);
+      // A wrong name is said before any question.
+      const missing = await asked(['endpoints', 'remove', 'asked', 'nope'], 'y\r');
+      expect(missing).toMatchObject({
+        code: 1,
+        output: expect.stringMatching(/^courier: .*nope.*HTTP 404\)\n$/),
+      });
       expect(await asked(remove, 'Y\r')).toEqual({ code: 0, output: `${question}Y\ndeleted main\n` });
       expect(await exists('/api/v1/app/asked/endpoint/main')).toBe(false);
+      // Nothing typed: not asked.
+      expect(await asked(['endpoints', 'remove', 'asked', 'spare', '-y'], '')).toEqual({
+        code: 0,
+        output: 'deleted spare\n',
+      });
+      expect(await exists('/api/v1/app/asked/endpoint/spare')).toBe(false);
+      // No one to see a question on stderr: not asked.
+      const run = await runOnTerminal(['endpoints', 'remove', 'asked', 'logged'], {
+        env,
+        typed: '',
+        after: '[y/N] ',
+        stderrTo: '/dev/null',
+      });
+      expect(run).toEqual({ code: 0, output: 'deleted logged\r\n' });
+      expect(await exists('/api/v1/app/asked/endpoint/logged')).toBe(false);
+
+      const ops = await cli([
+        'operational-endpoints',
+        'add',
+        `${receiver.url}/asked-ops`,
+        '--uid',
+        'asked-ops',
+      ]);
+      const [, opsId] = ops.stdout.match(/^created (ep_\w+)/)!;
+      expect(await asked(['operational-endpoints', 'remove', 'asked-ops', '--json'], 'y\r')).toEqual({
+        code: 0,
+        output: `courier: delete operational endpoint ${opsId} (asked-ops), ${receiver.url}/asked-ops? [y/N] y\n{\n  "deleted": "asked-ops"\n}\n`,
+      });
 
       expect(await asked(['apps', 'delete', 'asked'], 'no\r')).toEqual({
         code: 1,
-        output: `courier: delete application Asked Ltd, ${app} (asked), and its endpoints? [y/N] no\ncourier: nothing deleted\n`,
+        output: `courier: delete application Asked [31m Ltd, ${app} (asked), and its endpoints? [y/N] no\ncourier: nothing deleted\n`,
       });
-      // Nothing typed: not asked.
       expect(await asked(['apps', 'delete', 'asked', '--yes'], '')).toEqual({
         code: 0,
         output: 'deleted asked\n',
       });
       expect(await exists('/api/v1/app/asked')).toBe(false);
     },
+    120_000,
   );
 });

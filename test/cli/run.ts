@@ -49,6 +49,8 @@ export interface TerminalRunOptions {
    */
   typed: string | string[];
   after: string;
+  /** A file stderr goes to instead of the terminal. */
+  stderrTo?: string;
 }
 
 const quoted = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
@@ -62,12 +64,14 @@ export function runOnTerminal(
   args: string[],
   options: TerminalRunOptions,
 ): Promise<{ code: number | null; output: string }> {
-  const command = [process.execPath, BIN, ...args].map(quoted).join(' ');
+  const command =
+    [process.execPath, BIN, ...args].map(quoted).join(' ') +
+    (options.stderrTo ? ` 2>${quoted(options.stderrTo)}` : '');
   const child = spawn('script', ['-qec', command, '/dev/null'], { env: environment(options.env) });
   const pieces = [options.typed].flat();
   const typeNext = () => {
     const piece = pieces.shift();
-    if (piece === undefined) return;
+    if (piece === undefined || child.exitCode !== null) return;
     child.stdin.write(piece);
     if (pieces.length) setTimeout(typeNext, 200);
   };

@@ -150,7 +150,7 @@ export async function updateApp(app: string, options: AppUpdateOptions) {
 }
 
 export async function deleteApp(app: string, options: DeleteOptions & OperatorOptions) {
-  await deleteNamed(ApiClient.connect(options), apiPath('app', app), app, {
+  await deleteNamed(ApiClient.connect(options), (name) => apiPath('app', name), app, {
     ...options,
     describe: (a) => `application ${a.name}, ${idAndUid(a)}, and its endpoints`,
   });

@@ -236,7 +236,7 @@ export async function removeEndpoint(
   endpoint: string,
   options: DeleteOptions & OperatorOptions,
 ) {
-  await deleteNamed(ApiClient.connect(options), endpointsOf(app)(endpoint), endpoint, {
+  await deleteNamed(ApiClient.connect(options), endpointsOf(app), endpoint, {
     ...options,
     describe: (e) => `endpoint ${idAndUid(e)} of ${app}, ${e.url}`,
   });

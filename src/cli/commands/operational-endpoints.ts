@@ -66,7 +66,7 @@ export async function addOperationalEndpoint(url: string, options: AddOptions) {
 }
 
 export async function removeOperationalEndpoint(endpoint: string, options: DeleteOptions & OperatorOptions) {
-  await deleteNamed(ApiClient.connect(options), path(endpoint), endpoint, {
+  await deleteNamed(ApiClient.connect(options), path, endpoint, {
     ...options,
     describe: (e) => `operational endpoint ${idAndUid(e)}, ${e.url}`,
   });
