@@ -6,10 +6,10 @@ import type { Command } from 'commander';
 import type { OperatorOptions } from './api-client.ts';
 import type { AddOptions } from './commands/operational-endpoints.ts';
 import type { HeadersOptions } from './endpoint-headers.ts';
+import { headerChanges, METADATA, rotation } from './endpoint-option-sets.ts';
 import { collectEventType } from './input.ts';
 import { OPERATIONAL_ENDPOINT, operator, YES } from './options.ts';
 import type { DeleteOptions } from './resource-calls.ts';
-import { headerChanges, METADATA, rotation } from './resource-commands.ts';
 import { collectMetadata, endpointUrl, uidName } from './resource-input.ts';
 import type { RotateOptions } from './secret-rotation.ts';
 

@@ -3,19 +3,19 @@
  * changed and removed from the shell (main.ts adds them to the program; the actions load lazily).
  */
 import { type Command, Option } from 'commander';
-import { MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX, SECRET_GRACE_MAX_S } from '../setting-limits.ts';
+import { MAX_IN_FLIGHT_MAX, RATE_LIMIT_MAX } from '../setting-limits.ts';
 import type { OperatorOptions } from './api-client.ts';
 import type { AppCreateOptions, AppsListOptions, AppUpdateOptions } from './commands/apps.ts';
 import type * as EndpointCommands from './commands/endpoints.ts';
 import type { EndpointAddOptions, UpdateOptions } from './commands/endpoints.ts';
 import type { HeadersOptions } from './endpoint-headers.ts';
-import { collectEndpointChannel, collectEventType, durationWithin, positiveInteger } from './input.ts';
+import { headerChanges, METADATA, rotation } from './endpoint-option-sets.ts';
+import { collectEndpointChannel, collectEventType, positiveInteger } from './input.ts';
 import { APP, ENDPOINT, operator, YES } from './options.ts';
 import type { DeleteOptions } from './resource-calls.ts';
 import {
   appName,
   collectHeader,
-  collectHeaderName,
   collectMetadata,
   endpointUrl,
   orDefault,
@@ -28,8 +28,6 @@ import {
 import type { RotateOptions } from './secret-rotation.ts';
 
 const RATE_LIMIT = `requests per second at most, up to ${RATE_LIMIT_MAX}`;
-export const METADATA =
-  'a KEY=VALUE pair of your own (the key without =), kept with it and shown by --json (repeatable)';
 const METADATA_UPDATE = `${METADATA.slice(0, -1)}: replaces every pair it has)`;
 const rateLimit = positiveIntegerUpTo(RATE_LIMIT_MAX);
 const RETRY_POLICY =
@@ -367,40 +365,4 @@ function clearUid(): Option {
 /** On `update`, beside --metadata (which replaces every pair). */
 function clearMetadata(): Option {
   return new Option('--clear-metadata', 'remove every metadata pair').conflicts('metadata');
-}
-
-/** `headers`, of application and operational endpoints alike. */
-export function headerChanges(command: Command): Command {
-  return command
-    .description('print the headers its deliveries carry, after adding, replacing or removing some')
-    .option(
-      '--header <header>',
-      "'Name: value' to add, or to replace the value of (repeatable); @FILE reads such lines from a file, @- from standard input",
-      collectHeader,
-    )
-    .option('--remove <name>', 'remove this header (repeatable)', collectHeaderName)
-    .addOption(
-      new Option(
-        '--clear',
-        'remove every header first, credentials too (said on stderr): the endpoint keeps only those --header gives',
-      ).conflicts('remove'),
-    );
-}
-
-/** `rotate-secret`, of application and operational endpoints alike. */
-export function rotation(command: Command): Command {
-  return command
-    .description(
-      'sign with a new secret, and print it if made here; the previous one signs beside it for a while',
-    )
-    .option(
-      '--secret <secret>',
-      'the new secret (whsec_…; - reads it from standard input, out of ps, typed unseen at a terminal); default: a new one',
-      signingSecret,
-    )
-    .option(
-      '--grace-period <duration>',
-      'how long the previous secret signs beside it, such as 90m, 2h or 7d; 0 for not at all (default: 1d)',
-      durationWithin(0, SECRET_GRACE_MAX_S),
-    );
 }
