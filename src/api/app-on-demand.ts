@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { OPERATOR_APP_UID } from '../dispatch/operator-webhook.ts';
+import { OPERATOR_APP_UID } from '../dispatch/operator-uids.ts';
 import { isValidUid, newId } from '../ids.ts';
 import type { Queryable } from '../store/db.ts';
 import { type Application, createApplication, findApplication } from '../store/repos/applications.ts';

@@ -2,6 +2,7 @@
  * What the operator types at a terminal: a secret given as `--secret -`, unseen (as `read -s`
  * reads it; from a pipe or a file, read to its end), and a yes or no before a deletion.
  */
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { createInterface, type Interface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { ReadStream } from 'node:tty';
@@ -15,20 +16,38 @@ export const isTerminal = (stream: NodeJS.ReadableStream | NodeJS.WritableStream
 export async function readSecretInput(
   what: string,
   stdin: NodeJS.ReadableStream = process.stdin,
-  prompt: NodeJS.WritableStream = process.stderr,
 ): Promise<string> {
   if (!isTerminal(stdin)) return readAll(stdin);
   // readline's line editing (backspace, Ctrl-U) without its echo: it writes to nowhere. The terminal
   // stops echoing as the interface starts, before the prompt invites typing.
   const nowhere = new Writable({ write: (_chunk, _encoding, done) => done() });
   const line = createInterface({ input: stdin, output: nowhere, terminal: true });
-  prompt.write(`courier: type ${what} (not shown), then Enter: `);
+  const shown = promptOnTerminal();
+  const prompt = () => shown.write(`courier: type ${what} (not shown), then Enter: `);
+  prompt();
   try {
-    return (await typedLines(line)) ?? '';
+    return (await typedLines(line, stdin, prompt)) ?? '';
   } finally {
     // Nothing typed was echoed, the Enter neither.
-    prompt.write('\n');
+    shown.write('\n');
+    shown.close();
   }
+}
+
+/**
+ * Where a secret's prompt is seen: stderr at a terminal; with stderr sent to a file or a pipe, the
+ * terminal itself (/dev/tty, as ssh and sudo prompt), or stderr anyway when there is none.
+ */
+function promptOnTerminal(): { write: (text: string) => void; close: () => void } {
+  const onStderr = { write: (text: string) => void process.stderr.write(text), close: () => {} };
+  if (isTerminal(process.stderr)) return onStderr;
+  let fd: number;
+  try {
+    fd = openSync('/dev/tty', 'w');
+  } catch {
+    return onStderr;
+  }
+  return { write: (text) => void writeSync(fd, text), close: () => closeSync(fd) };
 }
 
 /** A question answered at a terminal: true for y or yes; anything else, Ctrl-D too, is no. */
@@ -42,7 +61,7 @@ export async function confirmed(
   line.setPrompt(`courier: ${question} [y/N] `);
   line.prompt();
   // readline ends an answered line with its own line break.
-  const answer = await typedLines(line).catch((error: unknown) => {
+  const answer = await typedLines(line, stdin, () => line.prompt(true)).catch((error: unknown) => {
     prompt.write('\n');
     throw error;
   });
@@ -54,10 +73,16 @@ export async function confirmed(
  * What was typed, up to Enter, with the rest of a paste that held line breaks (lines that came
  * together: left unread, they would reach the shell after the command, as commands); undefined for
  * Ctrl-D on an empty line. The interface is closed after, the terminal back as it was. In raw mode
- * Ctrl-C sends no signal: readline reports it, and the command ends as if signalled (130). Ctrl-Z
- * is ignored: suspended, readline would leave the terminal echoing, or the command paused for good.
+ * Ctrl-C and Ctrl-Z send no signal: readline reports them. Ctrl-C ends the command as if
+ * signalled (130); Ctrl-Z suspends it, and `prompt` asks again once it is resumed.
  */
-async function typedLines(line: Interface): Promise<string | undefined> {
+async function typedLines(
+  line: Interface,
+  terminal: NodeJS.ReadableStream,
+  prompt: () => void,
+): Promise<string | undefined> {
+  // A SIGCONT while asking is a `fg` after Ctrl-Z: the prompt was lost among the shell's lines.
+  process.on('SIGCONT', prompt);
   try {
     return await new Promise<string | undefined>((resolve, reject) => {
       const lines: string[] = [];
@@ -67,10 +92,24 @@ async function typedLines(line: Interface): Promise<string | undefined> {
       });
       line.once('close', () => resolve(lines.length ? lines.join('\n') : undefined));
       line.once('SIGINT', () => reject(new CliError('interrupted', 130)));
-      line.on('SIGTSTP', () => {});
+      line.on('SIGTSTP', () => suspend(terminal as ReadStream));
       line.once('error', reject);
     });
   } finally {
+    process.off('SIGCONT', prompt);
     line.close();
   }
+}
+
+/**
+ * Ctrl-Z at a prompt: the terminal as the shell expects it (echoing) while the command is stopped,
+ * and raw again, not echoing, the moment it runs. Unlike readline's own suspension, this never
+ * leaves the terminal echoing where no stop happens: the kernel discards the stop of an orphaned
+ * process group (under `script`, say, where nothing could resume it), and then process.kill
+ * returns at once; otherwise it returns once the process is continued.
+ */
+function suspend(terminal: ReadStream): void {
+  terminal.setRawMode(false);
+  process.kill(process.pid, 'SIGTSTP');
+  terminal.setRawMode(true);
 }

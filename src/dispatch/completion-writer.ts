@@ -11,7 +11,8 @@ import {
 import type { OperationalEvent } from '../store/queries/operational-events.ts';
 import { attemptEventType, reportAttemptEvents } from './attempt-events.ts';
 import { disableFailing, pauseForStreak } from './auto-pause.ts';
-import { OPERATOR_APP_UID, type OperatorRelay } from './operator-webhook.ts';
+import { OPERATOR_APP_UID } from './operator-uids.ts';
+import type { OperatorRelay } from './operator-webhook.ts';
 
 /**
  * Writes a worker's completions, and what follows from them for operators: the attempt events

@@ -16,9 +16,8 @@ import { createEndpoint, type Endpoint, findEndpoint, updateEndpoint } from '../
 import { EXHAUSTED, FAILING, RECOVERED } from './attempt-events.ts';
 import { pausedByStreak } from './auto-pause.ts';
 import { ENDPOINT_EVENT_TYPES } from './endpoint-events.ts';
+import { OPERATOR_APP_UID, OPERATOR_ENDPOINT_UID } from './operator-uids.ts';
 
-export const OPERATOR_APP_UID = 'courier-operator';
-export const OPERATOR_ENDPOINT_UID = 'operator';
 /** Held notices go out over this long once resumed, within the endpoint's own rate limit anyway. */
 const RESUME_SPREAD_MS = 10_000;
 

@@ -3,7 +3,7 @@
  * end to end, the real binary against a real API on PostgreSQL; what they set is checked on
  * deliveries (their headers, and their signatures with the standardwebhooks verifier).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -231,6 +231,24 @@ describe('credentials from a file or standard input', () => {
         /^courier: type the secret \(not shown\), then Enter: \r\nrotated main\r\n/,
       );
       expect((await api.request('GET', '/api/v1/app/typed/endpoint/main/secret')).body.key).toBe(secret);
+      // stderr sent to a file: the prompt is on the terminal still (/dev/tty), not in the file.
+      const log = join(dir, 'rotate-secret.log');
+      const next = `whsec_${Buffer.alloc(32, 10).toString('base64')}`;
+      expect(
+        await runOnTerminal(['endpoints', 'rotate-secret', 'typed', 'main', '--secret', '-'], {
+          env,
+          typed: `${next}\r`,
+          after: 'then Enter: ',
+          stderrTo: log,
+        }),
+      ).toEqual({
+        code: 0,
+        output:
+          'courier: type the secret (not shown), then Enter: \r\nrotated main\r\n' +
+          'signing secret: the one given (not shown)\r\nthe previous secret signs beside it for 1d\r\n',
+      });
+      expect(await readFile(log, 'utf8')).toBe('');
+      expect((await api.request('GET', '/api/v1/app/typed/endpoint/main/secret')).body.key).toBe(next);
       // Without a token, said before the secret is asked for.
       expect(
         await runOnTerminal(['endpoints', 'add', 'typed', `${receiver.url}/x`, '--secret', '-'], {

@@ -486,6 +486,24 @@ describe('courier apps and courier endpoints', () => {
         output: `courier: delete operational endpoint ${opsId} (asked-ops), ${receiver.url}/asked-ops? [y/N] y\n{\n  "deleted": "asked-ops"\n}\n`,
       });
 
+      // The operator application's question says what its deletion stops.
+      const operatorApp = (await api.request('GET', '/api/v1/app/courier-operator')).body.id;
+      expect(await asked(['apps', 'delete', 'courier-operator'], 'n\r')).toEqual({
+        code: 1,
+        output: `courier: delete application Courier operator events, ${operatorApp} (courier-operator), and its endpoints (the operational webhook endpoints: operational events then go nowhere until one is added again)? [y/N] n\ncourier: nothing deleted\n`,
+      });
+      expect(await exists('/api/v1/app/courier-operator')).toBe(true);
+
+      // A job of a shell with job control: Ctrl-Z stops it, `fg` asks again, and the answer counts.
+      const resumed = await runOnTerminal(['apps', 'delete', 'asked'], {
+        env,
+        typed: ['\u001a', 'n\r'],
+        after: '[y/N] ',
+        jobControl: true,
+      });
+      expect(resumed.code).toBe(1);
+      expect(stripVTControlCharacters(resumed.output).split('[y/N] ')).toHaveLength(3);
+      expect(resumed.output).toMatch(/\ncourier: nothing deleted\r\n$/);
       expect(await asked(['apps', 'delete', 'asked'], 'no\r')).toEqual({
         code: 1,
         output: `courier: delete application Asked [31m Ltd, ${app} (asked), and its endpoints? [y/N] no\ncourier: nothing deleted\n`,

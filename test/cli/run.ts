@@ -51,6 +51,12 @@ export interface TerminalRunOptions {
   after: string;
   /** A file stderr goes to instead of the terminal. */
   stderrTo?: string;
+  /**
+   * Run as a job of a shell with job control (`bash -m`), which, once it stops (Ctrl-Z), prints
+   * `echo` or `-echo` (whether the terminal echoes) and brings it back with `fg`: each piece of
+   * `typed` waits for `after` to show once more.
+   */
+  jobControl?: boolean;
 }
 
 const quoted = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
@@ -64,22 +70,29 @@ export function runOnTerminal(
   args: string[],
   options: TerminalRunOptions,
 ): Promise<{ code: number | null; output: string }> {
-  const command =
+  const courier =
     [process.execPath, BIN, ...args].map(quoted).join(' ') +
     (options.stderrTo ? ` 2>${quoted(options.stderrTo)}` : '');
+  // Without job control, `script`'s shell and the command are one orphaned process group, whose
+  // stops the kernel discards; `bash -m` makes the command a job of its own.
+  // Between the stop and `fg`, the shell shows whether the terminal echoes: `echo` or `-echo`.
+  const echoing = "stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?echo'";
+  const command = options.jobControl ? `bash -mc ${quoted(`${courier}; ${echoing}; fg`)}` : courier;
   const child = spawn('script', ['-qec', command, '/dev/null'], { env: environment(options.env) });
   const pieces = [options.typed].flat();
   const typeNext = () => {
     const piece = pieces.shift();
     if (piece === undefined || child.exitCode !== null) return;
     child.stdin.write(piece);
-    if (pieces.length) setTimeout(typeNext, 200);
+    if (pieces.length && !options.jobControl) setTimeout(typeNext, 200);
   };
   let output = '';
+  let shown = 0;
   child.stdout.on('data', (chunk) => {
-    const waiting = !output.includes(options.after);
     output += chunk;
-    if (waiting && output.includes(options.after)) typeNext();
+    const times = output.split(options.after).length - 1;
+    if (times > shown && (shown === 0 || options.jobControl)) typeNext();
+    shown = times;
   });
   return new Promise((resolve, reject) => {
     const deadline = setTimeout(() => {

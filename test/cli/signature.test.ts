@@ -360,12 +360,27 @@ describe('courier verify and courier sign', () => {
       expect(typed.output).toMatch(/\r\nverified: /);
       for (const secret of [SECRET, OTHER]) expect(typed.output).not.toContain(secret.slice(6));
 
-      // Ctrl-Z ignored, the terminal still not echoing; a paste of two lines read whole (the
-      // second line's secret signed the webhook).
+      // Ctrl-Z where no stop can happen (an orphaned process group), the terminal still not
+      // echoing; a paste of two lines read whole (the second line's secret signed the webhook).
       const suspended = await runOnTerminal(args, { typed: ['\u001a', `${SECRET}\r${OTHER}\r`], after });
       expect(suspended.code).toBe(0);
       for (const secret of [SECRET, OTHER]) expect(suspended.output).not.toContain(secret.slice(6));
       expect(suspended.output).toMatch(/\r\nverified: /);
+      // A job of a shell with job control: Ctrl-Z stops it, `fg` brings it back to its prompt, the
+      // terminal not echoing, what was typed before the stop kept.
+      const stopped = await runOnTerminal(args, {
+        typed: [`${SECRET.slice(0, 20)}\u001a`, `${SECRET.slice(20)} ${OTHER}\r`],
+        after,
+        jobControl: true,
+      });
+      expect(stopped.code).toBe(0);
+      expect(stopped.output.split(after)).toHaveLength(3);
+      // The terminal echoes again while the command is stopped, for the shell's sake.
+      expect(stopped.output).toContain('\r\necho\r\n');
+      expect(stopped.output).toMatch(/\r\nverified: /);
+      for (const typed of [SECRET.slice(6, 20), SECRET.slice(20), OTHER.slice(6)]) {
+        expect(stopped.output).not.toContain(typed);
+      }
 
       const interrupted = await runOnTerminal(args, { typed: 'whsec_\u0003', after });
       expect(interrupted).toEqual({

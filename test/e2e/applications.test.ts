@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureOperatorEndpoint, OPERATOR_APP_UID } from '../../src/dispatch/operator-webhook.ts';
+import { OPERATOR_APP_UID } from '../../src/dispatch/operator-uids.ts';
+import { ensureOperatorEndpoint } from '../../src/dispatch/operator-webhook.ts';
 import { holdOpen, waitingBehind } from '../support/transactions.ts';
 import { createApp, locs, startApi, type TestApi } from './support.ts';
 

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { OPERATOR_APP_UID } from '../../dispatch/operator-webhook.ts';
+import { OPERATOR_APP_UID } from '../../dispatch/operator-uids.ts';
 import { deleteAppToken, expireAppTokens, insertAppToken } from '../../store/repos/app-tokens.ts';
 import { hashToken } from '../../store/repos/tokens.ts';
 import { CAPABILITIES, type Capability, MAX_EXPIRY_S } from '../app-capabilities.ts';

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config.ts';
-import { OPERATOR_APP_UID } from '../../dispatch/operator-webhook.ts';
+import { OPERATOR_APP_UID } from '../../dispatch/operator-uids.ts';
 import { isValidUid, newId } from '../../ids.ts';
 import type { Queryable } from '../../store/db.ts';
 import {

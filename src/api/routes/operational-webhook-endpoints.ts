@@ -4,7 +4,8 @@
  * made with the first one; COURIER_OPERATOR_WEBHOOK_URL's endpoint (uid "operator") is one of them.
  */
 import { type Static, type TObject, Type } from 'typebox';
-import { OPERATOR_APP_UID, operatorApplication } from '../../dispatch/operator-webhook.ts';
+import { OPERATOR_APP_UID } from '../../dispatch/operator-uids.ts';
+import { operatorApplication } from '../../dispatch/operator-webhook.ts';
 import { isValidUid } from '../../ids.ts';
 import { findApplication } from '../../store/repos/applications.ts';
 import { endpointInput } from '../endpoint-input.ts';

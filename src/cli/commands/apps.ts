@@ -1,4 +1,5 @@
 /** `courier apps`: the applications (one per customer) whose endpoints Courier delivers to. */
+import { OPERATOR_APP_UID } from '../../dispatch/operator-uids.ts';
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { usageError } from '../errors.ts';
 import {
@@ -152,6 +153,10 @@ export async function updateApp(app: string, options: AppUpdateOptions) {
 export async function deleteApp(app: string, options: DeleteOptions & OperatorOptions) {
   await deleteNamed(ApiClient.connect(options), (name) => apiPath('app', name), app, {
     ...options,
-    describe: (a) => `application ${a.name}, ${idAndUid(a)}, and its endpoints`,
+    describe: (a) =>
+      `application ${a.name}, ${idAndUid(a)}, and its endpoints` +
+      (a.uid === OPERATOR_APP_UID
+        ? ' (the operational webhook endpoints: operational events then go nowhere until one is added again)'
+        : ''),
   });
 }
