@@ -2,7 +2,7 @@
  * What the operator types at a terminal: a secret given as `--secret -`, unseen (as `read -s`
  * reads it; from a pipe or a file, read to its end), and a yes or no before a deletion.
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { createInterface, type Interface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { ReadStream } from 'node:tty';
@@ -24,8 +24,8 @@ export async function readSecretInput(
   const line = createInterface({ input: stdin, output: nowhere, terminal: true });
   const shown = promptOnTerminal();
   const prompt = () => shown.write(`courier: type ${what} (not shown), then Enter: `);
-  prompt();
   try {
+    prompt();
     return (await typedLines(line, stdin, prompt)) ?? '';
   } finally {
     // Nothing typed was echoed, the Enter neither.
@@ -36,18 +36,25 @@ export async function readSecretInput(
 
 /**
  * Where a secret's prompt is seen: stderr at a terminal; with stderr sent to a file or a pipe, the
- * terminal itself (/dev/tty, as ssh and sudo prompt), or stderr anyway when there is none.
+ * terminal itself (/dev/tty, as ssh and sudo prompt), or stderr anyway when there is none. A
+ * prompt that cannot be written (the terminal hung up) is no reason to lose what is typed.
  */
 function promptOnTerminal(): { write: (text: string) => void; close: () => void } {
   const onStderr = { write: (text: string) => void process.stderr.write(text), close: () => {} };
   if (isTerminal(process.stderr)) return onStderr;
   let fd: number;
   try {
-    fd = openSync('/dev/tty', 'w');
+    // Not 'w': where there is no /dev/tty, that would make a file of that name.
+    fd = openSync('/dev/tty', constants.O_WRONLY | constants.O_NOCTTY);
   } catch {
     return onStderr;
   }
-  return { write: (text) => void writeSync(fd, text), close: () => closeSync(fd) };
+  const quietly = (act: () => void) => {
+    try {
+      act();
+    } catch {}
+  };
+  return { write: (text) => quietly(() => writeSync(fd, text)), close: () => quietly(() => closeSync(fd)) };
 }
 
 /** A question answered at a terminal: true for y or yes; anything else, Ctrl-D too, is no. */
@@ -74,15 +81,27 @@ export async function confirmed(
  * together: left unread, they would reach the shell after the command, as commands); undefined for
  * Ctrl-D on an empty line. The interface is closed after, the terminal back as it was. In raw mode
  * Ctrl-C and Ctrl-Z send no signal: readline reports them. Ctrl-C ends the command as if
- * signalled (130); Ctrl-Z suspends it, and `prompt` asks again once it is resumed.
+ * signalled (130); Ctrl-Z suspends it, and once it is resumed `prompt` asks again, from the start.
  */
 async function typedLines(
   line: Interface,
   terminal: NodeJS.ReadableStream,
   prompt: () => void,
 ): Promise<string | undefined> {
-  // A SIGCONT while asking is a `fg` after Ctrl-Z: the prompt was lost among the shell's lines.
-  process.on('SIGCONT', prompt);
+  // A SIGCONT after a stop is a `fg` (or a `bg`, then a `fg`: asked once): the prompt is lost
+  // among the shell's lines, and what was typed before it unseen, so it starts over, as sudo does.
+  let stops = 0;
+  let askedAgain = 0;
+  const resumed = () => {
+    if (askedAgain === stops) return;
+    askedAgain = stops;
+    if (line.line) {
+      line.write(null, { ctrl: true, name: 'e' });
+      line.write(null, { ctrl: true, name: 'u' });
+    }
+    prompt();
+  };
+  process.on('SIGCONT', resumed);
   try {
     return await new Promise<string | undefined>((resolve, reject) => {
       const lines: string[] = [];
@@ -92,24 +111,29 @@ async function typedLines(
       });
       line.once('close', () => resolve(lines.length ? lines.join('\n') : undefined));
       line.once('SIGINT', () => reject(new CliError('interrupted', 130)));
-      line.on('SIGTSTP', () => suspend(terminal as ReadStream));
+      line.on('SIGTSTP', () => {
+        stops += 1;
+        suspend(terminal as ReadStream);
+      });
       line.once('error', reject);
     });
   } finally {
-    process.off('SIGCONT', prompt);
+    process.off('SIGCONT', resumed);
     line.close();
   }
 }
 
 /**
- * Ctrl-Z at a prompt: the terminal as the shell expects it (echoing) while the command is stopped,
- * and raw again, not echoing, the moment it runs. Unlike readline's own suspension, this never
- * leaves the terminal echoing where no stop happens: the kernel discards the stop of an orphaned
- * process group (under `script`, say, where nothing could resume it), and then process.kill
- * returns at once; otherwise it returns once the process is continued.
+ * Ctrl-Z at a prompt: the job stopped, as the terminal would stop it (the whole process group: a
+ * `courier … | jq` or an `npx courier` stops whole, or its shell would wait on), the terminal as
+ * the shell expects it (echoing) meanwhile, and raw again, not echoing, the moment the command
+ * runs. Unlike readline's own suspension, this never leaves the terminal echoing where no stop
+ * happens: the kernel discards the stop of an orphaned process group (under `script`, say, where
+ * nothing could resume it), and then process.kill returns at once; otherwise it returns once the
+ * process is continued (after a `bg`, raw mode stops it again, SIGTTOU, until a `fg`).
  */
 function suspend(terminal: ReadStream): void {
   terminal.setRawMode(false);
-  process.kill(process.pid, 'SIGTSTP');
+  process.kill(0, 'SIGTSTP');
   terminal.setRawMode(true);
 }

@@ -490,7 +490,7 @@ describe('courier apps and courier endpoints', () => {
       const operatorApp = (await api.request('GET', '/api/v1/app/courier-operator')).body.id;
       expect(await asked(['apps', 'delete', 'courier-operator'], 'n\r')).toEqual({
         code: 1,
-        output: `courier: delete application Courier operator events, ${operatorApp} (courier-operator), and its endpoints (the operational webhook endpoints: operational events then go nowhere until one is added again)? [y/N] n\ncourier: nothing deleted\n`,
+        output: `courier: delete application Courier operator events, ${operatorApp} (courier-operator), and its endpoints (the operational webhook endpoints: operational events then go nowhere until one is added, or a worker starts with COURIER_OPERATOR_WEBHOOK_URL)? [y/N] n\ncourier: nothing deleted\n`,
       });
       expect(await exists('/api/v1/app/courier-operator')).toBe(true);
 

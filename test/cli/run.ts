@@ -52,8 +52,9 @@ export interface TerminalRunOptions {
   /** A file stderr goes to instead of the terminal. */
   stderrTo?: string;
   /**
-   * Run as a job of a shell with job control (`bash -m`), which, once it stops (Ctrl-Z), prints
-   * `echo` or `-echo` (whether the terminal echoes) and brings it back with `fg`: each piece of
+   * Run as a job of a shell with job control (`bash -m`), its output through `cat` (a job of two
+   * processes, as `courier … | jq` is, stops only whole), which, once it stops (Ctrl-Z), prints
+   * `echo` or `-echo` (whether the terminal echoes) and brings it back with `bg`, then `fg`: each piece of
    * `typed` waits for `after` to show once more.
    */
   jobControl?: boolean;
@@ -77,7 +78,9 @@ export function runOnTerminal(
   // stops the kernel discards; `bash -m` makes the command a job of its own.
   // Between the stop and `fg`, the shell shows whether the terminal echoes: `echo` or `-echo`.
   const echoing = "stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?echo'";
-  const command = options.jobControl ? `bash -mc ${quoted(`${courier}; ${echoing}; fg`)}` : courier;
+  // `bg` first: the job, taking the terminal back from the background, stops again until the `fg`.
+  const job = `set -o pipefail; ${courier} | cat; ${echoing}; bg; fg`;
+  const command = options.jobControl ? `bash -mc ${quoted(job)}` : courier;
   const child = spawn('script', ['-qec', command, '/dev/null'], { env: environment(options.env) });
   const pieces = [options.typed].flat();
   const typeNext = () => {

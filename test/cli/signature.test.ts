@@ -346,7 +346,7 @@ describe('courier verify and courier sign', () => {
   });
 
   it.skipIf(!HAS_SCRIPT)(
-    'at a terminal, --secret - takes the secrets typed, unseen, with line editing; Ctrl-C ends it (130)',
+    'at a terminal, --secret - takes the secrets typed, unseen, with line editing; Ctrl-C ends it (130), Ctrl-Z suspends it',
     async () => {
       const headers = await signed('--secret', OTHER);
       const args = ['verify', BODY, '--secret', '-', ...asArgs(headers)];
@@ -367,9 +367,9 @@ describe('courier verify and courier sign', () => {
       for (const secret of [SECRET, OTHER]) expect(suspended.output).not.toContain(secret.slice(6));
       expect(suspended.output).toMatch(/\r\nverified: /);
       // A job of a shell with job control: Ctrl-Z stops it, `fg` brings it back to its prompt, the
-      // terminal not echoing, what was typed before the stop kept.
+      // terminal not echoing, what was typed before the stop dropped (the secret typed again).
       const stopped = await runOnTerminal(args, {
-        typed: [`${SECRET.slice(0, 20)}\u001a`, `${SECRET.slice(20)} ${OTHER}\r`],
+        typed: [`${SECRET.slice(0, 20)}\u001a`, `${SECRET} ${OTHER}\r`],
         after,
         jobControl: true,
       });
@@ -378,9 +378,7 @@ describe('courier verify and courier sign', () => {
       // The terminal echoes again while the command is stopped, for the shell's sake.
       expect(stopped.output).toContain('\r\necho\r\n');
       expect(stopped.output).toMatch(/\r\nverified: /);
-      for (const typed of [SECRET.slice(6, 20), SECRET.slice(20), OTHER.slice(6)]) {
-        expect(stopped.output).not.toContain(typed);
-      }
+      for (const secret of [SECRET, OTHER]) expect(stopped.output).not.toContain(secret.slice(6));
 
       const interrupted = await runOnTerminal(args, { typed: 'whsec_\u0003', after });
       expect(interrupted).toEqual({
@@ -394,6 +392,8 @@ describe('courier verify and courier sign', () => {
         ),
       });
     },
+    // Six runs on a terminal, each with a deadline of 20 s, on two cores shared with other files.
+    120_000,
   );
 
   it('refuses bad input with exit 2, never quoting a secret', async () => {

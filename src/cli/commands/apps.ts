@@ -156,7 +156,8 @@ export async function deleteApp(app: string, options: DeleteOptions & OperatorOp
     describe: (a) =>
       `application ${a.name}, ${idAndUid(a)}, and its endpoints` +
       (a.uid === OPERATOR_APP_UID
-        ? ' (the operational webhook endpoints: operational events then go nowhere until one is added again)'
+        ? ' (the operational webhook endpoints: operational events then go nowhere until one is added,' +
+          ' or a worker starts with COURIER_OPERATOR_WEBHOOK_URL)'
         : ''),
   });
 }
