@@ -21,12 +21,14 @@ export async function readSecretInput(
   // readline's line editing (backspace, Ctrl-U) without its echo: it writes to nowhere. The terminal
   // stops echoing as the interface starts, before the prompt invites typing.
   const nowhere = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const line = createInterface({ input: stdin, output: nowhere, terminal: true });
   const shown = promptOnTerminal();
-  const prompt = () => shown.write(`courier: type ${what} (not shown), then Enter: `);
   try {
-    prompt();
-    return (await typedLines(line, stdin, prompt)) ?? '';
+    const typed = await typedAt(stdin, () => {
+      const line = createInterface({ input: stdin, output: nowhere, terminal: true });
+      shown.write(`courier: type ${what} (not shown), then Enter: `);
+      return line;
+    });
+    return typed ?? '';
   } finally {
     // Nothing typed was echoed, the Enter neither.
     shown.write('\n');
@@ -63,12 +65,14 @@ export async function confirmed(
   stdin: NodeJS.ReadableStream = process.stdin,
   prompt: NodeJS.WritableStream = process.stderr,
 ): Promise<boolean> {
-  const line = createInterface({ input: stdin, output: prompt, terminal: true });
-  // readline's prompt, so that its redraws (an edit, a question wider than the terminal) know it.
-  line.setPrompt(`courier: ${question} [y/N] `);
-  line.prompt();
   // readline ends an answered line with its own line break.
-  const answer = await typedLines(line, stdin, () => line.prompt(true)).catch((error: unknown) => {
+  const answer = await typedAt(stdin, () => {
+    const line = createInterface({ input: stdin, output: prompt, terminal: true });
+    // readline's prompt, so that its redraws (an edit, a question wider than the terminal) know it.
+    line.setPrompt(`courier: ${question} [y/N] `);
+    line.prompt();
+    return line;
+  }).catch((error: unknown) => {
     prompt.write('\n');
     throw error;
   });
@@ -76,34 +80,40 @@ export async function confirmed(
   return /^y(es)?$/i.test(answer?.trim() ?? '');
 }
 
+/** What typedLines answers once the command, stopped at its prompt, runs again. */
+const RESUMED = Symbol('resumed');
+
+/**
+ * What is typed at the prompt `ask` makes (an interface, its prompt shown). Ctrl-Z suspends the
+ * command; once it runs again its prompt is lost among the shell's lines, and what was typed before
+ * unseen, so it asks again with a new interface, from the start, as sudo does (readline's own redraw
+ * would climb into the shell's lines above a wrapped prompt, and its kill ring keep the old text).
+ */
+async function typedAt(terminal: NodeJS.ReadableStream, ask: () => Interface): Promise<string | undefined> {
+  for (;;) {
+    const typed = await typedLines(ask(), terminal as ReadStream);
+    if (typed !== RESUMED) return typed;
+  }
+}
+
 /**
  * What was typed, up to Enter, with the rest of a paste that held line breaks (lines that came
  * together: left unread, they would reach the shell after the command, as commands); undefined for
  * Ctrl-D on an empty line. The interface is closed after, the terminal back as it was. In raw mode
  * Ctrl-C and Ctrl-Z send no signal: readline reports them. Ctrl-C ends the command as if
- * signalled (130); Ctrl-Z suspends it, and once it is resumed `prompt` asks again, from the start.
+ * signalled (130); Ctrl-Z suspends it, and the SIGCONT that resumes it answers RESUMED.
  */
 async function typedLines(
   line: Interface,
-  terminal: NodeJS.ReadableStream,
-  prompt: () => void,
-): Promise<string | undefined> {
-  // A SIGCONT after a stop is a `fg` (or a `bg`, then a `fg`: asked once): the prompt is lost
-  // among the shell's lines, and what was typed before it unseen, so it starts over, as sudo does.
-  let stops = 0;
-  let askedAgain = 0;
-  const resumed = () => {
-    if (askedAgain === stops) return;
-    askedAgain = stops;
-    if (line.line) {
-      line.write(null, { ctrl: true, name: 'e' });
-      line.write(null, { ctrl: true, name: 'u' });
-    }
-    prompt();
-  };
-  process.on('SIGCONT', resumed);
+  terminal: ReadStream,
+): Promise<string | undefined | typeof RESUMED> {
+  // A SIGCONT before a stop is someone else's (`kill -CONT`); after it, a `fg` (or a `bg`, then a
+  // `fg`: the second finds this interface closed).
+  let continued = () => {};
+  const onContinue = () => continued();
+  process.on('SIGCONT', onContinue);
   try {
-    return await new Promise<string | undefined>((resolve, reject) => {
+    return await new Promise((resolve, reject) => {
       const lines: string[] = [];
       line.on('line', (typed) => {
         // readline emits every line of what came in one read before this runs.
@@ -112,13 +122,13 @@ async function typedLines(
       line.once('close', () => resolve(lines.length ? lines.join('\n') : undefined));
       line.once('SIGINT', () => reject(new CliError('interrupted', 130)));
       line.on('SIGTSTP', () => {
-        stops += 1;
-        suspend(terminal as ReadStream);
+        suspend(terminal);
+        continued = () => resolve(RESUMED);
       });
       line.once('error', reject);
     });
   } finally {
-    process.off('SIGCONT', resumed);
+    process.off('SIGCONT', onContinue);
     line.close();
   }
 }

@@ -258,6 +258,8 @@ describe('credentials from a file or standard input', () => {
         }),
       ).toEqual({ code: 2, output: expect.stringMatching(/^courier: no API token: /) });
     },
+    // Four runs on a terminal, each with a deadline of 20 s.
+    60_000,
   );
 
   it("an operational endpoint's headers and rotated secret are what its deliveries carry", async () => {

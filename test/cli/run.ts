@@ -78,8 +78,10 @@ export function runOnTerminal(
   // stops the kernel discards; `bash -m` makes the command a job of its own.
   // Between the stop and `fg`, the shell shows whether the terminal echoes: `echo` or `-echo`.
   const echoing = "stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?echo'";
-  // `bg` first: the job, taking the terminal back from the background, stops again until the `fg`.
-  const job = `set -o pipefail; ${courier} | cat; ${echoing}; bg; fg`;
+  // `bg` first: the job, taking the terminal back from the background, stops again (awaited, 5 s
+  // at most) until the `fg`.
+  const stoppedAgain = 'for i in $(seq 100); do [ -n "$(jobs -s)" ] && break; sleep 0.05; done';
+  const job = `set -o pipefail; ${courier} | cat; ${echoing}; bg; ${stoppedAgain}; fg`;
   const command = options.jobControl ? `bash -mc ${quoted(job)}` : courier;
   const child = spawn('script', ['-qec', command, '/dev/null'], { env: environment(options.env) });
   const pieces = [options.typed].flat();

@@ -392,7 +392,7 @@ describe('courier verify and courier sign', () => {
         ),
       });
     },
-    // Six runs on a terminal, each with a deadline of 20 s, on two cores shared with other files.
+    // Five runs on a terminal, each with a deadline of 20 s, on two cores shared with other files.
     120_000,
   );
 
