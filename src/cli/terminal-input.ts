@@ -108,7 +108,8 @@ async function typedLines(
   terminal: ReadStream,
 ): Promise<string | undefined | typeof RESUMED> {
   // A SIGCONT before a stop is someone else's (`kill -CONT`); after it, a `fg` (or a `bg`, then a
-  // `fg`: the second finds this interface closed).
+  // `fg`: the second reaches no listener of this call, or the next one's, not stopped, which
+  // ignores it).
   let continued = () => {};
   const onContinue = () => continued();
   process.on('SIGCONT', onContinue);
@@ -123,7 +124,8 @@ async function typedLines(
       line.once('SIGINT', () => reject(new CliError('interrupted', 130)));
       line.on('SIGTSTP', () => {
         suspend(terminal);
-        continued = () => resolve(RESUMED);
+        // A line already typed, its answer settling, wins.
+        continued = () => lines.length === 0 && resolve(RESUMED);
       });
       line.once('error', reject);
     });
