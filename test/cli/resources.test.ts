@@ -457,6 +457,24 @@ describe('courier apps and courier endpoints', () => {
       });
       expect(await asked(remove, 'Y\r')).toEqual({ code: 0, output: `${question}Y\ndeleted main\n` });
       expect(await exists('/api/v1/app/asked/endpoint/main')).toBe(false);
+      // The uid passes to another endpoint while the question waits: the one asked about goes.
+      const spare = (await api.request('GET', '/api/v1/app/asked/endpoint/spare')).body.id;
+      const other = await cli(['endpoints', 'add', 'asked', `${receiver.url}/other`]);
+      const [, otherId] = other.stdout.match(/^created (ep_\w+)/)!;
+      const moved = await runOnTerminal(['endpoints', 'remove', 'asked', 'spare'], {
+        env,
+        typed: 'y\r',
+        after: '[y/N] ',
+        meanwhile: async () => {
+          const patch = (id: string, uid: string) =>
+            api.request('PATCH', `/api/v1/app/asked/endpoint/${id}`, { body: { uid } });
+          await patch(spare, 'was-spare');
+          await patch(otherId!, 'spare');
+        },
+      });
+      expect(moved.code).toBe(0);
+      expect(await exists(`/api/v1/app/asked/endpoint/${spare}`)).toBe(false);
+      expect((await api.request('GET', '/api/v1/app/asked/endpoint/spare')).body.id).toBe(otherId);
       // Nothing typed: not asked.
       expect(await asked(['endpoints', 'remove', 'asked', 'spare', '-y'], '')).toEqual({
         code: 0,

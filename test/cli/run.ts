@@ -51,6 +51,8 @@ export interface TerminalRunOptions {
   after: string;
   /** A file stderr goes to instead of the terminal. */
   stderrTo?: string;
+  /** Done once `after` first shows, before anything is typed: what happens while a person reads. */
+  meanwhile?: () => Promise<unknown>;
   /**
    * Run as a job of a shell with job control (`bash -m`), its output through `cat` (a job of two
    * processes, as `courier … | jq` is, stops only whole), which, once it stops (Ctrl-Z), prints
@@ -93,10 +95,16 @@ export function runOnTerminal(
   };
   let output = '';
   let shown = 0;
+  let failure: unknown;
   child.stdout.on('data', (chunk) => {
     output += chunk;
     const times = output.split(options.after).length - 1;
-    if (times > shown && (shown === 0 || options.jobControl)) typeNext();
+    if (times > shown && shown === 0 && options.meanwhile) {
+      options.meanwhile().then(typeNext, (error: unknown) => {
+        failure = error;
+        child.kill('SIGKILL');
+      });
+    } else if (times > shown && (shown === 0 || options.jobControl)) typeNext();
     shown = times;
   });
   return new Promise((resolve, reject) => {
@@ -111,7 +119,8 @@ export function runOnTerminal(
     child.once('error', reject);
     child.once('close', (code) => {
       clearTimeout(deadline);
-      resolve({ code, output });
+      if (failure) reject(failure);
+      else resolve({ code, output });
     });
   });
 }
