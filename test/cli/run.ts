@@ -56,8 +56,8 @@ export interface TerminalRunOptions {
   /**
    * Run as a job of a shell with job control (`bash -m`), its output through `cat` (a job of two
    * processes, as `courier … | jq` is, stops only whole), which, once it stops (Ctrl-Z), prints
-   * `echo` or `-echo` (whether the terminal echoes) and brings it back with `bg`, then `fg`: each piece of
-   * `typed` waits for `after` to show once more.
+   * `echo` or `-echo` (whether the terminal echoes) and brings it back with `bg`, then `fg`: each
+   * piece of `typed` waits for `after` to show once more.
    */
   jobControl?: boolean;
 }
@@ -77,8 +77,8 @@ export function runOnTerminal(
     [process.execPath, BIN, ...args].map(quoted).join(' ') +
     (options.stderrTo ? ` 2>${quoted(options.stderrTo)}` : '');
   // Without job control, `script`'s shell and the command are one orphaned process group, whose
-  // stops the kernel discards; `bash -m` makes the command a job of its own.
-  // Between the stop and `fg`, the shell shows whether the terminal echoes: `echo` or `-echo`.
+  // stops the kernel discards; `bash -m` makes the command a job of its own. Once it stops, the
+  // shell shows whether the terminal echoes: `echo` or `-echo`.
   const echoing = "stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?echo'";
   // `bg` first: the job, taking the terminal back from the background, stops again (awaited, 5 s
   // at most) until the `fg`.
