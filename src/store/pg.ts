@@ -82,12 +82,20 @@ function statement(sql: string, params?: readonly unknown[]): pg.QueryConfig {
   return { name: preparedName(sql), text: sql, values: params as unknown[] | undefined };
 }
 
+/**
+ * What each pooled connection sets as it opens, before its first query. Not startup options: a
+ * pooler in between refuses those (PgBouncer before 1.20, and later ones unless told to track
+ * them), while a SET is an ordinary statement, undone by PgBouncer's reset when the session ends.
+ */
+function sessionSettings(schema: string | undefined): string {
+  // No JIT: every Courier statement is short, and the hot functions' enable_seqscan = off lifts
+  // plan costs past jit_above_cost, so the lease reaper compiled its plan on each run (360 ms).
+  return `set jit = off${schema ? `; set search_path to ${pg.escapeIdentifier(schema)}` : ''}`;
+}
+
 function clientConfig(options: PgOptions): pg.ClientConfig {
   return {
     connectionString: options.connectionString,
-    // No JIT: every Courier statement is short, and the hot functions' enable_seqscan = off lifts
-    // plan costs past jit_above_cost, so the lease reaper compiled its plan on each run (360 ms).
-    options: `-c jit=off${options.schema ? ` -c search_path=${options.schema}` : ''}`,
     application_name: 'courier',
     // A connection whose server or network vanished without a word (a half-open TCP connection)
     // would otherwise hang its query, and the publishes queued behind it, until the OS gives up.
@@ -109,6 +117,10 @@ export class PgDatabase implements Database {
       max: options.poolSize ?? 10,
       idleTimeoutMillis: 30_000,
       connectionTimeoutMillis: 5_000,
+      // A connection whose settings fail is closed and its error given to the query waiting for it.
+      onConnect: async (client) => {
+        await client.query(sessionSettings(options.schema));
+      },
     });
     // An idle client losing its connection must not crash the process; the next query reports it.
     this.pool.on('error', () => {});
