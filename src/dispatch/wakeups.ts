@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
-import { RELAY_NOTICE } from '../store/queries/notify-workers.ts';
+import { HEARING_CHECK, RELAY_NOTICE, sendHearingCheck } from '../store/queries/notify-workers.ts';
+
+/** How long a worker waits at its start to hear its own check notification. */
+export const HEARING_CHECK_MS = 5_000;
 
 /**
  * What wakes an idle worker: a NOTIFY for new work, the timer for the next due delivery, or
@@ -14,6 +18,13 @@ export class Wakeups {
   private unlisten: (() => Promise<void>) | null = null;
   private stopped = false;
   private due: { at: number; timer: NodeJS.Timeout } | null = null;
+  private hearingCheck: { heard: (payload: string) => void; end: () => void } | null = null;
+  /**
+   * Whether this worker heard the notification it sent itself at its start: false when none came
+   * within HEARING_CHECK_MS (said in the log), null when it did not check to the end (no LISTEN,
+   * the notification not sent, or stopped first).
+   */
+  hearing: Promise<boolean | null> = Promise.resolve(null);
 
   constructor(
     private readonly db: Database,
@@ -27,13 +38,47 @@ export class Wakeups {
   async start(): Promise<void> {
     try {
       const { rows } = await this.db.query<{ channel: string }>('select courier_channel() as channel');
-      this.unlisten = await this.db.listen(rows[0]!.channel, (payload) =>
-        payload === RELAY_NOTICE ? this.onRelayNotice() : this.signal(),
-      );
+      this.unlisten = await this.db.listen(rows[0]!.channel, (payload) => {
+        if (payload === RELAY_NOTICE) this.onRelayNotice();
+        else if (payload.startsWith(HEARING_CHECK)) this.hearingCheck?.heard(payload);
+        else this.signal();
+      });
     } catch (error) {
       // Without LISTEN the worker still wakes on its timer; it keeps working, just less promptly.
       this.log.error({ err: error }, 'could not LISTEN for new work; falling back to the idle timer');
+      return;
     }
+    this.hearing = this.checkHearing();
+  }
+
+  /**
+   * Listening is not hearing: behind a connection pooler in transaction mode, the LISTEN holds for
+   * one statement and every later notification is dropped, so new work would wait for the idle
+   * timer. Checked once, in the background, and said loudly: a slow worker, not a broken one.
+   */
+  private async checkHearing(): Promise<boolean | null> {
+    const token = `${HEARING_CHECK}${randomUUID()}`;
+    let timer: NodeJS.Timeout | undefined;
+    const heard = await new Promise<boolean | null>((resolve) => {
+      this.hearingCheck = {
+        heard: (payload) => payload === token && resolve(true),
+        end: () => resolve(null),
+      };
+      timer = setTimeout(() => resolve(false), HEARING_CHECK_MS);
+      timer.unref();
+      sendHearingCheck(this.db, token).catch(() => resolve(null));
+    });
+    clearTimeout(timer);
+    this.hearingCheck = null;
+    if (heard === false) {
+      this.log.error(
+        { waitedMs: HEARING_CHECK_MS, idleTimerMs: this.maxIdleMs },
+        'this worker hears no notifications (it did not hear its own): is a connection pooler in ' +
+          'transaction mode between it and PostgreSQL? New work then waits for the idle timer; ' +
+          'connect workers directly or through session pooling',
+      );
+    }
+    return heard;
   }
 
   signal(): void {
@@ -107,6 +152,7 @@ export class Wakeups {
   /** Ends the wait or sleep under way, and every later one at once: the worker is stopping. */
   halt(): void {
     this.stopped = true;
+    this.hearingCheck?.end();
     if (this.due) clearTimeout(this.due.timer);
     this.due = null;
     this.sleeper?.();

@@ -4,7 +4,12 @@ import { Wakeups } from '../../src/dispatch/wakeups.ts';
 import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/logger.ts';
 import type { Database } from '../../src/store/db.ts';
-import { notifyRelays, notifyWorkers } from '../../src/store/queries/notify-workers.ts';
+import {
+  HEARING_CHECK,
+  notifyRelays,
+  notifyWorkers,
+  sendHearingCheck,
+} from '../../src/store/queries/notify-workers.ts';
 import { recordOperationalEvents } from '../../src/store/queries/operational-events.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
 
@@ -138,6 +143,27 @@ describe.each(BACKENDS)('Wakeups on %s: operational events wake the relay, not t
       });
       await until(() => woken);
       expect([woken, notices]).toEqual([true, 1]);
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it("hears its own check at its start, which wakes no claim, nor does another worker's", async () => {
+    const w = new Wakeups(t.db, clock, silentLogger, 30_000);
+    await w.start();
+    try {
+      expect(await w.hearing).toBe(true);
+      w.clear(); // what connecting signalled
+      let woken = false;
+      void w.wait(5_000).then(() => {
+        woken = true;
+      });
+      await sendHearingCheck(t.db, `${HEARING_CHECK}another-worker`);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(woken).toBe(false);
+      await notifyWorkers(t.db);
+      await until(() => woken);
+      expect(woken).toBe(true);
     } finally {
       await w.stop();
     }

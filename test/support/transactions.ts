@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 /** Deterministic interleavings: a transaction held open (its locks held, nothing committed), and the NOTIFYs heard. */
 import type { Database, Transaction } from '../../src/store/db.ts';
+import { HEARING_CHECK } from '../../src/store/queries/notify-workers.ts';
 
 /** Runs `work` in a transaction and keeps it open (locks held, nothing committed) until commit(). */
 export async function holdOpen(db: Database, work: (tx: Transaction) => Promise<unknown>) {
@@ -110,13 +111,16 @@ export async function waitingBehind(db: Database, pid: number, n: number): Promi
 }
 
 /**
- * Counts the NOTIFYs workers would hear. `heard(n)` waits up to 5 s for the count to reach n and
- * returns it, so a test can assert it is exactly n.
+ * Counts the NOTIFYs workers would hear as work (not a worker's check that it hears them).
+ * `heard(n)` waits up to 5 s for the count to reach n and returns it, so a test can assert it is
+ * exactly n.
  */
 export async function listenForWork(db: Database) {
   const { rows } = await db.query<{ channel: string }>('select courier_channel() as channel');
   let heard = 0;
-  const unlisten = await db.listen(rows[0]!.channel, () => heard++);
+  const unlisten = await db.listen(rows[0]!.channel, (payload) => {
+    if (!payload.startsWith(HEARING_CHECK)) heard++;
+  });
   heard = 0; // a new LISTEN connection wakes its subscribers once (for notifications it missed)
   return {
     async heard(n: number): Promise<number> {

@@ -11,6 +11,14 @@ export async function notifyWorkers(q: Queryable): Promise<void> {
 /** The payload that asks the workers' relays, not their claims, to look: operational events wait. */
 export const RELAY_NOTICE = 'relay';
 
+/** The payload prefix of a worker's check that notifications reach it: no work, for any worker. */
+export const HEARING_CHECK = 'hearing-check:';
+
+/** A notification only the worker that sent it looks for: `token` starts with HEARING_CHECK. */
+export async function sendHearingCheck(q: Queryable, token: string): Promise<void> {
+  await q.query('select pg_notify(courier_channel(), $1)', [token]);
+}
+
 /**
  * Wakes every worker's relay at the commit: for events recorded outside a worker (the API's), as
  * a worker nudges its own relay after the commits that record some.
