@@ -28,7 +28,8 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
       const { rows } = await bootstrap.query('select 1 from pg_namespace where nspname = $1', [
         config.schema,
       ]);
-      if (rows.length === 0) await bootstrap.query(`create schema if not exists ${config.schema}`);
+      // Quoted: the configuration allows a reserved word (user, say) as the schema's name.
+      if (rows.length === 0) await bootstrap.query(`create schema if not exists "${config.schema}"`);
     } catch (error) {
       // Processes starting together race "if not exists": the loser's insert of the schema's
       // catalog row fails as a duplicate, though the schema is there, which is all we need.

@@ -48,34 +48,47 @@ export class Wakeups {
       this.log.error({ err: error }, 'could not LISTEN for new work; falling back to the idle timer');
       return;
     }
-    this.hearing = this.checkHearing();
+    // Stopped while it started: nothing to check, and the database may be closing.
+    if (!this.stopped) this.hearing = this.checkHearing();
   }
 
   /**
-   * Listening is not hearing: behind a connection pooler in transaction mode, the LISTEN holds for
-   * one statement and every later notification is dropped, so new work would wait for the idle
-   * timer. Checked once, in the background, and said loudly: a slow worker, not a broken one.
+   * Listening is not hearing: behind a connection pooler in transaction mode, the LISTEN stays on
+   * the server connection that ran it, and notifications reach the worker only while the pooler
+   * happens to lend it that connection; new work would wait for the idle timer. Checked once, in
+   * the background, the wait timed from the check's commit (a busy start may queue its send).
    */
   private async checkHearing(): Promise<boolean | null> {
     const token = `${HEARING_CHECK}${randomUUID()}`;
-    let timer: NodeJS.Timeout | undefined;
     const heard = await new Promise<boolean | null>((resolve) => {
-      this.hearingCheck = {
-        heard: (payload) => payload === token && resolve(true),
-        end: () => resolve(null),
+      let timer: NodeJS.Timeout | undefined;
+      const check = {
+        heard: (payload: string) => payload === token && settle(true),
+        end: () => settle(null),
       };
-      timer = setTimeout(() => resolve(false), HEARING_CHECK_MS);
-      timer.unref();
-      sendHearingCheck(this.db, token).catch(() => resolve(null));
+      const settle = (value: boolean | null) => {
+        clearTimeout(timer);
+        if (this.hearingCheck === check) this.hearingCheck = null;
+        resolve(value);
+      };
+      this.hearingCheck = check;
+      sendHearingCheck(this.db, token).then(
+        () => {
+          // Heard before the commit's answer came back: no timer.
+          if (this.hearingCheck !== check) return;
+          timer = setTimeout(() => settle(false), HEARING_CHECK_MS);
+          timer.unref();
+        },
+        () => settle(null),
+      );
     });
-    clearTimeout(timer);
-    this.hearingCheck = null;
     if (heard === false) {
       this.log.error(
         { waitedMs: HEARING_CHECK_MS, idleTimerMs: this.maxIdleMs },
-        'this worker hears no notifications (it did not hear its own): is a connection pooler in ' +
-          'transaction mode between it and PostgreSQL? New work then waits for the idle timer; ' +
-          'connect workers directly or through session pooling',
+        'this worker did not hear its own notification: its LISTEN connection is down (see its ' +
+          'errors), or a connection pooler in transaction mode, which Courier does not support, ' +
+          'is between it and PostgreSQL; new work waits for the idle timer. Connect workers ' +
+          'directly or through session pooling',
       );
     }
     return heard;

@@ -149,23 +149,38 @@ describe.each(BACKENDS)('Wakeups on %s: operational events wake the relay, not t
   });
 
   it("hears its own check at its start, which wakes no claim, nor does another worker's", async () => {
+    // Another listener on the same channel sees what reached the worker's, in the same order.
+    const { rows } = await t.db.query<{ channel: string }>('select courier_channel() as channel');
+    const seen: string[] = [];
+    const unlisten = await t.db.listen(rows[0]!.channel, (payload) => seen.push(payload));
     const w = new Wakeups(t.db, clock, silentLogger, 30_000);
     await w.start();
     try {
-      expect(await w.hearing).toBe(true);
-      w.clear(); // what connecting signalled
+      w.clear(); // what connecting signalled, before the check was sent
       let woken = false;
       void w.wait(5_000).then(() => {
         woken = true;
       });
+      expect(await w.hearing).toBe(true);
       await sendHearingCheck(t.db, `${HEARING_CHECK}another-worker`);
-      await new Promise((r) => setTimeout(r, 300));
+      await until(() => seen.includes(`${HEARING_CHECK}another-worker`));
+      expect(seen.filter((p) => p.startsWith(HEARING_CHECK))).toHaveLength(2);
       expect(woken).toBe(false);
       await notifyWorkers(t.db);
       await until(() => woken);
       expect(woken).toBe(true);
     } finally {
       await w.stop();
+      await unlisten();
     }
+  });
+
+  it('checks nothing when stopped while it started', async () => {
+    const w = new Wakeups(t.db, clock, silentLogger, 30_000);
+    const starting = w.start();
+    w.halt();
+    await starting;
+    expect(await w.hearing).toBe(null);
+    await w.stop();
   });
 });
