@@ -56,6 +56,24 @@ describe('migrations', () => {
     }
   });
 
+  it('start in a schema named by a reserved word, which the configuration allows', async () => {
+    const config = loadConfig({ COURIER_DATABASE_URL: TEST_DATABASE_URL, COURIER_SCHEMA: 'limit' });
+    await admin('drop schema if exists "limit" cascade');
+    try {
+      const db = await openMigratedDatabase(config, silentLogger);
+      try {
+        const { rows } = await db.query<{ schema: string; n: number }>(
+          'select current_schema() as schema, count(*)::int as n from courier_migrations',
+        );
+        expect(rows).toEqual([{ schema: 'limit', n: loadMigrations().length }]);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await admin('drop schema if exists "limit" cascade');
+    }
+  });
+
   it('start in a schema a DBA made for a role that may not create schemas', async () => {
     const role = `t_courier_role_${randomBytes(3).toString('hex')}`;
     const own = `t_mig_${randomBytes(4).toString('hex')}`;
