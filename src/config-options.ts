@@ -192,6 +192,17 @@ export const OPTIONS: readonly OptionSpec[] = [
     description: 'Deliveries claimed per database round trip.',
   },
   {
+    name: 'COURIER_METRICS_PORT',
+    default: '',
+    description:
+      "Port on which `courier serve` and `courier worker` answer GET /metrics for Prometheus (attempts by result and outcome, their durations, the API's requests, requests in flight, how late the most overdue work is, process figures); 0: any free port, shown in the log. Absent: no metrics are kept.",
+  },
+  {
+    name: 'COURIER_METRICS_HOST',
+    default: '127.0.0.1',
+    description: 'Interface the metrics port listens on (set 0.0.0.0 for a scraper in another container).',
+  },
+  {
     name: 'COURIER_LOG_LEVEL',
     default: 'info',
     description: 'pino log level: trace, debug, info, warn, error, fatal, silent.',

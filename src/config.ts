@@ -46,6 +46,8 @@ export interface Config {
   workerConcurrency: number;
   batchSize: number;
   logLevel: string;
+  /** COURIER_METRICS_PORT: where GET /metrics is answered; null: no metrics kept. */
+  metrics: { host: string; port: number } | null;
 }
 
 export { ConfigError };
@@ -355,5 +357,9 @@ export function loadConfig(env: ConfigSource = process.env): Config {
     workerConcurrency: r.int('COURIER_WORKER_CONCURRENCY', 1, 100_000),
     batchSize: r.int('COURIER_BATCH_SIZE', 1, 10_000),
     logLevel: r.oneOf('COURIER_LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
+    metrics:
+      r.optional('COURIER_METRICS_PORT') === null
+        ? null
+        : { host: r.raw('COURIER_METRICS_HOST'), port: r.int('COURIER_METRICS_PORT', 0, 65535) },
   };
 }

@@ -5,6 +5,7 @@ import type { OperatorRelay } from './dispatch/operator-webhook.ts';
 import { PolicyResolver } from './dispatch/policy-resolver.ts';
 import { Worker } from './dispatch/worker.ts';
 import type { Logger } from './logger.ts';
+import type { AttemptMetrics } from './metrics/metrics.ts';
 import type { Random } from './random.ts';
 import type { Database } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
@@ -79,6 +80,7 @@ export interface WorkerDeps {
   random: Random;
   logger: Logger;
   operatorRelay?: OperatorRelay;
+  metrics?: AttemptMetrics;
 }
 
 export function createSender(config: Config, clock: Clock): Sender {
@@ -110,6 +112,7 @@ export function createWorker(deps: WorkerDeps): { worker: Worker; sender: Sender
     disableFailingAfterMs: config.disableFailingAfterMs,
     retentionMs: config.retentionMs,
     operatorRelay: deps.operatorRelay,
+    metrics: deps.metrics,
   });
   return { worker, sender };
 }

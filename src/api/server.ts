@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { type Logger, silentLogger } from '../logger.ts';
+import type { CourierMetrics } from '../metrics/metrics.ts';
 import { type Random, systemRandom } from '../random.ts';
 import type { Database } from '../store/db.ts';
 import { registerAuth } from './auth.ts';
@@ -50,6 +51,8 @@ export interface ServerDeps {
   clock: Clock;
   logger?: Logger;
   random?: Random;
+  /** Counts the requests answered (COURIER_METRICS_PORT); absent: not counted. */
+  metrics?: Pick<CourierMetrics, 'requestServed'>;
 }
 
 const TABLES = new WeakMap<FastifyInstance, RouteTable>();
@@ -133,6 +136,12 @@ export async function buildServer(input: ServerDeps): Promise<FastifyInstance> {
     };
     if (entry.route?.startsWith('/health')) logger.debug(entry, 'request');
     else logger.info(entry, 'request');
+    input.metrics?.requestServed(
+      request.method,
+      request.routeOptions.url,
+      reply.statusCode,
+      reply.elapsedTime,
+    );
   });
 
   for (const register of RESOURCE_ROUTES) register(app, deps);

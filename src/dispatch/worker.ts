@@ -108,6 +108,11 @@ export class Worker {
     return this.sending.size;
   }
 
+  /** Outcomes and give-backs not yet written: grows while the database refuses the writes. */
+  get unwritten(): number {
+    return this.completions.length + this.releases.length;
+  }
+
   /** One claim → send → complete round; for tests on virtual time and for simulations. */
   async runOnce(limit = this.batchSize): Promise<number> {
     const { deliveries } = await this.claim(limit).catch(async (error: unknown) => {
@@ -162,8 +167,10 @@ export class Worker {
     while (this.running) {
       const room = this.concurrency - this.sending.size;
       // Unwritten outcomes hold back claims too: while their writes fail, sending on piles them up.
-      const unwritten = this.completions.length + this.releases.length;
-      if (room < Math.min(this.batchSize, Math.ceil(this.concurrency / 4)) || unwritten > UNWRITTEN_LIMIT) {
+      if (
+        room < Math.min(this.batchSize, Math.ceil(this.concurrency / 4)) ||
+        this.unwritten > UNWRITTEN_LIMIT
+      ) {
         this.waitingForRoom = true;
         await this.wakeups.wait();
         this.waitingForRoom = false;
@@ -291,7 +298,9 @@ export class Worker {
         await new Promise((resolve) => setTimeout(resolve, ABANDONED_REQUEST_GRACE_MS));
       }
       if (!this.sending.has(delivery.id)) return; // released at shutdown: no longer ours to record
-      this.completions.push(completionFor(delivery, result, policy, this.clock, this.options.random));
+      const completion = completionFor(delivery, result, policy, this.clock, this.options.random);
+      this.completions.push(completion);
+      this.options.metrics?.attempted(completion);
       this.flushSoon();
       if (needsSlotsBack(this.held.count(delivery.endpointId), delivery.maxInFlight)) {
         this.linger.hurry(COMPLETION_HURRY_MS);
@@ -307,6 +316,7 @@ export class Worker {
   /** The worker's own failure, not the receiver's: no attempt counted (own-failures.ts). */
   private failedOn(lease: Lease, error: unknown, paces = true): void {
     const delayMs = this.ownFailures.failed(lease.id, paces);
+    this.options.metrics?.ownFailure();
     const what =
       delayMs > 0
         ? `this delivery again; giving it back due in ${delayMs / 1000} s`

@@ -1,7 +1,7 @@
 /** A Courier API listening on a loopback port over a fresh test database, and a small client for it. */
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/api/server.ts';
+import { buildServer, type ServerDeps } from '../../src/api/server.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { Logger } from '../../src/logger.ts';
@@ -53,6 +53,7 @@ export interface StartOptions {
   logger?: Logger;
   /** Reuse a database (its owner drops it). */
   database?: TestDatabase;
+  metrics?: ServerDeps['metrics'];
 }
 
 export async function startApi(options: StartOptions = {}): Promise<TestApi> {
@@ -67,6 +68,7 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     clock,
     logger: options.logger,
     random: seededRandom(7),
+    metrics: options.metrics,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

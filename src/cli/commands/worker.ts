@@ -6,16 +6,19 @@ import {
   OperatorRelay,
 } from '../../dispatch/operator-webhook.ts';
 import type { Logger } from '../../logger.ts';
+import type { CourierMetrics } from '../../metrics/metrics.ts';
 import { systemRandom } from '../../random.ts';
 import { createWorker, openMigratedDatabase } from '../../runtime.ts';
 import type { Database } from '../../store/db.ts';
 import { configOrExit, loggerFor, onShutdown } from '../lifecycle.ts';
+import { type MetricsPort, openMetricsPort } from '../metrics-port.ts';
 
 /** Starts a delivery worker on an open database; returns its stop function. */
 export async function startWorker(
   db: Database,
   config: Config,
   logger: Logger,
+  metrics?: CourierMetrics,
 ): Promise<() => Promise<void>> {
   if (config.operatorWebhookUrl) {
     const { resumed, stillPaused } = await ensureOperatorEndpoint(db, config.operatorWebhookUrl, systemClock);
@@ -45,7 +48,9 @@ export async function startWorker(
     logger,
     // Every worker relays operational events, to whatever operational webhook endpoints there are.
     operatorRelay: new OperatorRelay(db, systemClock, logger),
+    metrics,
   });
+  metrics?.watchWorker(worker);
   await worker.start();
   logger.info({ owner: worker.owner }, 'worker started');
   return async () => {
@@ -64,11 +69,22 @@ export async function worker(): Promise<void> {
   const config = configOrExit();
   const logger = loggerFor(config);
   const db = await openMigratedDatabase(config, logger);
-  const stop = await startWorker(db, config, logger);
+  let metricsPort: MetricsPort | null = null;
+  let stop: () => Promise<void>;
+  try {
+    metricsPort = await openMetricsPort(config, db, logger);
+    stop = await startWorker(db, config, logger, metricsPort?.metrics);
+  } catch (error) {
+    // Its metrics port taken, say: nothing left listening, the database closed cleanly.
+    await metricsPort?.close();
+    await db.close();
+    throw error;
+  }
   onShutdown(logger, async () => {
     try {
       await stop();
     } finally {
+      await metricsPort?.close();
       await db.close();
     }
   });

@@ -1,0 +1,78 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { openTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
+import { freePort } from '../support/ports.ts';
+import { killStrayWorkers, spawnWorker, stopWorker } from '../support/worker-process.ts';
+
+const CLI = fileURLToPath(new URL('../../bin/courier.js', import.meta.url));
+
+describe('COURIER_METRICS_PORT', () => {
+  let t: TestDatabase | undefined;
+  afterEach(async () => {
+    await killStrayWorkers();
+    await t?.drop();
+    t = undefined;
+  });
+
+  it('makes `courier worker` answer GET /metrics there, and nothing is kept without it', async () => {
+    t = await openTestDatabase('pg');
+    const port = await freePort();
+    const worker = await spawnWorker(t.schema!, { COURIER_METRICS_PORT: String(port) });
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(text).toMatch(/\ncourier_worker_in_flight_requests 0\n/);
+    expect(text).toMatch(/\ncourier_oldest_due_seconds 0\n/);
+    expect(text).toContain('\nprocess_resident_memory_bytes ');
+    expect(worker.output()).toContain(`"address":"http://127.0.0.1:${port}/metrics"`);
+    expect(await stopWorker(worker)).toBe(0);
+    expect(loadConfig({}).metrics).toBeNull();
+    expect(loadConfig({ COURIER_METRICS_PORT: '9464' }).metrics).toEqual({ host: '127.0.0.1', port: 9464 });
+  });
+
+  it("makes `courier serve` count its API's requests there too", async () => {
+    t = await openTestDatabase('pg');
+    const [apiPort, metricsPort] = [await freePort(), await freePort()];
+    const child = spawn(process.execPath, [CLI, 'serve'], {
+      env: {
+        ...process.env,
+        COURIER_DATABASE_URL: TEST_DATABASE_URL,
+        COURIER_SCHEMA: t.schema!,
+        COURIER_PORT: String(apiPort),
+        COURIER_ADMIN_TOKEN: 'metrics-test-token-0123',
+        COURIER_METRICS_PORT: String(metricsPort),
+        COURIER_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      for (let i = 0; i < 600 && !output.includes('API: '); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(output).toContain('API: ');
+      expect((await fetch(`http://127.0.0.1:${apiPort}/api/v1/health`)).status).toBe(204);
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      expect(text).toContain(
+        'courier_http_requests_total{method="GET",route="/api/v1/health",status_code="204"} 1\n',
+      );
+      expect(text).toMatch(/\ncourier_worker_in_flight_requests 0\n/);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  it('refuses what is not a port, naming the setting', () => {
+    const run = spawnSync(process.execPath, [CLI, 'worker'], {
+      env: { ...process.env, COURIER_DATABASE_URL: TEST_DATABASE_URL, COURIER_METRICS_PORT: 'prometheus' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toContain(
+      'COURIER_METRICS_PORT: expected a whole number from 0 to 65535, got "prometheus"',
+    );
+  });
+});

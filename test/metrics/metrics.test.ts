@@ -1,0 +1,182 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/logger.ts';
+import { CourierMetrics } from '../../src/metrics/metrics.ts';
+import { serveMetrics } from '../../src/metrics/server.ts';
+import { closedPort, type Receiver, startReceiver } from '../delivery/receiver.ts';
+import { startApi } from '../e2e/support.ts';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { runningWorker, virtualWorker } from '../support/engine.ts';
+import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+
+/** The value of one series in the registry's text, or undefined when it is not there. */
+async function sample(metrics: CourierMetrics, series: string): Promise<number | undefined> {
+  const text = await metrics.registry.metrics();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
+  let t: TestDatabase;
+  let receiver: Receiver;
+  let held: (() => void) | null = null;
+  beforeEach(async () => {
+    t = await openTestDatabase(backend);
+    receiver = await startReceiver((req, res) => {
+      const status = { '/ok': 200, '/down': 503, '/gone': 410 }[req.url ?? ''] ?? 200;
+      if (req.url === '/held') held = () => res.end();
+      else res.writeHead(status).end();
+    });
+  });
+  afterEach(async () => {
+    held?.();
+    await receiver.close();
+    await t.drop();
+  });
+
+  it('counts each attempt by what became of the delivery and what the receiver answered, with its duration', async () => {
+    const metrics = new CourierMetrics();
+    const { clock, worker } = virtualWorker(t.db, { metrics });
+    const app = await makeApp(t.db, clock.now());
+    for (const path of ['/ok', '/down', '/gone']) {
+      await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}${path}` });
+    }
+    await makeEndpoint(t.db, app.id, clock.now(), { url: `http://127.0.0.1:${await closedPort()}/` });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    expect(await worker.runOnce()).toBe(4);
+
+    const attempts = (labels: string) => sample(metrics, `courier_attempts_total{${labels}}`);
+    expect(await attempts('result="delivered",outcome="2xx"')).toBe(1);
+    expect(await attempts('result="retry",outcome="5xx"')).toBe(1);
+    expect(await attempts('result="failed",outcome="4xx"')).toBe(1);
+    expect(await attempts('result="retry",outcome="connection_refused"')).toBe(1);
+    expect(await sample(metrics, 'courier_attempt_duration_seconds_count{result="retry"}')).toBe(2);
+    expect(await sample(metrics, 'courier_attempt_duration_seconds_count{result="delivered"}')).toBe(1);
+    // Node's own figures come along.
+    expect(await metrics.registry.metrics()).toContain('\nprocess_cpu_seconds_total ');
+  });
+
+  it("counts the worker's own failures apart, as no attempt", async () => {
+    const metrics = new CourierMetrics();
+    const broken = { send: () => Promise.reject(new Error('a bug in the sender')) };
+    const { clock, worker } = virtualWorker(t.db, { metrics, sender: broken });
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/ok` });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    expect(await worker.runOnce()).toBe(1);
+    expect(await sample(metrics, 'courier_worker_own_failures_total')).toBe(1);
+    expect(await metrics.registry.metrics()).not.toMatch(/^courier_attempts_total\{/m);
+  });
+
+  it("says how late the most overdue endpoint's work is, from the database, on the clock given", async () => {
+    const metrics = new CourierMetrics();
+    const { clock, worker } = virtualWorker(t.db, { metrics });
+    metrics.watchQueue(t.db, clock);
+    expect(await sample(metrics, 'courier_oldest_due_seconds')).toBe(0);
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/ok` });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    clock.advance(90_000);
+    expect(await sample(metrics, 'courier_oldest_due_seconds')).toBe(90);
+    expect(await worker.runOnce()).toBe(1);
+    expect(await sample(metrics, 'courier_oldest_due_seconds')).toBe(0);
+  });
+
+  it("reads the worker's requests in flight as they are", async () => {
+    const metrics = new CourierMetrics();
+    const { worker } = runningWorker(t.db, { metrics });
+    metrics.watchWorker(worker);
+    const app = await makeApp(t.db, Date.now());
+    await makeEndpoint(t.db, app.id, Date.now(), { url: `${receiver.url}/held` });
+    await worker.start();
+    try {
+      await publishJson(t.db, app.id, Date.now(), { n: 1 });
+      for (let i = 0; i < 500 && !held; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await sample(metrics, 'courier_worker_in_flight_requests')).toBe(1);
+      held!();
+      held = null;
+      for (let i = 0; i < 500 && worker.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await sample(metrics, 'courier_worker_in_flight_requests')).toBe(0);
+    } finally {
+      await worker.stop(1_000);
+    }
+    expect(await sample(metrics, 'courier_worker_unwritten_outcomes')).toBe(0);
+    expect(await sample(metrics, 'courier_attempts_total{result="delivered",outcome="2xx"}')).toBe(1);
+  });
+});
+
+describe('the metrics port', () => {
+  it('answers GET and HEAD /metrics in the text format, 404 elsewhere, 405 for other methods; NaN for a database it cannot read', async () => {
+    const t = await openTestDatabase('pg');
+    const metrics = new CourierMetrics();
+    metrics.watchQueue(t.db, { now: () => Date.now() });
+    const server = await serveMetrics(metrics, { host: '127.0.0.1', port: 0 }, silentLogger);
+    try {
+      const got = await fetch(`${server.address}/metrics`);
+      expect(got.status).toBe(200);
+      expect(got.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+      expect(await got.text()).toMatch(/\ncourier_oldest_due_seconds 0\n/);
+      expect((await fetch(`${server.address}/metrics`, { method: 'HEAD' })).status).toBe(200);
+      expect((await fetch(`${server.address}/`)).status).toBe(404);
+      const post = await fetch(`${server.address}/metrics`, { method: 'POST' });
+      expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+      await t.drop();
+      const text = await (await fetch(`${server.address}/metrics`)).text();
+      // prom-client writes Nan, which Prometheus reads as NaN (case is not significant there).
+      expect(text).toMatch(/\ncourier_oldest_due_seconds Nan\n/);
+      expect(text).toContain('\nprocess_cpu_seconds_total ');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses to start on a port already taken, saying so', async () => {
+    const metrics = new CourierMetrics();
+    const first = await serveMetrics(metrics, { host: '127.0.0.1', port: 0 }, silentLogger);
+    try {
+      const port = Number(new URL(first.address).port);
+      await expect(serveMetrics(metrics, { host: '127.0.0.1', port }, silentLogger)).rejects.toThrow(
+        /EADDRINUSE/,
+      );
+    } finally {
+      await first.close();
+    }
+  });
+});
+
+describe("the API's requests", () => {
+  it('are counted by method, route pattern and status, and timed; paths no route has as unmatched', async () => {
+    const metrics = new CourierMetrics();
+    const api = await startApi({ metrics });
+    try {
+      expect((await api.request('POST', '/api/v1/app', { body: { name: 'Counted' } })).status).toBe(201);
+      expect((await api.request('GET', '/api/v1/app/nobody')).status).toBe(404);
+      expect((await api.request('GET', '/api/v1/nothing-here')).status).toBe(404);
+      expect(
+        await sample(
+          metrics,
+          'courier_http_requests_total{method="POST",route="/api/v1/app",status_code="201"}',
+        ),
+      ).toBe(1);
+      expect(
+        await sample(
+          metrics,
+          'courier_http_requests_total{method="GET",route="/api/v1/app/:app_id",status_code="404"}',
+        ),
+      ).toBe(1);
+      expect(
+        await sample(
+          metrics,
+          'courier_http_requests_total{method="GET",route="unmatched",status_code="404"}',
+        ),
+      ).toBe(1);
+      expect(
+        await sample(
+          metrics,
+          'courier_http_request_duration_seconds_count{method="POST",route="/api/v1/app"}',
+        ),
+      ).toBe(1);
+    } finally {
+      await api.close();
+    }
+  });
+});
