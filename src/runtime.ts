@@ -5,7 +5,7 @@ import type { OperatorRelay } from './dispatch/operator-webhook.ts';
 import { PolicyResolver } from './dispatch/policy-resolver.ts';
 import { Worker } from './dispatch/worker.ts';
 import type { Logger } from './logger.ts';
-import type { AttemptMetrics } from './metrics/metrics.ts';
+import type { WorkerMetrics } from './metrics/metrics.ts';
 import type { Random } from './random.ts';
 import type { Database } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
@@ -80,7 +80,7 @@ export interface WorkerDeps {
   random: Random;
   logger: Logger;
   operatorRelay?: OperatorRelay;
-  metrics?: AttemptMetrics;
+  metrics?: WorkerMetrics;
 }
 
 export function createSender(config: Config, clock: Clock): Sender {

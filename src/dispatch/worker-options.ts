@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
-import type { AttemptMetrics } from '../metrics/metrics.ts';
+import type { WorkerMetrics } from '../metrics/metrics.ts';
 import type { Random } from '../random.ts';
 import type { Database } from '../store/db.ts';
 import type { SenderLike } from './attempt.ts';
@@ -59,5 +59,5 @@ export interface WorkerOptions {
   /** Sends operational events to the operator webhook; absent: they are only recorded. */
   operatorRelay?: OperatorRelay;
   /** Counts attempts and the worker's own failures (COURIER_METRICS_PORT); absent: not counted. */
-  metrics?: AttemptMetrics;
+  metrics?: WorkerMetrics;
 }

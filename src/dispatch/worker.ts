@@ -188,6 +188,7 @@ export class Worker {
         claimFailures = 0;
       } catch (error) {
         claimFailures++;
+        this.options.metrics?.databaseError('claim');
         // Capped at 5 s: after an outage, delivery resumes within 5 s of the database.
         const delay = Math.min(5_000, 100 * 2 ** Math.min(claimFailures, 9));
         // Power-of-two failure counts only: an outage of hours logs a few dozen lines, not millions.
@@ -278,6 +279,7 @@ export class Worker {
       const now = this.clock.now();
       if (this.sendLag.tooLate(now - delivery.claimedAt)) {
         this.lateReleases++;
+        this.options.metrics?.lateRelease();
         this.giveBack(delivery);
         this.done(delivery.id);
         return null;
@@ -397,6 +399,7 @@ export class Worker {
         failures = 0;
       } catch (error) {
         failures++;
+        this.options.metrics?.databaseError('write');
         for (const c of batch) c.rewrite = true; // it may have committed: the next write looks first
         if (this.stopped && failures > 5) {
           this.log.error(

@@ -1,19 +1,27 @@
 /**
  * What a Courier process tells Prometheus: its delivery attempts (by result and by what the
- * receiver answered), their durations, the worker's requests in flight and outcomes not yet
- * written, how late the most overdue endpoint's work is, the API's requests, and Node's own
- * process figures. Made only when COURIER_METRICS_PORT is set: otherwise nothing is counted.
+ * receiver answered), their durations, the worker's own and database failures, its requests in
+ * flight and outcomes not yet written, how long claimable work has waited, the API's requests,
+ * and Node's own process figures. Made only when COURIER_METRICS_PORT is set.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../store/db.ts';
 import type { Completion } from '../store/queries/complete.ts';
-import { oldestDueAt } from '../store/queries/oldest-due.ts';
+import { claimableSince } from '../store/queries/queue-lag.ts';
 
-/** What the worker reports: each attempt once its outcome is known, and its own failures. */
-export interface AttemptMetrics {
+/** The worker's write or claim that failed: the worker retries it, no attempt is lost. */
+export type WorkerDatabaseOperation = 'claim' | 'write';
+
+/** What the worker reports as it goes. */
+export interface WorkerMetrics {
+  /** An attempt whose outcome is known (before it is written). */
   attempted(completion: Completion): void;
+  /** The worker's own failure on a delivery: given back, no attempt counted. */
   ownFailure(): void;
+  /** Claimed, but not sent soon enough after the claim: given back uncounted (send-lag.ts). */
+  lateRelease(): void;
+  databaseError(operation: WorkerDatabaseOperation): void;
 }
 
 /** A worker's figures read at each scrape. */
@@ -25,6 +33,8 @@ export interface WorkerGauges {
 /** Receivers answer in milliseconds to tens of seconds (COURIER_REQUEST_TIMEOUT is 30 s by default). */
 const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+/** Longer than a scrape should wait for the database (Prometheus' default scrape timeout is 10 s). */
+const QUEUE_READ_TIMEOUT_MS = 2_000;
 
 /** `2xx` … `5xx` for an answer, else how the request failed (a network failure kind, or refused). */
 export function attemptOutcome(attempt: Completion['attempt']): string {
@@ -33,24 +43,37 @@ export function attemptOutcome(attempt: Completion['attempt']): string {
   return `${Math.floor(attempt.statusCode / 100)}xx`;
 }
 
-export class CourierMetrics implements AttemptMetrics {
+export class CourierMetrics implements WorkerMetrics {
   readonly registry = new Registry();
+  private worker: WorkerGauges | null = null;
+  private queue: { db: Database; clock: Clock } | null = null;
   private readonly attempts = new Counter({
     name: 'courier_attempts_total',
-    help: 'Delivery attempts made, by what became of the delivery (delivered, retry, failed, expired) and by the outcome of the request (2xx-5xx, or a network failure kind, or refused by the SSRF guard)',
+    help: "Delivery attempts made, by the worker's decision for the delivery (delivered, retry, failed, expired; a retry for an endpoint paused meanwhile is held instead) and by the request's outcome (2xx-5xx, a network failure kind, or refused by the SSRF guard)",
     labelNames: ['result', 'outcome'] as const,
     registers: [this.registry],
   });
   private readonly attemptSeconds = new Histogram({
     name: 'courier_attempt_duration_seconds',
-    help: 'Time from sending an attempt to its outcome, by the delivery result',
+    help: 'Time from sending an attempt to its outcome, by result',
     labelNames: ['result'] as const,
     buckets: ATTEMPT_BUCKETS,
     registers: [this.registry],
   });
   private readonly ownFailures = new Counter({
     name: 'courier_worker_own_failures_total',
-    help: "The worker's own failures on a delivery (not the receiver's): the delivery is given back, no attempt counted",
+    help: "The worker's own failures on a delivery (not the receiver's): given back, no attempt counted",
+    registers: [this.registry],
+  });
+  private readonly lateReleases = new Counter({
+    name: 'courier_worker_late_releases_total',
+    help: 'Deliveries claimed but not sent soon enough after the claim (an overloaded worker): given back, no attempt counted',
+    registers: [this.registry],
+  });
+  private readonly databaseErrors = new Counter({
+    name: 'courier_worker_database_errors_total',
+    help: "The worker's claims and writes of outcomes that failed (each retried): claim or write",
+    labelNames: ['operation'] as const,
     registers: [this.registry],
   });
   private readonly requests = new Counter({
@@ -66,9 +89,39 @@ export class CourierMetrics implements AttemptMetrics {
     buckets: REQUEST_BUCKETS,
     registers: [this.registry],
   });
+  private readonly queueReadErrors = new Counter({
+    name: 'courier_queue_lag_read_errors_total',
+    help: 'Scrapes whose read of courier_queue_lag_seconds failed or took over 2 s (it then shows NaN)',
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    const metrics = this;
+    new Gauge({
+      name: 'courier_worker_in_flight_requests',
+      help: "Requests this process's worker has open to receivers",
+      registers: [this.registry],
+      collect() {
+        if (metrics.worker) this.set(metrics.worker.inFlight);
+      },
+    });
+    new Gauge({
+      name: 'courier_worker_unwritten_outcomes',
+      help: 'Outcomes and give-backs this worker has not yet written to the database (grows while its writes fail)',
+      registers: [this.registry],
+      collect() {
+        if (metrics.worker) this.set(metrics.worker.unwritten);
+      },
+    });
+    new Gauge({
+      name: 'courier_queue_lag_seconds',
+      help: 'How long the longest-waiting claimable work has waited to be claimed: due, on an active endpoint below its in-flight cap and not held by its rate limit, a Retry-After or the host cap (0: none waiting; the same in every process on one database)',
+      registers: [this.registry],
+      async collect() {
+        if (metrics.queue) this.set(await metrics.queueLagSeconds(metrics.queue.db, metrics.queue.clock));
+      },
+    });
   }
 
   attempted(completion: Completion): void {
@@ -81,6 +134,14 @@ export class CourierMetrics implements AttemptMetrics {
     this.ownFailures.inc();
   }
 
+  lateRelease(): void {
+    this.lateReleases.inc();
+  }
+
+  databaseError(operation: WorkerDatabaseOperation): void {
+    this.databaseErrors.inc({ operation });
+  }
+
   /** An API request answered; `route` is its pattern (bounded), absent for a path no route has. */
   requestServed(method: string, route: string | undefined, statusCode: number, elapsedMs: number): void {
     const pattern = route ?? 'unmatched';
@@ -88,41 +149,31 @@ export class CourierMetrics implements AttemptMetrics {
     this.requestSeconds.observe({ method, route: pattern }, elapsedMs / 1000);
   }
 
-  /** A worker's in-flight requests and unwritten outcomes, read as Prometheus scrapes. */
+  /** The worker whose requests in flight and unwritten outcomes are shown. */
   watchWorker(worker: WorkerGauges): void {
-    new Gauge({
-      name: 'courier_worker_in_flight_requests',
-      help: "Requests this process's worker has open to receivers",
-      registers: [this.registry],
-      collect() {
-        this.set(worker.inFlight);
-      },
-    });
-    new Gauge({
-      name: 'courier_worker_unwritten_outcomes',
-      help: 'Outcomes and give-backs this worker has not yet written to the database (grows while its writes fail)',
-      registers: [this.registry],
-      collect() {
-        this.set(worker.unwritten);
-      },
-    });
+    this.worker = worker;
   }
 
-  /**
-   * How late the most overdue endpoint's work is: the same for every process on one database
-   * (take the max). It grows while workers fall behind, or while an endpoint is held at its
-   * in-flight cap or rate limit by a slow receiver. Read from the database at each scrape.
-   */
+  /** The database whose queue lag is read at each scrape, on `clock`. */
   watchQueue(db: Database, clock: Clock): void {
-    new Gauge({
-      name: 'courier_oldest_due_seconds',
-      help: 'Seconds since the earliest next-due instant of any active endpoint with work due (0: nothing overdue; NaN: the database could not be read)',
-      registers: [this.registry],
-      async collect() {
-        // The database unreachable: NaN, not the last figure read, and the rest still scraped.
-        const at = await oldestDueAt(db).catch(() => Number.NaN);
-        this.set(at === null ? 0 : Math.max(0, (clock.now() - at) / 1000));
-      },
+    this.queue = { db, clock };
+  }
+
+  /** NaN, not the last figure, when the database cannot answer in time: the rest is still scraped. */
+  private async queueLagSeconds(db: Database, clock: Clock): Promise<number> {
+    const now = clock.now();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timed out')), QUEUE_READ_TIMEOUT_MS);
     });
+    try {
+      const since = await Promise.race([claimableSince(db, now), late]);
+      return since === null ? 0 : Math.max(0, (now - since) / 1000);
+    } catch {
+      this.queueReadErrors.inc();
+      return Number.NaN;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
@@ -22,7 +23,7 @@ describe('COURIER_METRICS_PORT', () => {
     const worker = await spawnWorker(t.schema!, { COURIER_METRICS_PORT: String(port) });
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(text).toMatch(/\ncourier_worker_in_flight_requests 0\n/);
-    expect(text).toMatch(/\ncourier_oldest_due_seconds 0\n/);
+    expect(text).toMatch(/\ncourier_queue_lag_seconds 0\n/);
     expect(text).toContain('\nprocess_resident_memory_bytes ');
     expect(worker.output()).toContain(`"address":"http://127.0.0.1:${port}/metrics"`);
     expect(await stopWorker(worker)).toBe(0);
@@ -60,7 +61,25 @@ describe('COURIER_METRICS_PORT', () => {
       expect(text).toMatch(/\ncourier_worker_in_flight_requests 0\n/);
     } finally {
       child.kill('SIGTERM');
-      await exited;
+    }
+    expect(await exited).toBe(0);
+  });
+
+  it('stops `courier worker` at start when its port is taken, saying so', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = blocker.address() as AddressInfo;
+      const run = spawnSync(process.execPath, [CLI, 'worker'], {
+        env: { ...process.env, COURIER_DATABASE_URL: TEST_DATABASE_URL, COURIER_METRICS_PORT: String(port) },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(run.status).toBe(1);
+      expect(run.stderr + run.stdout).toContain('EADDRINUSE');
+      expect(run.stderr + run.stdout).not.toContain('worker started');
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
     }
   });
 

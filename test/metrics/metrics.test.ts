@@ -2,9 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
 import { CourierMetrics } from '../../src/metrics/metrics.ts';
 import { serveMetrics } from '../../src/metrics/server.ts';
+import { PgDatabase } from '../../src/store/pg.ts';
 import { closedPort, type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { startApi } from '../e2e/support.ts';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
 import { runningWorker, virtualWorker } from '../support/engine.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 
@@ -67,18 +68,65 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     expect(await metrics.registry.metrics()).not.toMatch(/^courier_attempts_total\{/m);
   });
 
-  it("says how late the most overdue endpoint's work is, from the database, on the clock given", async () => {
+  it('says how long claimable work has waited, on the clock given, leaving out endpoints that may not be sent to', async () => {
     const metrics = new CourierMetrics();
     const { clock, worker } = virtualWorker(t.db, { metrics });
     metrics.watchQueue(t.db, clock);
-    expect(await sample(metrics, 'courier_oldest_due_seconds')).toBe(0);
+    const lag = () => sample(metrics, 'courier_queue_lag_seconds');
+    expect(await lag()).toBe(0);
     const app = await makeApp(t.db, clock.now());
-    await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/ok` });
+    const endpoints: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      endpoints.push((await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/ok` })).id);
+    }
     await publishJson(t.db, app.id, clock.now(), { n: 1 });
     clock.advance(90_000);
-    expect(await sample(metrics, 'courier_oldest_due_seconds')).toBe(90);
-    expect(await worker.runOnce()).toBe(1);
-    expect(await sample(metrics, 'courier_oldest_due_seconds')).toBe(0);
+    expect(await lag()).toBe(90);
+    const set = (endpoint: string, change: string, params: unknown[] = []) =>
+      t.db.query(`update courier_endpoint_queues set ${change} where endpoint_id = $1`, [
+        endpoint,
+        ...params,
+      ]);
+    // A slow receiver holding its endpoint at its cap, a rate limit or Retry-After holding one, a
+    // paused one: none of it is work a worker could take.
+    await set(endpoints[0]!, 'in_flight = max_in_flight');
+    await set(endpoints[1]!, 'blocked_until = $2', [new Date(clock.now() + 5_000)]);
+    await set(endpoints[2]!, 'active = false');
+    expect(await lag()).toBe(90);
+    await set(endpoints[3]!, 'in_flight = max_in_flight');
+    expect(await lag()).toBe(0);
+    // A hold that ended 30 s ago: claimable since then.
+    await set(endpoints[1]!, 'blocked_until = $2', [new Date(clock.now() - 30_000)]);
+    expect(await lag()).toBe(30);
+    await set(endpoints[1]!, 'blocked_until = null');
+    await set(endpoints[0]!, 'in_flight = 0');
+    await set(endpoints[3]!, 'in_flight = 0');
+    expect(await worker.runOnce()).toBe(3);
+    expect(await lag()).toBe(0);
+  });
+
+  it("counts the worker's claims that failed, retried", async () => {
+    const metrics = new CourierMetrics();
+    const gone = new PgDatabase({
+      connectionString: `postgres://postgres@127.0.0.1:${await closedPort()}/test`,
+    });
+    const { worker } = runningWorker(gone, { metrics });
+    await worker.start();
+    try {
+      for (
+        let i = 0;
+        i < 500 && !(await sample(metrics, 'courier_worker_database_errors_total{operation="claim"}'));
+        i++
+      ) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(
+        await sample(metrics, 'courier_worker_database_errors_total{operation="claim"}'),
+      ).toBeGreaterThanOrEqual(1);
+    } finally {
+      await worker.stop(1_000);
+      await gone.close();
+    }
   });
 
   it("reads the worker's requests in flight as they are", async () => {
@@ -107,25 +155,38 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
 describe('the metrics port', () => {
   it('answers GET and HEAD /metrics in the text format, 404 elsewhere, 405 for other methods; NaN for a database it cannot read', async () => {
     const t = await openTestDatabase('pg');
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: t.schema, poolSize: 1 });
     const metrics = new CourierMetrics();
-    metrics.watchQueue(t.db, { now: () => Date.now() });
+    metrics.watchQueue(db, { now: () => Date.now() });
     const server = await serveMetrics(metrics, { host: '127.0.0.1', port: 0 }, silentLogger);
     try {
       const got = await fetch(`${server.address}/metrics`);
       expect(got.status).toBe(200);
       expect(got.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
-      expect(await got.text()).toMatch(/\ncourier_oldest_due_seconds 0\n/);
+      expect(await got.text()).toMatch(/\ncourier_queue_lag_seconds 0\n/);
       expect((await fetch(`${server.address}/metrics`, { method: 'HEAD' })).status).toBe(200);
       expect((await fetch(`${server.address}/`)).status).toBe(404);
       const post = await fetch(`${server.address}/metrics`, { method: 'POST' });
       expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
-      await t.drop();
-      const text = await (await fetch(`${server.address}/metrics`)).text();
+      // Its one connection held by a transaction: the read gives up after 2 s, the rest is scraped.
+      let release!: () => void;
+      const held = db.transaction(() => new Promise<void>((resolve) => (release = resolve)));
+      const started = Date.now();
+      const slow = await (await fetch(`${server.address}/metrics`)).text();
+      release();
+      await held;
+      expect(Date.now() - started).toBeLessThan(5_000);
       // prom-client writes Nan, which Prometheus reads as NaN (case is not significant there).
-      expect(text).toMatch(/\ncourier_oldest_due_seconds Nan\n/);
+      expect(slow).toMatch(/\ncourier_queue_lag_seconds Nan\n/);
+      await db.close();
+      const text = await (await fetch(`${server.address}/metrics`)).text();
+      expect(text).toMatch(/\ncourier_queue_lag_seconds Nan\n/);
+      // Read as the scrape begins, beside the lag being read: the earlier scrape's failure.
+      expect(text).toMatch(/\ncourier_queue_lag_read_errors_total 1\n/);
       expect(text).toContain('\nprocess_cpu_seconds_total ');
     } finally {
       await server.close();
+      await t.drop();
     }
   });
 
