@@ -98,22 +98,25 @@ export class CourierMetrics implements WorkerMetrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     const metrics = this;
-    new Gauge({
-      name: 'courier_worker_in_flight_requests',
-      help: "Requests this process's worker has open to receivers",
-      registers: [this.registry],
-      collect() {
-        if (metrics.worker) this.set(metrics.worker.inFlight);
-      },
-    });
-    new Gauge({
-      name: 'courier_worker_unwritten_outcomes',
-      help: 'Outcomes and give-backs this worker has not yet written to the database (grows while its writes fail)',
-      registers: [this.registry],
-      collect() {
-        if (metrics.worker) this.set(metrics.worker.unwritten);
-      },
-    });
+    const workerGauge = (name: string, help: string, read: (worker: WorkerGauges) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          if (metrics.worker) this.set(read(metrics.worker));
+        },
+      });
+    workerGauge(
+      'courier_worker_in_flight_requests',
+      "Requests this process's worker has open to receivers",
+      (w) => w.inFlight,
+    );
+    workerGauge(
+      'courier_worker_unwritten_outcomes',
+      'Outcomes and give-backs this worker has not yet written to the database (grows while its writes fail)',
+      (w) => w.unwritten,
+    );
     new Gauge({
       name: 'courier_queue_lag_seconds',
       help: 'How long the longest-waiting claimable work has waited to be claimed: due, on an active endpoint below its in-flight cap and not held by its rate limit, a Retry-After or the host cap (0: none waiting; the same in every process on one database)',
