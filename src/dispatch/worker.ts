@@ -279,7 +279,6 @@ export class Worker {
       const now = this.clock.now();
       if (this.sendLag.tooLate(now - delivery.claimedAt)) {
         this.lateReleases++;
-        this.options.metrics?.lateRelease();
         this.giveBack(delivery);
         this.done(delivery.id);
         return null;

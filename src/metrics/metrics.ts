@@ -19,8 +19,6 @@ export interface WorkerMetrics {
   attempted(completion: Completion): void;
   /** The worker's own failure on a delivery: given back, no attempt counted. */
   ownFailure(): void;
-  /** Claimed, but not sent soon enough after the claim: given back uncounted (send-lag.ts). */
-  lateRelease(): void;
   databaseError(operation: WorkerDatabaseOperation): void;
 }
 
@@ -28,6 +26,8 @@ export interface WorkerMetrics {
 export interface WorkerGauges {
   readonly inFlight: number;
   readonly unwritten: number;
+  /** Claimed, but not sent soon enough after the claim: given back uncounted (send-lag.ts). */
+  readonly lateReleases: number;
 }
 
 /** Receivers answer in milliseconds to tens of seconds (COURIER_REQUEST_TIMEOUT is 30 s by default). */
@@ -63,11 +63,6 @@ export class CourierMetrics implements WorkerMetrics {
   private readonly ownFailures = new Counter({
     name: 'courier_worker_own_failures_total',
     help: "The worker's own failures on a delivery (not the receiver's): given back, no attempt counted",
-    registers: [this.registry],
-  });
-  private readonly lateReleases = new Counter({
-    name: 'courier_worker_late_releases_total',
-    help: 'Deliveries claimed but not sent soon enough after the claim (an overloaded worker): given back, no attempt counted',
     registers: [this.registry],
   });
   private readonly databaseErrors = new Counter({
@@ -117,12 +112,23 @@ export class CourierMetrics implements WorkerMetrics {
       'Outcomes and give-backs this worker has not yet written to the database (grows while its writes fail)',
       (w) => w.unwritten,
     );
+    // The worker counts these itself: read, not counted twice.
+    new Counter({
+      name: 'courier_worker_late_releases_total',
+      help: 'Deliveries claimed but not sent soon enough after the claim (an overloaded worker): given back, no attempt counted',
+      registers: [this.registry],
+      collect() {
+        if (!metrics.worker) return;
+        this.reset();
+        this.inc(metrics.worker.lateReleases);
+      },
+    });
     new Gauge({
       name: 'courier_queue_lag_seconds',
       help: 'How long the longest-waiting claimable work has waited to be claimed: due, on an active endpoint below its in-flight cap and not held by its rate limit, a Retry-After or the host cap (0: none waiting; the same in every process on one database)',
       registers: [this.registry],
       async collect() {
-        if (metrics.queue) this.set(await metrics.queueLagSeconds(metrics.queue.db, metrics.queue.clock));
+        if (metrics.queue) this.set(await metrics.queueLagSeconds(metrics.queue));
       },
     });
   }
@@ -135,10 +141,6 @@ export class CourierMetrics implements WorkerMetrics {
 
   ownFailure(): void {
     this.ownFailures.inc();
-  }
-
-  lateRelease(): void {
-    this.lateReleases.inc();
   }
 
   databaseError(operation: WorkerDatabaseOperation): void {
@@ -163,7 +165,7 @@ export class CourierMetrics implements WorkerMetrics {
   }
 
   /** NaN, not the last figure, when the database cannot answer in time: the rest is still scraped. */
-  private async queueLagSeconds(db: Database, clock: Clock): Promise<number> {
+  private async queueLagSeconds({ db, clock }: { db: Database; clock: Clock }): Promise<number> {
     const now = clock.now();
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {

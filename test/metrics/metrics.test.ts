@@ -152,6 +152,19 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
   });
 });
 
+describe("a worker's figures", () => {
+  it('are read from it at each scrape', async () => {
+    const metrics = new CourierMetrics();
+    const worker = { inFlight: 2, unwritten: 3, lateReleases: 5 };
+    metrics.watchWorker(worker);
+    expect(await sample(metrics, 'courier_worker_in_flight_requests')).toBe(2);
+    expect(await sample(metrics, 'courier_worker_unwritten_outcomes')).toBe(3);
+    expect(await sample(metrics, 'courier_worker_late_releases_total')).toBe(5);
+    worker.lateReleases = 7;
+    expect(await sample(metrics, 'courier_worker_late_releases_total')).toBe(7);
+  });
+});
+
 describe('the metrics port', () => {
   it('answers GET and HEAD /metrics in the text format, 404 elsewhere, 405 for other methods; NaN for a database it cannot read', async () => {
     const t = await openTestDatabase('pg');
