@@ -204,7 +204,7 @@ describe('courier apps update, endpoints headers and endpoints rotate-secret', (
       [1, '', expect.stringMatching(/^courier: body\.headers.*webhook-id.*\(validation, HTTP 422\)$/)],
     ]);
     expect((await headers()).stdout).toBe('X-Kept: 1\n');
-  });
+  }, 90_000);
 
   it('endpoints rotate-secret signs with a new secret and, for the grace period, with the previous one too', async () => {
     await createApp(api, { uid: 'rot' });
