@@ -8,7 +8,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { Clock } from '../clock.ts';
 import type { Database } from '../store/db.ts';
 import type { Completion } from '../store/queries/complete.ts';
-import { claimableSince } from '../store/queries/queue-lag.ts';
+import { claimableSince, type QueueDepth, queueDepth } from '../store/queries/queue-figures.ts';
 
 /** The worker's write or claim that failed: the worker retries it, no attempt is lost. */
 export type WorkerDatabaseOperation = 'claim' | 'write';
@@ -35,6 +35,13 @@ const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 /** Longer than a scrape should wait for the database (Prometheus' default scrape timeout is 10 s). */
 const QUEUE_READ_TIMEOUT_MS = 2_000;
+/** The `state` label of courier_queue_deliveries, and the figure it shows. */
+const DEPTH_STATES: [string, keyof QueueDepth][] = [
+  ['due', 'due'],
+  ['scheduled', 'scheduled'],
+  ['in_flight', 'inFlight'],
+  ['held', 'held'],
+];
 
 /** `2xx` … `5xx` for an answer, else how the request failed (a network failure kind, or refused). */
 export function attemptOutcome(attempt: Completion['attempt']): string {
@@ -85,8 +92,9 @@ export class CourierMetrics implements WorkerMetrics {
     registers: [this.registry],
   });
   private readonly queueReadErrors = new Counter({
-    name: 'courier_queue_lag_read_errors_total',
-    help: 'Scrapes whose read of courier_queue_lag_seconds failed or took over 2 s (it then shows NaN)',
+    name: 'courier_queue_read_errors_total',
+    help: 'Scrapes whose read of a queue figure failed or took over 2 s (it then shows NaN), by figure: lag or deliveries',
+    labelNames: ['figure'] as const,
     registers: [this.registry],
   });
 
@@ -128,7 +136,22 @@ export class CourierMetrics implements WorkerMetrics {
       help: 'How long the longest-waiting claimable work has waited to be claimed: due, on an active endpoint below its in-flight cap and not held by its rate limit, a Retry-After or the host cap (0: none waiting; the same in every process on one database)',
       registers: [this.registry],
       async collect() {
-        if (metrics.queue) this.set(await metrics.queueLagSeconds(metrics.queue));
+        if (!metrics.queue) return;
+        const now = metrics.queue.clock.now();
+        const since = await metrics.readQueue('lag', (db) => claimableSince(db, now));
+        this.set(since === undefined ? Number.NaN : since === null ? 0 : Math.max(0, (now - since) / 1000));
+      },
+    });
+    new Gauge({
+      name: 'courier_queue_deliveries',
+      help: 'Deliveries not yet finished, by state: due (pending, due now), scheduled (pending, due later), in_flight, held (endpoint paused or disabled); dead letters are not counted (the same in every process on one database)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        if (!metrics.queue) return;
+        const now = metrics.queue.clock.now();
+        const depth = await metrics.readQueue('deliveries', (db) => queueDepth(db, now));
+        for (const [state, key] of DEPTH_STATES) this.set({ state }, depth?.[key] ?? Number.NaN);
       },
     });
   }
@@ -159,24 +182,28 @@ export class CourierMetrics implements WorkerMetrics {
     this.worker = worker;
   }
 
-  /** The database whose queue lag is read at each scrape, on `clock`. */
+  /** The database whose queue figures (lag, deliveries by state) are read at each scrape, on `clock`. */
   watchQueue(db: Database, clock: Clock): void {
     this.queue = { db, clock };
   }
 
-  /** NaN, not the last figure, when the database cannot answer in time: the rest is still scraped. */
-  private async queueLagSeconds({ db, clock }: { db: Database; clock: Clock }): Promise<number> {
-    const now = clock.now();
+  /**
+   * One figure read from the queue's database, or undefined when it cannot answer in time (shown
+   * as NaN, not the last figure): the rest is still scraped.
+   */
+  private async readQueue<T>(
+    figure: 'lag' | 'deliveries',
+    read: (db: Database) => Promise<T>,
+  ): Promise<T | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('timed out')), QUEUE_READ_TIMEOUT_MS);
     });
     try {
-      const since = await Promise.race([claimableSince(db, now), late]);
-      return since === null ? 0 : Math.max(0, (now - since) / 1000);
+      return await Promise.race([read(this.queue!.db), late]);
     } catch {
-      this.queueReadErrors.inc();
-      return Number.NaN;
+      this.queueReadErrors.inc({ figure });
+      return undefined;
     } finally {
       clearTimeout(timer);
     }

@@ -24,6 +24,7 @@ describe('COURIER_METRICS_PORT', () => {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(text).toMatch(/\ncourier_worker_in_flight_requests 0\n/);
     expect(text).toMatch(/\ncourier_queue_lag_seconds 0\n/);
+    expect(text).toMatch(/\ncourier_queue_deliveries{state="due"} 0\n/);
     expect(text).toContain('\nprocess_resident_memory_bytes ');
     expect(worker.output()).toContain(`"address":"http://127.0.0.1:${port}/metrics"`);
     expect(await stopWorker(worker)).toBe(0);

@@ -3,11 +3,13 @@ import { silentLogger } from '../../src/logger.ts';
 import { CourierMetrics } from '../../src/metrics/metrics.ts';
 import { serveMetrics } from '../../src/metrics/server.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
+import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { closedPort, type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { startApi } from '../e2e/support.ts';
 import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
 import { runningWorker, virtualWorker } from '../support/engine.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+import { intercepting } from '../support/intercepting.ts';
 
 /** The value of one series in the registry's text, or undefined when it is not there. */
 async function sample(metrics: CourierMetrics, series: string): Promise<number | undefined> {
@@ -105,6 +107,35 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     expect(await lag()).toBe(0);
   });
 
+  it('counts the deliveries not yet finished by where they stand, leaving dead letters out', async () => {
+    const metrics = new CourierMetrics();
+    const { clock, worker } = virtualWorker(t.db, { metrics });
+    metrics.watchQueue(t.db, clock);
+    const expectDeliveries = async (want: Record<string, number>) => {
+      for (const [state, n] of Object.entries(want)) {
+        expect([state, await sample(metrics, `courier_queue_deliveries{state="${state}"}`)]).toEqual([
+          state,
+          n,
+        ]);
+      }
+    };
+    await expectDeliveries({ due: 0, scheduled: 0, in_flight: 0, held: 0 });
+    const app = await makeApp(t.db, clock.now());
+    for (const path of ['/ok', '/down', '/gone']) {
+      await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}${path}` });
+    }
+    const paused = await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/ok` });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    await expectDeliveries({ due: 4, scheduled: 0, in_flight: 0, held: 0 });
+    await holdEndpoint(t.db, paused.id, 'paused', null, clock.now());
+    await expectDeliveries({ due: 3, scheduled: 0, in_flight: 0, held: 1 });
+    // Delivered (gone from the queue), a retry waiting out its backoff, a dead letter (not counted).
+    expect(await worker.runOnce()).toBe(3);
+    await expectDeliveries({ due: 0, scheduled: 1, in_flight: 0, held: 1 });
+    clock.advance(3_600_000);
+    await expectDeliveries({ due: 1, scheduled: 0, in_flight: 0, held: 1 });
+  });
+
   it("counts the worker's claims that failed, retried", async () => {
     const metrics = new CourierMetrics();
     const gone = new PgDatabase({
@@ -129,10 +160,33 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     }
   });
 
+  it("counts the worker's writes of outcomes that failed, retried, and the attempt once", async () => {
+    const metrics = new CourierMetrics();
+    let failures = 2;
+    const flaky = intercepting(t.db, (sql, _params, run) =>
+      sql.includes('courier_complete_rows') && failures-- > 0
+        ? Promise.reject(new Error('connection lost'))
+        : run(),
+    );
+    const { clock, worker } = virtualWorker(flaky, { metrics });
+    const app = await makeApp(t.db, clock.now());
+    await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}/ok` });
+    await publishJson(t.db, app.id, clock.now(), { n: 1 });
+    while ((await worker.runOnce()) > 0) {}
+    expect(await sample(metrics, 'courier_worker_database_errors_total{operation="write"}')).toBe(2);
+    expect(await sample(metrics, 'courier_attempts_total{result="delivered",outcome="2xx"}')).toBe(1);
+    const { rows } = await t.db.query<{ attempts: number; deliveries: number }>(
+      `select (select count(*)::int from courier_attempts) as attempts,
+              (select count(*)::int from courier_deliveries) as deliveries`,
+    );
+    expect(rows[0]).toEqual({ attempts: 1, deliveries: 0 });
+  });
+
   it("reads the worker's requests in flight as they are", async () => {
     const metrics = new CourierMetrics();
     const { worker } = runningWorker(t.db, { metrics });
     metrics.watchWorker(worker);
+    metrics.watchQueue(t.db, { now: () => Date.now() });
     const app = await makeApp(t.db, Date.now());
     await makeEndpoint(t.db, app.id, Date.now(), { url: `${receiver.url}/held` });
     await worker.start();
@@ -140,6 +194,22 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
       await publishJson(t.db, app.id, Date.now(), { n: 1 });
       for (let i = 0; i < 500 && !held; i++) await new Promise((r) => setTimeout(r, 10));
       expect(await sample(metrics, 'courier_worker_in_flight_requests')).toBe(1);
+      // Claimed, still pending with its lease: in flight, no longer due.
+      expect(await sample(metrics, 'courier_queue_deliveries{state="in_flight"}')).toBe(1);
+      expect(await sample(metrics, 'courier_queue_deliveries{state="due"}')).toBe(0);
+      // Read on a clock a minute behind the claim's: claimed is claimed, not scheduled.
+      const behind = new CourierMetrics();
+      behind.watchQueue(t.db, { now: () => Date.now() - 60_000 });
+      for (const [state, n] of [
+        ['in_flight', 1],
+        ['scheduled', 0],
+        ['due', 0],
+      ] as const) {
+        expect([state, await sample(behind, `courier_queue_deliveries{state="${state}"}`)]).toEqual([
+          state,
+          n,
+        ]);
+      }
       held!();
       held = null;
       for (let i = 0; i < 500 && worker.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
@@ -195,7 +265,9 @@ describe('the metrics port', () => {
       const text = await (await fetch(`${server.address}/metrics`)).text();
       expect(text).toMatch(/\ncourier_queue_lag_seconds Nan\n/);
       // Read as the scrape begins, beside the lag being read: the earlier scrape's failure.
-      expect(text).toMatch(/\ncourier_queue_lag_read_errors_total 1\n/);
+      expect(text).toMatch(/\ncourier_queue_read_errors_total\{figure="lag"\} 1\n/);
+      expect(text).toMatch(/\ncourier_queue_read_errors_total\{figure="deliveries"\} 1\n/);
+      expect(text).toMatch(/\ncourier_queue_deliveries\{state="due"\} Nan\n/);
       expect(text).toContain('\nprocess_cpu_seconds_total ');
     } finally {
       await server.close();

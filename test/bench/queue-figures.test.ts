@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { measureQueueFigures } from '../../bench/queue-figures.ts';
+
+// A tiny run of `npm run bench:queue-figures` so it does not rot; it fails unless the counts read
+// are the rows written.
+describe('queue figures benchmark smoke run', () => {
+  it.each([
+    ['PostgreSQL', false],
+    ['PGlite', true],
+  ])('reads the lag and the deliveries by state on %s', { timeout: 60_000 }, async (_, embedded) => {
+    const figures = await measureQueueFigures(2_000, embedded);
+    expect(figures.scheduled).toBe(2_000);
+    for (const ms of [figures.lagMsP50, figures.lagMsMax, figures.depthMsP50, figures.depthMsMax]) {
+      expect(ms).toBeGreaterThan(0);
+    }
+  });
+});
