@@ -35,7 +35,7 @@ export function retryingDeadlocks(db: Database, random: Random): Database {
     },
     query: (sql, params) => retried(() => db.query(sql, params), random),
     transaction: (fn) => retried(() => db.transaction(fn), random),
-    listen: (channel, onNotify) => db.listen(channel, onNotify),
+    listen: (channel, onNotify, onReconnect) => db.listen(channel, onNotify, onReconnect),
     close: () => db.close(),
   };
 }

@@ -4,7 +4,7 @@ import type { Logger } from '../logger.ts';
 import type { Database } from '../store/db.ts';
 import { HEARING_CHECK, RELAY_NOTICE, sendHearingCheck } from '../store/queries/notify-workers.ts';
 
-/** How long a worker waits at its start to hear its own check notification. */
+/** How long a worker waits to hear its own check notification (at its start, after a reconnect). */
 export const HEARING_CHECK_MS = 5_000;
 
 /**
@@ -20,9 +20,10 @@ export class Wakeups {
   private due: { at: number; timer: NodeJS.Timeout } | null = null;
   private hearingCheck: { heard: (payload: string) => void; end: () => void } | null = null;
   /**
-   * Whether this worker heard the notification it sent itself at its start: false when none came
-   * within HEARING_CHECK_MS (said in the log), null when it did not check to the end (no LISTEN,
-   * the notification not sent, or stopped first).
+   * Whether this worker heard the notification it sent itself at its start, or at the latest
+   * reconnect of its LISTEN connection: false when none came within HEARING_CHECK_MS (said in the
+   * log), null when it did not check to the end (no LISTEN, the notification not sent, a reconnect
+   * meanwhile, or stopped first).
    */
   hearing: Promise<boolean | null> = Promise.resolve(null);
 
@@ -38,11 +39,15 @@ export class Wakeups {
   async start(): Promise<void> {
     try {
       const { rows } = await this.db.query<{ channel: string }>('select courier_channel() as channel');
-      this.unlisten = await this.db.listen(rows[0]!.channel, (payload) => {
-        if (payload === RELAY_NOTICE) this.onRelayNotice();
-        else if (payload.startsWith(HEARING_CHECK)) this.hearingCheck?.heard(payload);
-        else this.signal();
-      });
+      this.unlisten = await this.db.listen(
+        rows[0]!.channel,
+        (payload) => {
+          if (payload === RELAY_NOTICE) this.onRelayNotice();
+          else if (payload.startsWith(HEARING_CHECK)) this.hearingCheck?.heard(payload);
+          else this.signal();
+        },
+        () => this.reconnected(),
+      );
     } catch (error) {
       // Without LISTEN the worker still wakes on its timer; it keeps working, just less promptly.
       this.log.error({ err: error }, 'could not LISTEN for new work; falling back to the idle timer');
@@ -53,10 +58,23 @@ export class Wakeups {
   }
 
   /**
+   * The LISTEN connection is back after a loss: new work notified meanwhile was missed, and the
+   * new connection may not hear (a pooler's address in place of the server's): checked again, a
+   * check under way when the connection went down ended unjudged.
+   */
+  private reconnected(): void {
+    this.signal();
+    if (this.stopped) return;
+    this.hearingCheck?.end();
+    this.hearing = this.checkHearing();
+  }
+
+  /**
    * Listening is not hearing: behind a connection pooler in transaction mode, the LISTEN stays on
    * the server connection that ran it, and notifications reach the worker only while the pooler
-   * happens to lend it that connection; new work would wait for the idle timer. Checked once, in
-   * the background, the wait timed from the check's commit (a busy start may queue its send).
+   * happens to lend it that connection; new work would wait for the idle timer. Checked at the
+   * start and after each reconnect, in the background, the wait timed from the check's commit (a
+   * busy start may queue its send).
    */
   private async checkHearing(): Promise<boolean | null> {
     const token = `${HEARING_CHECK}${randomUUID()}`;

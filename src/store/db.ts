@@ -44,8 +44,16 @@ export interface Database extends Queryable {
   readonly [PARENT_DATABASE]?: Database;
   /** Runs fn inside BEGIN … COMMIT; rolls back when fn throws. Never hold one across an HTTP call. */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
-  /** Subscribes to NOTIFY on a channel; survives reconnects. Returns an unsubscribe function. */
-  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribes to NOTIFY on a channel; survives reconnects. `onReconnect` is called when the
+   * listening connection is back after a loss (whatever was notified meanwhile was missed);
+   * without it, `onNotify('')`. Returns an unsubscribe function.
+   */
+  listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onReconnect?: () => void,
+  ): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

@@ -167,9 +167,13 @@ export class PgDatabase implements Database {
     }
   }
 
-  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+  async listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onReconnect?: () => void,
+  ): Promise<() => Promise<void>> {
     this.listener ??= new PgListener(this.options);
-    return this.listener.subscribe(channel, onNotify);
+    return this.listener.subscribe(channel, { onNotify, onReconnect });
   }
 
   async close(): Promise<void> {
@@ -178,10 +182,17 @@ export class PgDatabase implements Database {
   }
 }
 
+interface Subscriber {
+  onNotify: (payload: string) => void;
+  onReconnect?: () => void;
+}
+
 /** One dedicated LISTEN connection that reconnects with capped exponential backoff. */
 class PgListener {
   private client: pg.Client | undefined;
-  private readonly handlers = new Map<string, Set<(payload: string) => void>>();
+  private readonly handlers = new Map<string, Set<Subscriber>>();
+  /** Connected once: a later connection is a reconnect, after which notifications were missed. */
+  private connectedBefore = false;
   private closed = false;
   private failures = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -189,20 +200,20 @@ class PgListener {
 
   constructor(private readonly options: PgOptions) {}
 
-  async subscribe(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+  async subscribe(channel: string, subscriber: Subscriber): Promise<() => Promise<void>> {
     let set = this.handlers.get(channel);
     const isNew = !set;
     if (!set) {
       set = new Set();
       this.handlers.set(channel, set);
     }
-    set.add(onNotify);
+    set.add(subscriber);
     if (!this.client) {
       this.connecting ??= this.connect();
       await this.connecting;
     } else if (isNew) await this.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
     return async () => {
-      set.delete(onNotify);
+      set.delete(subscriber);
       if (set.size === 0) {
         this.handlers.delete(channel);
         await this.client?.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
@@ -213,7 +224,7 @@ class PgListener {
   private async connect(): Promise<void> {
     const client = new pg.Client(clientConfig(this.options));
     client.on('notification', (msg) => {
-      for (const handler of this.handlers.get(msg.channel) ?? []) handler(msg.payload ?? '');
+      for (const subscriber of this.handlers.get(msg.channel) ?? []) subscriber.onNotify(msg.payload ?? '');
     });
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client, new Error('LISTEN connection ended')));
@@ -229,8 +240,15 @@ class PgListener {
       }
       this.client = client;
       this.failures = 0;
+      const reconnected = this.connectedBefore;
+      this.connectedBefore = true;
       // Wake subscribers once: anything notified while we were disconnected was missed.
-      for (const [, set] of this.handlers) for (const handler of set) handler('');
+      for (const [, set] of this.handlers) {
+        for (const { onNotify, onReconnect } of set) {
+          if (reconnected && onReconnect) onReconnect();
+          else onNotify('');
+        }
+      }
     } catch (error) {
       client.end().catch(() => {});
       this.scheduleReconnect(error as Error);

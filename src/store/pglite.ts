@@ -57,6 +57,7 @@ export class PgliteDatabase implements Database {
     );
   }
 
+  /** In-process: the connection is never lost, so there is nothing to reconnect. */
   async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
     return this.db.listen(channel, onNotify);
   }

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { Wakeups } from '../../src/dispatch/wakeups.ts';
 import { newId } from '../../src/ids.ts';
+import type { Logger } from '../../src/logger.ts';
 import { silentLogger } from '../../src/logger.ts';
 import type { Database } from '../../src/store/db.ts';
 import {
@@ -181,6 +182,86 @@ describe.each(BACKENDS)('Wakeups on %s: operational events wake the relay, not t
     w.halt();
     await starting;
     expect(await w.hearing).toBe(null);
+    await w.stop();
+  });
+});
+
+describe('Wakeups on PostgreSQL, their LISTEN connection cut by the server', () => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+  const until = async (done: () => boolean) => {
+    for (let i = 0; i < 300 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+
+  it('wake the claims once it is back (work notified meanwhile was missed), check again that they hear, and hear new work', async () => {
+    const t = await openTestDatabase('pg');
+    const w = new Wakeups(t.db, clock, silentLogger, 30_000);
+    await w.start();
+    try {
+      const atStart = w.hearing;
+      expect(await atStart).toBe(true);
+      w.clear();
+      let woken = false;
+      void w.wait(5_000).then(() => {
+        woken = true;
+      });
+      const { rows } = await t.db.query<{ channel: string }>('select courier_channel() as channel');
+      const cut = await t.db.query(
+        'select pg_terminate_backend(pid) from pg_stat_activity where query = $1',
+        [`LISTEN "${rows[0]!.channel}"`],
+      );
+      expect(cut.rowCount).toBe(1);
+      await until(() => woken);
+      expect(woken).toBe(true);
+      expect(w.hearing).not.toBe(atStart);
+      expect(await w.hearing).toBe(true);
+      woken = false;
+      void w.wait(5_000).then(() => {
+        woken = true;
+      });
+      await notifyWorkers(t.db);
+      await until(() => woken);
+      expect(woken).toBe(true);
+    } finally {
+      await w.stop();
+      await t.drop();
+    }
+  });
+});
+
+describe('Wakeups whose LISTEN connection comes back while a check is under way', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('end that check unjudged, not as unheard, and judge the one they send then', async () => {
+    const sent: string[] = [];
+    let notify!: (payload: string) => void;
+    let reconnect!: () => void;
+    const db = {
+      async query(sql: string, params?: unknown[]) {
+        if (sql.includes('as channel')) return { rows: [{ channel: 'courier_work' }], rowCount: 1 };
+        sent.push(params![0] as string);
+        return { rows: [], rowCount: 1 };
+      },
+      async listen(_channel: string, onNotify: (payload: string) => void, onReconnect?: () => void) {
+        notify = onNotify;
+        reconnect = onReconnect!;
+        return async () => {};
+      },
+    } as unknown as Database;
+    const errors: string[] = [];
+    const log: Logger = { info() {}, warn() {}, debug() {}, error: (_obj, msg) => errors.push(msg ?? '') };
+    const w = new Wakeups(db, new ManualClock(Date.UTC(2026, 0, 1, 12)), log, 30_000);
+    await w.start();
+    const judged: unknown[] = [];
+    void w.hearing.then((heard) => judged.push(heard));
+    await vi.advanceTimersByTimeAsync(0); // its send answered: its 5 s running
+    reconnect(); // its notification lost with the old connection
+    void w.hearing.then((heard) => judged.push(heard));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent).toHaveLength(2);
+    notify(sent[1]!);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect([judged, errors]).toEqual([[null, true], []]);
     await w.stop();
   });
 });

@@ -42,6 +42,45 @@ describe('PgDatabase connections', () => {
     }
   });
 
+  it('get their LISTEN connection back when the server cuts it: said, each subscriber told once, heard again', async () => {
+    const channel = `t_courier_listen_${process.pid}_${Date.now()}`;
+    const retries: number[] = [];
+    const db = new PgDatabase({
+      connectionString: TEST_DATABASE_URL,
+      poolSize: 1,
+      onListenError: (_error, retryInMs) => retries.push(retryInMs),
+    });
+    const told: string[] = [];
+    const plain: string[] = [];
+    try {
+      await db.listen(
+        channel,
+        (payload) => told.push(payload),
+        () => told.push('reconnected'),
+      );
+      // Connected the first time: woken as by an empty notification, not told of a reconnect.
+      expect(told).toEqual(['']);
+      // Without its own callback, a subscriber is woken as by an empty notification.
+      await db.listen(channel, (payload) => plain.push(payload));
+      told.length = 0;
+      plain.length = 0;
+      const cut = await db.query('select pg_terminate_backend(pid) from pg_stat_activity where query = $1', [
+        `LISTEN "${channel}"`,
+      ]);
+      expect(cut.rowCount).toBe(1);
+      for (let i = 0; i < 300 && told.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect([told, plain, retries]).toEqual([['reconnected'], [''], [250]]);
+      await db.query(`select pg_notify($1, 'after')`, [channel]);
+      for (let i = 0; i < 300 && told.length === 1; i++) await new Promise((r) => setTimeout(r, 10));
+      expect([told, plain]).toEqual([
+        ['reconnected', 'after'],
+        ['', 'after'],
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('take a server out of connections (53300) as unavailable, not as a refused statement', async () => {
     const role = `t_courier_role_full_${process.pid}`;
     const admin = new PgDatabase({ connectionString: TEST_DATABASE_URL, poolSize: 1 });

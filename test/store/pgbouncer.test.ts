@@ -154,7 +154,8 @@ async function wakeupsListeningThrough(
   const pooled = new PgDatabase({ connectionString: bouncer.url, poolSize: 1 });
   // Statements go straight to PostgreSQL, in the test's schema; the LISTEN goes through PgBouncer.
   const db: Database = Object.assign(Object.create(t.db) as Database, {
-    listen: (channel: string, onNotify: (payload: string) => void) => pooled.listen(channel, onNotify),
+    listen: (channel: string, onNotify: (payload: string) => void, onReconnect?: () => void) =>
+      pooled.listen(channel, onNotify, onReconnect),
   });
   const errors: string[] = [];
   const log: Logger = { info() {}, warn() {}, debug() {}, error: (_obj, msg) => errors.push(msg ?? '') };
