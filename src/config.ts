@@ -46,8 +46,11 @@ export interface Config {
   workerConcurrency: number;
   batchSize: number;
   logLevel: string;
-  /** COURIER_METRICS_PORT: where GET /metrics is answered; null: no metrics kept. */
-  metrics: { host: string; port: number } | null;
+  /**
+   * COURIER_METRICS_PORT: where GET /metrics is answered; null: no metrics kept. `queue`
+   * (COURIER_METRICS_QUEUE): whether the queue's figures are read from the database at each scrape.
+   */
+  metrics: { host: string; port: number; queue: boolean } | null;
 }
 
 export { ConfigError };
@@ -357,9 +360,13 @@ export function loadConfig(env: ConfigSource = process.env): Config {
     workerConcurrency: r.int('COURIER_WORKER_CONCURRENCY', 1, 100_000),
     batchSize: r.int('COURIER_BATCH_SIZE', 1, 10_000),
     logLevel: r.oneOf('COURIER_LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
-    metrics:
-      r.optional('COURIER_METRICS_PORT') === null
-        ? null
-        : { host: r.raw('COURIER_METRICS_HOST'), port: r.int('COURIER_METRICS_PORT', 0, 65535) },
+    metrics: metricsPort(r),
   };
+}
+
+function metricsPort(r: Reader): Config['metrics'] {
+  // Checked even without a port: a typo would otherwise surface only once metrics are turned on.
+  const queue = r.oneOf('COURIER_METRICS_QUEUE', ['on', 'off']) === 'on';
+  if (r.optional('COURIER_METRICS_PORT') === null) return null;
+  return { host: r.raw('COURIER_METRICS_HOST'), port: r.int('COURIER_METRICS_PORT', 0, 65535), queue };
 }

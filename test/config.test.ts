@@ -123,6 +123,7 @@ describe('configuration', () => {
     ['COURIER_RETRY_SCHEDULE', '5s,0s'],
     ['COURIER_LEASE', '200d'],
     ['COURIER_DATABASE_URL', 'notaurl'],
+    ['COURIER_METRICS_QUEUE', 'no'],
   ])('a bad %s (%s) stops start-up with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));

@@ -24,7 +24,7 @@ export async function openMetricsPort(
     import('../metrics/server.ts'),
   ]);
   const metrics = new CourierMetrics();
-  metrics.watchQueue(db, systemClock);
+  if (config.metrics.queue) metrics.watchQueue(db, systemClock);
   const server = await serveMetrics(metrics, config.metrics, logger);
   logger.info({ address: `${server.address}/metrics` }, 'metrics served');
   return { metrics, close: server.close };

@@ -6,7 +6,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../clock.ts';
-import type { Database } from '../store/db.ts';
+import type { Database, Queryable } from '../store/db.ts';
 import type { Completion } from '../store/queries/complete.ts';
 import { claimableSince, type QueueDepth, queueDepth } from '../store/queries/queue-figures.ts';
 
@@ -35,6 +35,8 @@ const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 /** Longer than a scrape should wait for the database (Prometheus' default scrape timeout is 10 s). */
 const QUEUE_READ_TIMEOUT_MS = 2_000;
+const QUEUE_FIGURES = ['lag', 'deliveries'] as const;
+type QueueFigure = (typeof QUEUE_FIGURES)[number];
 /** The `state` label of courier_queue_deliveries, and the figure it shows. */
 const DEPTH_STATES: [string, keyof QueueDepth][] = [
   ['due', 'due'],
@@ -54,6 +56,7 @@ export class CourierMetrics implements WorkerMetrics {
   readonly registry = new Registry();
   private worker: WorkerGauges | null = null;
   private queue: { db: Database; clock: Clock } | null = null;
+  private queueReadErrors: Counter<'figure'> | null = null;
   private readonly attempts = new Counter({
     name: 'courier_attempts_total',
     help: "Delivery attempts made, by the worker's decision for the delivery (delivered, retry, failed, expired; a retry for an endpoint paused meanwhile is held instead) and by the request's outcome (2xx-5xx, a network failure kind, or refused by the SSRF guard)",
@@ -91,12 +94,6 @@ export class CourierMetrics implements WorkerMetrics {
     buckets: REQUEST_BUCKETS,
     registers: [this.registry],
   });
-  private readonly queueReadErrors = new Counter({
-    name: 'courier_queue_read_errors_total',
-    help: 'Scrapes whose read of a queue figure failed or took over 2 s (it then shows NaN), by figure: lag or deliveries',
-    labelNames: ['figure'] as const,
-    registers: [this.registry],
-  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -131,29 +128,6 @@ export class CourierMetrics implements WorkerMetrics {
         this.inc(metrics.worker.lateReleases);
       },
     });
-    new Gauge({
-      name: 'courier_queue_lag_seconds',
-      help: 'How long the longest-waiting claimable work has waited to be claimed: due, on an active endpoint below its in-flight cap and not held by its rate limit, a Retry-After or the host cap (0: none waiting; the same in every process on one database)',
-      registers: [this.registry],
-      async collect() {
-        if (!metrics.queue) return;
-        const now = metrics.queue.clock.now();
-        const since = await metrics.readQueue('lag', (db) => claimableSince(db, now));
-        this.set(since === undefined ? Number.NaN : since === null ? 0 : Math.max(0, (now - since) / 1000));
-      },
-    });
-    new Gauge({
-      name: 'courier_queue_deliveries',
-      help: 'Deliveries not yet finished, by state: due (pending, due now), scheduled (pending, due later), in_flight, held (endpoint paused or disabled); dead letters are not counted (the same in every process on one database)',
-      labelNames: ['state'] as const,
-      registers: [this.registry],
-      async collect() {
-        if (!metrics.queue) return;
-        const now = metrics.queue.clock.now();
-        const depth = await metrics.readQueue('deliveries', (db) => queueDepth(db, now));
-        for (const [state, key] of DEPTH_STATES) this.set({ state }, depth?.[key] ?? Number.NaN);
-      },
-    });
   }
 
   attempted(completion: Completion): void {
@@ -182,27 +156,72 @@ export class CourierMetrics implements WorkerMetrics {
     this.worker = worker;
   }
 
-  /** The database whose queue figures (lag, deliveries by state) are read at each scrape, on `clock`. */
+  /**
+   * The database whose queue figures (lag, deliveries by state) are read at each scrape, on
+   * `clock`. Only a process that reads them shows them: a 0 from one that does not would mislead.
+   */
   watchQueue(db: Database, clock: Clock): void {
+    const first = this.queue === null;
     this.queue = { db, clock };
+    if (first) this.showQueueFigures();
+  }
+
+  private showQueueFigures(): void {
+    const metrics = this;
+    const errors = new Counter({
+      name: 'courier_queue_read_errors_total',
+      help: 'Scrapes whose read of a queue figure failed or took over 2 s (it then shows NaN), by figure: lag or deliveries',
+      labelNames: ['figure'] as const,
+      registers: [this.registry],
+    });
+    // Shown as 0 from the first scrape, so that rate() and increase() see the first failure.
+    for (const figure of QUEUE_FIGURES) errors.inc({ figure }, 0);
+    this.queueReadErrors = errors;
+    new Gauge({
+      name: 'courier_queue_lag_seconds',
+      help: 'How long the longest-waiting claimable work has waited to be claimed: due, on an active endpoint below its in-flight cap and not held by its rate limit, a Retry-After or the host cap (0: none waiting; the same in every process on one database)',
+      registers: [this.registry],
+      async collect() {
+        let now = 0;
+        const since = await metrics.readQueue('lag', (q, at) => claimableSince(q, (now = at)));
+        this.set(since === undefined ? Number.NaN : since === null ? 0 : Math.max(0, (now - since) / 1000));
+      },
+    });
+    new Gauge({
+      name: 'courier_queue_deliveries',
+      help: 'Deliveries not yet finished, by state: due (pending, due now), scheduled (pending, due later), in_flight, held (endpoint paused or disabled, or deleted while they were in flight); dead letters are not counted (the same in every process on one database)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        const depth = await metrics.readQueue('deliveries', queueDepth);
+        for (const [state, key] of DEPTH_STATES) this.set({ state }, depth?.[key] ?? Number.NaN);
+      },
+    });
   }
 
   /**
    * One figure read from the queue's database, or undefined when it cannot answer in time (shown
-   * as NaN, not the last figure): the rest is still scraped.
+   * as NaN, not the last figure): the rest is still scraped. The statement is stopped then too, so
+   * that scrapes of a slow database do not pile up on its connections.
    */
   private async readQueue<T>(
-    figure: 'lag' | 'deliveries',
-    read: (db: Database) => Promise<T>,
+    figure: QueueFigure,
+    read: (q: Queryable, now: number) => Promise<T>,
   ): Promise<T | undefined> {
+    const { db, clock } = this.queue!;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('timed out')), QUEUE_READ_TIMEOUT_MS);
     });
+    const reading = db.transaction(async (tx) => {
+      await tx.query(`set local statement_timeout = ${QUEUE_READ_TIMEOUT_MS}`);
+      return read(tx, clock.now());
+    });
+    reading.catch(() => {}); // its failure after the timeout is already counted
     try {
-      return await Promise.race([read(this.queue!.db), late]);
+      return await Promise.race([reading, late]);
     } catch {
-      this.queueReadErrors.inc({ figure });
+      this.queueReadErrors!.inc({ figure });
       return undefined;
     } finally {
       clearTimeout(timer);

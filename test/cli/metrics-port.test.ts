@@ -29,7 +29,11 @@ describe('COURIER_METRICS_PORT', () => {
     expect(worker.output()).toContain(`"address":"http://127.0.0.1:${port}/metrics"`);
     expect(await stopWorker(worker)).toBe(0);
     expect(loadConfig({}).metrics).toBeNull();
-    expect(loadConfig({ COURIER_METRICS_PORT: '9464' }).metrics).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(loadConfig({ COURIER_METRICS_PORT: '9464' }).metrics).toEqual({
+      host: '127.0.0.1',
+      port: 9464,
+      queue: true,
+    });
   });
 
   it("makes `courier serve` count its API's requests there too", async () => {
@@ -43,6 +47,7 @@ describe('COURIER_METRICS_PORT', () => {
         COURIER_PORT: String(apiPort),
         COURIER_ADMIN_TOKEN: 'metrics-test-token-0123',
         COURIER_METRICS_PORT: String(metricsPort),
+        COURIER_METRICS_QUEUE: 'off',
         COURIER_LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -60,6 +65,8 @@ describe('COURIER_METRICS_PORT', () => {
         'courier_http_requests_total{method="GET",route="/api/v1/health",status_code="204"} 1\n',
       );
       expect(text).toMatch(/\ncourier_worker_in_flight_requests 0\n/);
+      // COURIER_METRICS_QUEUE=off: the queue's figures are neither read nor shown.
+      expect(text).not.toContain('courier_queue_');
     } finally {
       child.kill('SIGTERM');
     }

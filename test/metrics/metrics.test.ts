@@ -10,6 +10,7 @@ import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, type TestDatabase } from
 import { runningWorker, virtualWorker } from '../support/engine.ts';
 import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 import { intercepting } from '../support/intercepting.ts';
+import { holdOpen } from '../support/transactions.ts';
 
 /** The value of one series in the registry's text, or undefined when it is not there. */
 async function sample(metrics: CourierMetrics, series: string): Promise<number | undefined> {
@@ -188,21 +189,23 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     metrics.watchWorker(worker);
     metrics.watchQueue(t.db, { now: () => Date.now() });
     const app = await makeApp(t.db, Date.now());
-    await makeEndpoint(t.db, app.id, Date.now(), { url: `${receiver.url}/held` });
+    // One in flight at a time: the second message waits, due, for the first's request to end.
+    await makeEndpoint(t.db, app.id, Date.now(), { url: `${receiver.url}/held`, maxInFlight: 1 });
     await worker.start();
     try {
       await publishJson(t.db, app.id, Date.now(), { n: 1 });
+      await publishJson(t.db, app.id, Date.now(), { n: 2 });
       for (let i = 0; i < 500 && !held; i++) await new Promise((r) => setTimeout(r, 10));
       expect(await sample(metrics, 'courier_worker_in_flight_requests')).toBe(1);
       // Claimed, still pending with its lease: in flight, no longer due.
       expect(await sample(metrics, 'courier_queue_deliveries{state="in_flight"}')).toBe(1);
-      expect(await sample(metrics, 'courier_queue_deliveries{state="due"}')).toBe(0);
+      expect(await sample(metrics, 'courier_queue_deliveries{state="due"}')).toBe(1);
       // Read on a clock a minute behind the claim's: claimed is claimed, not scheduled.
       const behind = new CourierMetrics();
       behind.watchQueue(t.db, { now: () => Date.now() - 60_000 });
       for (const [state, n] of [
         ['in_flight', 1],
-        ['scheduled', 0],
+        ['scheduled', 1],
         ['due', 0],
       ] as const) {
         expect([state, await sample(behind, `courier_queue_deliveries{state="${state}"}`)]).toEqual([
@@ -210,15 +213,19 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
           n,
         ]);
       }
-      held!();
-      held = null;
+      const delivered = () => sample(metrics, 'courier_attempts_total{result="delivered",outcome="2xx"}');
+      for (let i = 0; i < 500 && (await delivered()) !== 2; i++) {
+        held?.();
+        held = null;
+        await new Promise((r) => setTimeout(r, 10));
+      }
       for (let i = 0; i < 500 && worker.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
       expect(await sample(metrics, 'courier_worker_in_flight_requests')).toBe(0);
     } finally {
       await worker.stop(1_000);
     }
     expect(await sample(metrics, 'courier_worker_unwritten_outcomes')).toBe(0);
-    expect(await sample(metrics, 'courier_attempts_total{result="delivered",outcome="2xx"}')).toBe(1);
+    expect(await sample(metrics, 'courier_attempts_total{result="delivered",outcome="2xx"}')).toBe(2);
   });
 });
 
@@ -271,6 +278,38 @@ describe('the metrics port', () => {
       expect(text).toContain('\nprocess_cpu_seconds_total ');
     } finally {
       await server.close();
+      await t.drop();
+    }
+  });
+
+  it('stops its reads of a database that has not answered in 2 s, leaving none to pile up there', async () => {
+    const t = await openTestDatabase('pg');
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: t.schema, poolSize: 2 });
+    const metrics = new CourierMetrics();
+    metrics.watchQueue(db, { now: () => Date.now() });
+    const first = await metrics.registry.metrics();
+    expect(first).toMatch(/\ncourier_queue_read_errors_total\{figure="lag"\} 0\n/);
+    expect(first).toMatch(/\ncourier_queue_read_errors_total\{figure="deliveries"\} 0\n/);
+    // Both reads wait behind the lock, their connections taken, until their statements are stopped.
+    const lock = await holdOpen(t.db, (tx) =>
+      tx.query('lock table courier_endpoint_queues, courier_deliveries in access exclusive mode'),
+    );
+    try {
+      const text = await metrics.registry.metrics();
+      expect(text).toMatch(/\ncourier_queue_lag_seconds Nan\n/);
+      expect(text).toMatch(/\ncourier_queue_deliveries\{state="held"\} Nan\n/);
+      const waiting = async () =>
+        (
+          await t.db.query<{ n: number }>(
+            'select count(*)::int as n from pg_stat_activity where $1 = any(pg_blocking_pids(pid))',
+            [lock.pid],
+          )
+        ).rows[0]!.n;
+      for (let i = 0; i < 100 && (await waiting()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await waiting()).toBe(0);
+    } finally {
+      await lock.commit();
+      await db.close();
       await t.drop();
     }
   });

@@ -25,15 +25,20 @@ export interface QueueDepth {
   scheduled: number;
   /** Claimed by a worker and not yet finished: its request under way or its outcome unwritten. */
   inFlight: number;
-  /** Kept while their endpoint is paused or disabled. */
+  /**
+   * Kept while their endpoint is paused or disabled; also those an endpoint deleted while they
+   * were in flight leaves behind, until retention removes them.
+   */
   held: number;
 }
 
 /**
- * Counts through the partial indexes alone (index-only where the visibility map allows), so dead
- * letters, which grow without bound, are not read. A claimed delivery stays 'pending' with a lease
- * (0007): the endpoints' in-flight counters, kept in the claim's transaction, say how many of the
- * due ones are claimed (a claim on a clock ahead of `now` may count one as scheduled instead).
+ * Counts the pending and held rows (dead letters are not counted; PostgreSQL picks the plan: a
+ * scan of the whole table while the visibility map is unset, the partial indexes alone once
+ * vacuumed). A claimed delivery stays 'pending' with a lease (0007): the endpoints' in-flight
+ * counters, kept in the claims' and completions' transactions, say how many of the due ones are
+ * claimed. One claimed at an instant after `now` (a worker's clock ahead, or a claim between
+ * `now` and the read) is counted as scheduled, and one fewer as due.
  */
 export async function queueDepth(q: Queryable, now: number): Promise<QueueDepth> {
   const { rows } = await q.query<QueueDepth>(
