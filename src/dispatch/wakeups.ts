@@ -23,7 +23,7 @@ export class Wakeups {
    * Whether this worker heard the notification it sent itself at its start, or at the latest
    * reconnect of its LISTEN connection: false when none came within HEARING_CHECK_MS (said in the
    * log), null when it did not check to the end (no LISTEN, the notification not sent, a reconnect
-   * meanwhile, or stopped first).
+   * within the wait, or stopped first).
    */
   hearing: Promise<boolean | null> = Promise.resolve(null);
 
@@ -64,9 +64,7 @@ export class Wakeups {
    */
   private reconnected(): void {
     this.signal();
-    if (this.stopped) return;
-    this.hearingCheck?.end();
-    this.hearing = this.checkHearing();
+    if (!this.stopped) this.hearing = this.checkHearing();
   }
 
   /**
@@ -77,6 +75,7 @@ export class Wakeups {
    * busy start may queue its send).
    */
   private async checkHearing(): Promise<boolean | null> {
+    this.hearingCheck?.end(); // one check at a time: a reconnect may come before start() asks
     const token = `${HEARING_CHECK}${randomUUID()}`;
     const heard = await new Promise<boolean | null>((resolve) => {
       let timer: NodeJS.Timeout | undefined;

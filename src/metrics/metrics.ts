@@ -8,7 +8,13 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { Clock } from '../clock.ts';
 import type { Database, Queryable } from '../store/db.ts';
 import type { Completion } from '../store/queries/complete.ts';
-import { claimableSince, type QueueDepth, queueDepth } from '../store/queries/queue-figures.ts';
+import {
+  claimableSince,
+  type EndpointCounts,
+  endpointsByStatus,
+  type QueueDepth,
+  queueDepth,
+} from '../store/queries/queue-figures.ts';
 
 /** The worker's write or claim that failed: the worker retries it, no attempt is lost. */
 export type WorkerDatabaseOperation = 'claim' | 'write';
@@ -35,8 +41,9 @@ const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 /** Longer than a scrape should wait for the database (Prometheus' default scrape timeout is 10 s). */
 const QUEUE_READ_TIMEOUT_MS = 2_000;
-const QUEUE_FIGURES = ['lag', 'deliveries'] as const;
+const QUEUE_FIGURES = ['lag', 'deliveries', 'endpoints'] as const;
 type QueueFigure = (typeof QUEUE_FIGURES)[number];
+const ENDPOINT_STATUSES: (keyof EndpointCounts)[] = ['enabled', 'paused', 'disabled'];
 /** The `state` label of courier_queue_deliveries, and the figure it shows. */
 const DEPTH_STATES: [string, keyof QueueDepth][] = [
   ['due', 'due'],
@@ -157,7 +164,7 @@ export class CourierMetrics implements WorkerMetrics {
   }
 
   /**
-   * The database whose queue figures (lag, deliveries by state) are read at each scrape, on
+   * The database whose queue figures (lag, deliveries by state, endpoints by status) are read at each scrape, on
    * `clock`. Only a process that reads them shows them: a 0 from one that does not would mislead.
    */
   watchQueue(db: Database, clock: Clock): void {
@@ -170,7 +177,7 @@ export class CourierMetrics implements WorkerMetrics {
     const metrics = this;
     const errors = new Counter({
       name: 'courier_queue_read_errors_total',
-      help: 'Scrapes whose read of a queue figure failed or took over 2 s (it then shows NaN), by figure: lag or deliveries',
+      help: 'Scrapes whose read of a queue figure failed or took over 2 s (it then shows NaN), by figure: lag, deliveries or endpoints',
       labelNames: ['figure'] as const,
       registers: [this.registry],
     });
@@ -195,6 +202,16 @@ export class CourierMetrics implements WorkerMetrics {
       async collect() {
         const depth = await metrics.readQueue('deliveries', queueDepth);
         for (const [state, key] of DEPTH_STATES) this.set({ state }, depth?.[key] ?? Number.NaN);
+      },
+    });
+    new Gauge({
+      name: 'courier_endpoints',
+      help: 'Endpoints not deleted, by status: enabled, paused (by Courier after a streak of permanent failures, or by their owner), disabled (by their owner, or by Courier after failing for days) (the same in every process on one database)',
+      labelNames: ['status'] as const,
+      registers: [this.registry],
+      async collect() {
+        const counts = await metrics.readQueue('endpoints', endpointsByStatus);
+        for (const status of ENDPOINT_STATUSES) this.set({ status }, counts?.[status] ?? Number.NaN);
       },
     });
   }

@@ -191,8 +191,11 @@ interface Subscriber {
 class PgListener {
   private client: pg.Client | undefined;
   private readonly handlers = new Map<string, Set<Subscriber>>();
-  /** Connected once: a later connection is a reconnect, after which notifications were missed. */
-  private connectedBefore = false;
+  /**
+   * A connection tried before: the next one made is a reconnect, after which notifications were
+   * missed (also when the first attempt failed: its subscribers have been waiting since).
+   */
+  private tried = false;
   private closed = false;
   private failures = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -208,17 +211,27 @@ class PgListener {
       this.handlers.set(channel, set);
     }
     set.add(subscriber);
-    if (!this.client) {
-      this.connecting ??= this.connect();
-      await this.connecting;
-    } else if (isNew) await this.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-    return async () => {
+    const unsubscribe = async () => {
       set.delete(subscriber);
-      if (set.size === 0) {
+      if (set.size === 0 && this.handlers.get(channel) === set) {
         this.handlers.delete(channel);
         await this.client?.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
       }
     };
+    if (!this.client) {
+      // Its LISTEN is part of the connection's (the next one's, if this attempt fails).
+      this.connecting ??= this.connect();
+      await this.connecting;
+    } else if (isNew) {
+      try {
+        await this.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      } catch (error) {
+        // Refused: not left subscribed, to be told of reconnects it never asked for.
+        await unsubscribe();
+        throw error;
+      }
+    }
+    return unsubscribe;
   }
 
   private async connect(): Promise<void> {
@@ -228,6 +241,8 @@ class PgListener {
     });
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client, new Error('LISTEN connection ended')));
+    const reconnect = this.tried;
+    this.tried = true;
     try {
       await client.connect();
       for (const channel of this.handlers.keys())
@@ -240,12 +255,10 @@ class PgListener {
       }
       this.client = client;
       this.failures = 0;
-      const reconnected = this.connectedBefore;
-      this.connectedBefore = true;
       // Wake subscribers once: anything notified while we were disconnected was missed.
       for (const [, set] of this.handlers) {
         for (const { onNotify, onReconnect } of set) {
-          if (reconnected && onReconnect) onReconnect();
+          if (reconnect && onReconnect) onReconnect();
           else onNotify('');
         }
       }

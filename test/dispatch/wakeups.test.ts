@@ -5,6 +5,7 @@ import { newId } from '../../src/ids.ts';
 import type { Logger } from '../../src/logger.ts';
 import { silentLogger } from '../../src/logger.ts';
 import type { Database } from '../../src/store/db.ts';
+import { PgDatabase } from '../../src/store/pg.ts';
 import {
   HEARING_CHECK,
   notifyRelays,
@@ -12,7 +13,7 @@ import {
   sendHearingCheck,
 } from '../../src/store/queries/notify-workers.ts';
 import { recordOperationalEvents } from '../../src/store/queries/operational-events.ts';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
 
 describe('Wakeups.signalAt (work due later on an endpoint a completion freed)', () => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
@@ -228,6 +229,38 @@ describe('Wakeups on PostgreSQL, their LISTEN connection cut by the server', () 
   });
 });
 
+describe('Wakeups on PostgreSQL whose first LISTEN connection is refused', () => {
+  it('check that they hear once a later one is made, without a word of the first check, which could not be heard', async () => {
+    const t = await openTestDatabase('pg');
+    const role = `t_courier_listener_${process.pid}`;
+    await t.db.query(`create role ${role} login connection limit 0`);
+    const url = new URL(TEST_DATABASE_URL);
+    url.username = role;
+    const listener = new PgDatabase({ connectionString: url.toString(), poolSize: 1 });
+    // Statements as the test's own role; the LISTEN as the one refused a connection for now.
+    const db: Database = Object.assign(Object.create(t.db) as Database, {
+      listen: (channel: string, onNotify: (payload: string) => void, onReconnect?: () => void) =>
+        listener.listen(channel, onNotify, onReconnect),
+    });
+    const errors: string[] = [];
+    const log: Logger = { info() {}, warn() {}, debug() {}, error: (_obj, msg) => errors.push(msg ?? '') };
+    const w = new Wakeups(db, new ManualClock(Date.UTC(2026, 0, 1, 12)), log, 30_000);
+    try {
+      await w.start();
+      const atStart = w.hearing;
+      await t.db.query(`alter role ${role} connection limit -1`);
+      expect(await atStart).toBe(null);
+      expect(await w.hearing).toBe(true);
+      expect(errors).toEqual([]);
+    } finally {
+      await w.stop();
+      await listener.close();
+      await t.db.query(`drop role ${role}`);
+      await t.drop();
+    }
+  });
+});
+
 describe('Wakeups whose LISTEN connection comes back while a check is under way', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
@@ -260,6 +293,35 @@ describe('Wakeups whose LISTEN connection comes back while a check is under way'
     await vi.advanceTimersByTimeAsync(0);
     expect(sent).toHaveLength(2);
     notify(sent[1]!);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect([judged, errors]).toEqual([[null, true], []]);
+    await w.stop();
+  });
+
+  it('judge one check when the connection is told it is back before start() asks for its own', async () => {
+    const sent: string[] = [];
+    let notify!: (payload: string) => void;
+    const db = {
+      async query(sql: string, params?: unknown[]) {
+        if (sql.includes('as channel')) return { rows: [{ channel: 'courier_work' }], rowCount: 1 };
+        sent.push(params![0] as string);
+        return { rows: [], rowCount: 1 };
+      },
+      async listen(_channel: string, onNotify: (payload: string) => void, onReconnect?: () => void) {
+        notify = onNotify;
+        onReconnect!(); // subscribed while its listener was reconnecting
+        void w.hearing.then((heard) => judged.push(heard)); // the check that reconnect began
+        return async () => {};
+      },
+    } as unknown as Database;
+    const errors: string[] = [];
+    const log: Logger = { info() {}, warn() {}, debug() {}, error: (_obj, msg) => errors.push(msg ?? '') };
+    const w = new Wakeups(db, new ManualClock(Date.UTC(2026, 0, 1, 12)), log, 30_000);
+    const judged: unknown[] = [];
+    await w.start();
+    void w.hearing.then((heard) => judged.push(heard));
+    await vi.advanceTimersByTimeAsync(0);
+    notify(sent.at(-1)!);
     await vi.advanceTimersByTimeAsync(10_000);
     expect([judged, errors]).toEqual([[null, true], []]);
     await w.stop();

@@ -130,6 +130,20 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     await expectDeliveries({ due: 4, scheduled: 0, in_flight: 0, held: 0 });
     await holdEndpoint(t.db, paused.id, 'paused', null, clock.now());
     await expectDeliveries({ due: 3, scheduled: 0, in_flight: 0, held: 1 });
+    const endpoints = async () => {
+      const counts: Record<string, number | undefined> = {};
+      for (const status of ['enabled', 'paused', 'disabled']) {
+        counts[status] = await sample(metrics, `courier_endpoints{status="${status}"}`);
+      }
+      return counts;
+    };
+    expect(await endpoints()).toEqual({ enabled: 3, paused: 1, disabled: 0 });
+    await holdEndpoint(t.db, paused.id, 'disabled', null, clock.now());
+    await t.db.query('update courier_endpoints set deleted_at = $2 where id = $1', [
+      (await makeEndpoint(t.db, app.id, clock.now(), { url: receiver.url })).id,
+      new Date(clock.now()),
+    ]);
+    expect(await endpoints()).toEqual({ enabled: 3, paused: 0, disabled: 1 });
     // Delivered (gone from the queue), a retry waiting out its backoff, a dead letter (not counted).
     expect(await worker.runOnce()).toBe(3);
     await expectDeliveries({ due: 0, scheduled: 1, in_flight: 0, held: 1 });
@@ -284,20 +298,24 @@ describe('the metrics port', () => {
 
   it('stops its reads of a database that has not answered in 2 s, leaving none to pile up there', async () => {
     const t = await openTestDatabase('pg');
-    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: t.schema, poolSize: 2 });
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: t.schema, poolSize: 3 });
     const metrics = new CourierMetrics();
     metrics.watchQueue(db, { now: () => Date.now() });
     const first = await metrics.registry.metrics();
     expect(first).toMatch(/\ncourier_queue_read_errors_total\{figure="lag"\} 0\n/);
     expect(first).toMatch(/\ncourier_queue_read_errors_total\{figure="deliveries"\} 0\n/);
-    // Both reads wait behind the lock, their connections taken, until their statements are stopped.
+    expect(first).toMatch(/\ncourier_queue_read_errors_total\{figure="endpoints"\} 0\n/);
+    // The three reads wait behind the lock, a connection each, until their statements are stopped.
     const lock = await holdOpen(t.db, (tx) =>
-      tx.query('lock table courier_endpoint_queues, courier_deliveries in access exclusive mode'),
+      tx.query(
+        'lock table courier_endpoint_queues, courier_deliveries, courier_endpoints in access exclusive mode',
+      ),
     );
     try {
       const text = await metrics.registry.metrics();
       expect(text).toMatch(/\ncourier_queue_lag_seconds Nan\n/);
       expect(text).toMatch(/\ncourier_queue_deliveries\{state="held"\} Nan\n/);
+      expect(text).toMatch(/\ncourier_endpoints\{status="paused"\} Nan\n/);
       const waiting = async () =>
         (
           await t.db.query<{ n: number }>(

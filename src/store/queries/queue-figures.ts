@@ -56,3 +56,24 @@ export async function queueDepth(q: Queryable, now: number): Promise<QueueDepth>
   );
   return rows[0]!;
 }
+
+/** Endpoints not deleted, by status. */
+export interface EndpointCounts {
+  enabled: number;
+  /** By Courier after a streak of permanent failures, or by their owner. */
+  paused: number;
+  /** By their owner, or by Courier after every attempt failed for days. */
+  disabled: number;
+}
+
+/** A scan of the endpoints, which number in the thousands where deliveries number in millions. */
+export async function endpointsByStatus(q: Queryable): Promise<EndpointCounts> {
+  const { rows } = await q.query<EndpointCounts>(
+    `select count(*) filter (where status = 'enabled')::float8 as enabled,
+            count(*) filter (where status = 'paused')::float8 as paused,
+            count(*) filter (where status = 'disabled')::float8 as disabled
+       from courier_endpoints
+      where deleted_at is null`,
+  );
+  return rows[0]!;
+}
