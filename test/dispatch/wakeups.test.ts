@@ -2,7 +2,6 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { Wakeups } from '../../src/dispatch/wakeups.ts';
 import { newId } from '../../src/ids.ts';
-import type { Logger } from '../../src/logger.ts';
 import { silentLogger } from '../../src/logger.ts';
 import type { Database } from '../../src/store/db.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
@@ -14,6 +13,7 @@ import {
 } from '../../src/store/queries/notify-workers.ts';
 import { recordOperationalEvents } from '../../src/store/queries/operational-events.ts';
 import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
+import { errorLog, wakeupsListeningThrough } from '../support/wakeups.ts';
 
 describe('Wakeups.signalAt (work due later on an endpoint a completion freed)', () => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
@@ -238,13 +238,7 @@ describe('Wakeups on PostgreSQL whose first LISTEN connection is refused', () =>
     url.username = role;
     const listener = new PgDatabase({ connectionString: url.toString(), poolSize: 1 });
     // Statements as the test's own role; the LISTEN as the one refused a connection for now.
-    const db: Database = Object.assign(Object.create(t.db) as Database, {
-      listen: (channel: string, onNotify: (payload: string) => void, onReconnect?: () => void) =>
-        listener.listen(channel, onNotify, onReconnect),
-    });
-    const errors: string[] = [];
-    const log: Logger = { info() {}, warn() {}, debug() {}, error: (_obj, msg) => errors.push(msg ?? '') };
-    const w = new Wakeups(db, new ManualClock(Date.UTC(2026, 0, 1, 12)), log, 30_000);
+    const { w, errors } = wakeupsListeningThrough(t.db, listener);
     try {
       await w.start();
       const atStart = w.hearing;
@@ -261,28 +255,38 @@ describe('Wakeups on PostgreSQL whose first LISTEN connection is refused', () =>
   });
 });
 
+/**
+ * A database for wake-ups on virtual time: it names a channel, keeps the checks sent, and hands
+ * its listen() callbacks to `listened`.
+ */
+function fakeListening(listened: (onNotify: (payload: string) => void, onReconnect: () => void) => void) {
+  const sent: string[] = [];
+  const db = {
+    async query(sql: string, params?: unknown[]) {
+      if (sql.includes('as channel')) return { rows: [{ channel: 'courier_work' }], rowCount: 1 };
+      sent.push(params![0] as string);
+      return { rows: [], rowCount: 1 };
+    },
+    async listen(_channel: string, onNotify: (payload: string) => void, onReconnect?: () => void) {
+      listened(onNotify, onReconnect!);
+      return async () => {};
+    },
+  } as unknown as Database;
+  return { db, sent };
+}
+
 describe('Wakeups whose LISTEN connection comes back while a check is under way', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
   it('end that check unjudged, not as unheard, and judge the one they send then', async () => {
-    const sent: string[] = [];
     let notify!: (payload: string) => void;
     let reconnect!: () => void;
-    const db = {
-      async query(sql: string, params?: unknown[]) {
-        if (sql.includes('as channel')) return { rows: [{ channel: 'courier_work' }], rowCount: 1 };
-        sent.push(params![0] as string);
-        return { rows: [], rowCount: 1 };
-      },
-      async listen(_channel: string, onNotify: (payload: string) => void, onReconnect?: () => void) {
-        notify = onNotify;
-        reconnect = onReconnect!;
-        return async () => {};
-      },
-    } as unknown as Database;
-    const errors: string[] = [];
-    const log: Logger = { info() {}, warn() {}, debug() {}, error: (_obj, msg) => errors.push(msg ?? '') };
+    const { db, sent } = fakeListening((onNotify, onReconnect) => {
+      notify = onNotify;
+      reconnect = onReconnect;
+    });
+    const { log, errors } = errorLog();
     const w = new Wakeups(db, new ManualClock(Date.UTC(2026, 0, 1, 12)), log, 30_000);
     await w.start();
     const judged: unknown[] = [];
@@ -299,23 +303,13 @@ describe('Wakeups whose LISTEN connection comes back while a check is under way'
   });
 
   it('judge one check when the connection is told it is back before start() asks for its own', async () => {
-    const sent: string[] = [];
     let notify!: (payload: string) => void;
-    const db = {
-      async query(sql: string, params?: unknown[]) {
-        if (sql.includes('as channel')) return { rows: [{ channel: 'courier_work' }], rowCount: 1 };
-        sent.push(params![0] as string);
-        return { rows: [], rowCount: 1 };
-      },
-      async listen(_channel: string, onNotify: (payload: string) => void, onReconnect?: () => void) {
-        notify = onNotify;
-        onReconnect!(); // subscribed while its listener was reconnecting
-        void w.hearing.then((heard) => judged.push(heard)); // the check that reconnect began
-        return async () => {};
-      },
-    } as unknown as Database;
-    const errors: string[] = [];
-    const log: Logger = { info() {}, warn() {}, debug() {}, error: (_obj, msg) => errors.push(msg ?? '') };
+    const { db, sent } = fakeListening((onNotify, onReconnect) => {
+      notify = onNotify;
+      onReconnect(); // subscribed while its listener was reconnecting
+      void w.hearing.then((heard) => judged.push(heard)); // the check that reconnect began
+    });
+    const { log, errors } = errorLog();
     const w = new Wakeups(db, new ManualClock(Date.UTC(2026, 0, 1, 12)), log, 30_000);
     const judged: unknown[] = [];
     await w.start();

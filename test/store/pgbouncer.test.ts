@@ -6,14 +6,12 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.ts';
-import { HEARING_CHECK_MS, Wakeups } from '../../src/dispatch/wakeups.ts';
-import type { Logger } from '../../src/logger.ts';
-import type { Database } from '../../src/store/db.ts';
+import { HEARING_CHECK_MS, type Wakeups } from '../../src/dispatch/wakeups.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
 import { openTestDatabase, TEST_DATABASE_URL } from '../support/databases.ts';
 import { type PgBouncer, startPgBouncer } from '../support/pgbouncer.ts';
 import { freePort } from '../support/ports.ts';
+import { wakeupsListeningThrough } from '../support/wakeups.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/courier.js', import.meta.url));
 const TOKEN = 'courier_pgbouncer_test_token';
@@ -146,20 +144,14 @@ describe('Courier behind PgBouncer (session pooling)', () => {
 });
 
 /** A worker's wake-ups with their LISTEN connection through PgBouncer, and what they logged. */
-async function wakeupsListeningThrough(
+async function wakeupsThroughPgBouncer(
   bouncer: PgBouncer,
   run: (w: Wakeups, errors: string[]) => Promise<void>,
 ) {
   const t = await openTestDatabase('pg');
   const pooled = new PgDatabase({ connectionString: bouncer.url, poolSize: 1 });
   // Statements go straight to PostgreSQL, in the test's schema; the LISTEN goes through PgBouncer.
-  const db: Database = Object.assign(Object.create(t.db) as Database, {
-    listen: (channel: string, onNotify: (payload: string) => void, onReconnect?: () => void) =>
-      pooled.listen(channel, onNotify, onReconnect),
-  });
-  const errors: string[] = [];
-  const log: Logger = { info() {}, warn() {}, debug() {}, error: (_obj, msg) => errors.push(msg ?? '') };
-  const w = new Wakeups(db, new ManualClock(Date.UTC(2026, 0, 1, 12)), log, 30_000);
+  const { w, errors } = wakeupsListeningThrough(t.db, pooled);
   try {
     await w.start();
     await run(w, errors);
@@ -174,7 +166,7 @@ describe('A worker behind PgBouncer says whether it hears notifications', () => 
   it('hears them through session pooling', async () => {
     const bouncer = await startPgBouncer('session');
     try {
-      await wakeupsListeningThrough(bouncer, async (w, errors) => {
+      await wakeupsThroughPgBouncer(bouncer, async (w, errors) => {
         expect(await w.hearing).toBe(true);
         expect(errors).toEqual([]);
       });
@@ -186,7 +178,7 @@ describe('A worker behind PgBouncer says whether it hears notifications', () => 
   it('says so in its log through transaction pooling, which drops every one after the LISTEN', async () => {
     const bouncer = await startPgBouncer('transaction');
     try {
-      await wakeupsListeningThrough(bouncer, async (w, errors) => {
+      await wakeupsThroughPgBouncer(bouncer, async (w, errors) => {
         const started = Date.now();
         expect(await w.hearing).toBe(false);
         expect(Date.now() - started).toBeGreaterThanOrEqual(HEARING_CHECK_MS - 100);
@@ -196,7 +188,7 @@ describe('A worker behind PgBouncer says whether it hears notifications', () => 
       });
       expect(bouncer.log()).toContain('when not linked');
       // Stopped before its check ends: nothing known, nothing said.
-      await wakeupsListeningThrough(bouncer, async (w, errors) => {
+      await wakeupsThroughPgBouncer(bouncer, async (w, errors) => {
         await w.stop();
         expect(await w.hearing).toBe(null);
         expect(errors).toEqual([]);
