@@ -58,9 +58,9 @@ export class Wakeups {
   }
 
   /**
-   * The LISTEN connection is back after a loss: new work notified meanwhile was missed, and the
-   * new connection may not hear (a pooler's address in place of the server's): checked again, a
-   * check under way when the connection went down ended unjudged.
+   * The LISTEN connection is made anew (after a loss, or a first attempt that failed): new work
+   * notified meanwhile was missed, and the new connection may not hear (a pooler's address in
+   * place of the server's): checked again.
    */
   private reconnected(): void {
     this.signal();

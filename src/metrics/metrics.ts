@@ -164,8 +164,9 @@ export class CourierMetrics implements WorkerMetrics {
   }
 
   /**
-   * The database whose queue figures (lag, deliveries by state, endpoints by status) are read at each scrape, on
-   * `clock`. Only a process that reads them shows them: a 0 from one that does not would mislead.
+   * The database whose queue figures (lag, deliveries by state, endpoints by status) are read at
+   * each scrape, on `clock`. Only a process that reads them shows them: a 0 from one that does not
+   * would mislead.
    */
   watchQueue(db: Database, clock: Clock): void {
     const first = this.queue === null;
@@ -189,9 +190,11 @@ export class CourierMetrics implements WorkerMetrics {
       help: 'How long the longest-waiting claimable work has waited to be claimed: due, on an active endpoint below its in-flight cap and not held by its rate limit, a Retry-After or the host cap (0: none waiting; the same in every process on one database)',
       registers: [this.registry],
       async collect() {
-        let now = 0;
-        const since = await metrics.readQueue('lag', (q, at) => claimableSince(q, (now = at)));
-        this.set(since === undefined ? Number.NaN : since === null ? 0 : Math.max(0, (now - since) / 1000));
+        const lag = await metrics.readQueue('lag', async (q, now) => {
+          const since = await claimableSince(q, now);
+          return since === null ? 0 : Math.max(0, (now - since) / 1000);
+        });
+        this.set(lag ?? Number.NaN);
       },
     });
     new Gauge({

@@ -46,8 +46,8 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /**
    * Subscribes to NOTIFY on a channel; survives reconnects. `onReconnect` is called when the
-   * listening connection is back after a loss (whatever was notified meanwhile was missed);
-   * without it, `onNotify('')`. Returns an unsubscribe function.
+   * listening connection is made anew, after a loss or a first attempt that failed (whatever was
+   * notified meanwhile was missed); without it, `onNotify('')`. Returns an unsubscribe function.
    */
   listen(
     channel: string,
