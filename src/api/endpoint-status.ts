@@ -5,6 +5,8 @@ import { heldCount, holdEndpoint, resumeEndpoint } from '../store/queries/endpoi
 import type { Application } from '../store/repos/applications.ts';
 import type { Endpoint } from '../store/repos/endpoints.ts';
 import { recordEndpointEvent } from './endpoint-events.ts';
+import type { Writer } from './endpoint-input.ts';
+import { createError } from './errors.ts';
 import type { ApiDeps } from './types.ts';
 
 /** Released deliveries are spread over held / rate limit seconds, within [1 s, 5 min]: no thundering herd. */
@@ -12,16 +14,25 @@ export function resumeSpreadMs(held: number, rateLimit: number): number {
   return Math.min(300_000, Math.max(1_000, Math.ceil((held / rateLimit) * 1000)));
 }
 
+const heldByOperator = createError('endpoint_held_by_operator', 'The operator holds this endpoint', 403);
+
 /**
  * Resumes a disabled or paused endpoint and records endpoint.enabled; returns the deliveries
- * released, or null if it was enabled.
+ * released, or null if it was enabled. `endpoint` is as locked: a hold the operator made is
+ * theirs to end, so an application's token is refused it.
  */
 export async function resume(
   tx: Queryable,
   application: Application,
   endpoint: Endpoint,
   deps: ApiDeps,
+  writer: Writer,
 ): Promise<number | null> {
+  if (endpoint.heldByOperator && writer !== 'operator')
+    throw heldByOperator(
+      `Endpoint ${endpoint.id} was ${endpoint.status} by the operator: only the admin token enables it again. ` +
+        "An application's token changes its other settings with disabled: true in a PUT, or without disabled in a PATCH.",
+    );
   const held = await heldCount(tx, endpoint.id);
   const seed = Math.floor(deps.random() * 2 ** 31);
   const spread = resumeSpreadMs(held, endpoint.rateLimit);
@@ -32,14 +43,18 @@ export async function resume(
 
 const PAUSED_BY_OWNER = 'paused through the API';
 
-/** Pauses an enabled endpoint (its deliveries held) and records endpoint.paused. */
+/**
+ * Pauses an enabled endpoint (its deliveries held) and records endpoint.paused. The operator's
+ * pause of an endpoint already held makes the hold theirs.
+ */
 export async function pause(
   tx: Queryable,
   application: Application,
   endpoint: Endpoint,
   deps: ApiDeps,
+  writer: Writer,
 ): Promise<void> {
-  if (await holdEndpoint(tx, endpoint.id, 'paused', PAUSED_BY_OWNER, deps.clock.now()))
+  if (await holdEndpoint(tx, endpoint.id, 'paused', PAUSED_BY_OWNER, deps.clock.now(), writer === 'operator'))
     await recordEndpointEvent(tx, deps, 'endpoint.paused', application, endpoint, {
       trigger: 'manual',
       reason: PAUSED_BY_OWNER,
@@ -49,7 +64,8 @@ export async function pause(
 /**
  * Svix's `disabled` flag: true disables an enabled or paused endpoint (a paused one's deliveries
  * stay held; new messages are no longer stored for it) and records endpoint.disabled; false resumes
- * a disabled or paused one. null/undefined change nothing.
+ * a disabled or paused one. null/undefined change nothing. The operator's true makes a hold theirs,
+ * as their pause does.
  */
 export async function applyDisabled(
   tx: Queryable,
@@ -57,11 +73,12 @@ export async function applyDisabled(
   endpoint: Endpoint,
   disabled: boolean | null | undefined,
   deps: ApiDeps,
+  writer: Writer,
 ): Promise<void> {
   if (disabled === true) {
-    if (await holdEndpoint(tx, endpoint.id, 'disabled', null, deps.clock.now()))
+    if (await holdEndpoint(tx, endpoint.id, 'disabled', null, deps.clock.now(), writer === 'operator'))
       await recordEndpointEvent(tx, deps, 'endpoint.disabled', application, endpoint, { trigger: 'manual' });
   } else if (disabled === false) {
-    await resume(tx, application, endpoint, deps);
+    await resume(tx, application, endpoint, deps, writer);
   }
 }

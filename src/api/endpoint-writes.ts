@@ -107,7 +107,7 @@ export async function updateEndpointOf(
     if (secret) await rotateSecret(tx, current.id, secret, 0, now);
     const updated = (await getEndpointById(tx, current.id))!;
     await recordEndpointEvent(tx, deps, 'endpoint.updated', application, updated);
-    await applyDisabled(tx, application, updated, disabled, deps);
+    await applyDisabled(tx, application, updated, disabled, deps, writer);
     return (await getEndpointById(tx, current.id))!;
   });
 }

@@ -6,6 +6,7 @@
  * app-portal-messages.test.ts; the set-up and the checks after each test in portal-harness.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { createApp, createEndpoint, publishMessage } from '../e2e/support.ts';
 import {
   api,
@@ -208,13 +209,28 @@ describe('app portal in Chromium', () => {
     await page.click('button:has-text("Resume")');
     await expect.poll(notice).toBe('Endpoint resumed.');
     expect((await endpoint(ep.id)).status).toBe('enabled');
-    // Disabled by the operator: the page offers to resume it, as Svix's portal does.
-    await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${ep.id}`, { body: { disabled: true } });
+    // Disabled by Courier (its every attempt failing for days): the page offers to resume it.
+    await api.db.transaction((tx) =>
+      holdEndpoint(tx, ep.id, 'disabled', 'disabled after failing for 5 days', api.clock.now()),
+    );
     await page.reload();
     await expect.poll(() => page.locator('p.status').textContent()).toMatch(/^disabled/);
     await page.click('button:has-text("Resume")');
     await expect.poll(notice).toBe('Endpoint resumed.');
     expect((await endpoint(ep.id)).status).toBe('enabled');
+    // Disabled by the operator: theirs to resume, which the page says instead of offering it.
+    await api.request('PATCH', `/api/v1/app/${appId}/endpoint/${ep.id}`, { body: { disabled: true } });
+    await page.reload();
+    await expect
+      .poll(() => page.locator('p.held').textContent())
+      .toBe('Held by the service that sends these webhooks: ask them to resume it.');
+    expect(
+      await page.locator('.actions button:has-text("Resume"), .actions button:has-text("Pause")').count(),
+    ).toBe(0);
+    await api.request('POST', `/api/v1/app/${appId}/endpoint/${ep.id}/resume`);
+    await page.reload();
+    await page.locator('button:has-text("Pause")').waitFor();
+    expect(await page.locator('p.held').count()).toBe(0);
 
     await page.click('button:has-text("Show signing secret")');
     const secret = (await api.request('GET', `/api/v1/app/${appId}/endpoint/${ep.id}/secret`)).body.key;

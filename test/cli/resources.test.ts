@@ -174,7 +174,11 @@ describe('courier apps and courier endpoints', () => {
     const status = async () => (await api.request('GET', '/api/v1/app/ops/endpoint/pager')).body.status;
 
     const paused = await cli(['endpoints', 'pause', 'ops', 'pager']);
-    expect(paused).toEqual({ code: 0, stdout: `${id} (pager): paused through the API\n`, stderr: '' });
+    expect(paused).toEqual({
+      code: 0,
+      stdout: `${id} (pager): paused through the API; held by the operator\n`,
+      stderr: '',
+    });
     expect(await status()).toBe('paused');
     const [byDefault, byName, optionFirst] = await Promise.all([
       cli(['endpoints', 'ops']),

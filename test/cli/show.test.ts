@@ -172,7 +172,7 @@ describe('showing one application or endpoint', () => {
     const plain = (await cli('endpoints', 'show', 'acme', '--', '-plain')).stdout.split('\n');
     expect(plain.slice(3, 15)).toEqual([
       'description    -',
-      'status         paused through the API',
+      'status         paused through the API; held by the operator',
       'event types    all',
       'channels       all',
       'rate limit     50/s',

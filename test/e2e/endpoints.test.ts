@@ -30,6 +30,7 @@ describe('endpoints', () => {
       disabled: false,
       status: 'enabled',
       disabledReason: null,
+      heldByOperator: false,
       filterTypes: ['invoice.paid'],
       eventTypes: ['invoice.paid'],
       channels: null,

@@ -195,9 +195,11 @@ async function showEndpoint(id, current) {
     $('h2', { class: 'endpoint-url' }, ep.url),
     ep.description ? $('p', { class: 'description' }, ep.description) : null,
     $('p', { class: 'status ' + ep.status }, ep.status + (ep.disabledReason ? ': ' + ep.disabledReason : '')),
+    // The operator's hold is theirs to end: the API refuses this page's resume.
+    ep.heldByOperator ? $('p', { class: 'held' }, 'Held by the service that sends these webhooks: ask them to resume it.') : null,
     counts(id),
     $('div', { class: 'actions' },
-      can('pause') && button(paused ? 'Resume' : 'Pause', (b) => act(b, async () => {
+      can('pause') && !ep.heldByOperator && button(paused ? 'Resume' : 'Pause', (b) => act(b, async () => {
         await api('POST', endpointPath(id) + (paused ? '/resume' : '/pause'));
         await reload();
       }, paused ? 'Endpoint resumed.' : 'Endpoint paused.')),

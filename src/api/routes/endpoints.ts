@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { Transaction } from '../../store/db.ts';
 import type { Application } from '../../store/repos/applications.ts';
 import { type Endpoint, getEndpointById, lockLiveEndpoint } from '../../store/repos/endpoints.ts';
-import { writerOf } from '../endpoint-input.ts';
+import { type Writer, writerOf } from '../endpoint-input.ts';
 import { endpointPage } from '../endpoint-scope.ts';
 import { pause, resume } from '../endpoint-status.ts';
 import { createEndpointOf, deleteEndpointOf, putEndpoint, updateEndpointOf } from '../endpoint-writes.ts';
@@ -112,7 +112,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
         tags,
         summary: 'Partially update an endpoint',
         description:
-          "Absent fields are kept; null returns a field to its default (an application's token may not change retryPolicy, null included). disabled: false resumes a paused endpoint.",
+          "Absent fields are kept; null returns a field to its default (an application's token may not change retryPolicy, null included). disabled: false resumes a paused endpoint (an application's token: unless the operator holds it, heldByOperator).",
         params: EndpointParams,
         body: EndpointPatch,
         response: { 200: EndpointOut },
@@ -149,7 +149,12 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     action: string,
     summary: string,
     description: string,
-    change: (tx: Transaction, application: Application, endpoint: Endpoint) => Promise<unknown>,
+    change: (
+      tx: Transaction,
+      application: Application,
+      endpoint: Endpoint,
+      writer: Writer,
+    ) => Promise<unknown>,
   ) =>
     app.post(
       `${BASE}/:endpoint_id/${action}`,
@@ -165,7 +170,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
             // Deleted meanwhile by a concurrent DELETE: a 404, as if the lookup had missed.
             const current = await lockLiveEndpoint(tx, endpoint.id);
             if (!current) throw notFound(`Endpoint ${endpoint.id} not found`);
-            await change(tx, application, current);
+            await change(tx, application, current, writerOf(request));
             return (await getEndpointById(tx, endpoint.id))!;
           }),
         );
@@ -177,14 +182,16 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     'Pause an endpoint (Courier extension)',
     'Courier extension. Stops deliveries without losing any: pending and newly published messages are held ' +
       'until the endpoint is resumed, or until their messages are older than the retention period ' +
-      '(COURIER_RETENTION). (disabled: true instead drops new messages, as in Svix.)',
-    (tx, application, endpoint) => pause(tx, application, endpoint, deps),
+      '(COURIER_RETENTION). (disabled: true instead drops new messages, as in Svix.) With the admin token the hold ' +
+      "is the operator's (heldByOperator), an endpoint already held included: only the admin token then resumes it.",
+    (tx, application, endpoint, writer) => pause(tx, application, endpoint, deps, writer),
   );
   statusRoute(
     'resume',
     'Resume an endpoint (Courier extension)',
     'Courier extension. Re-enables a paused or disabled endpoint; its held deliveries are released, spread ' +
-      'over held ÷ rate-limit seconds (1 s to 5 min).',
-    (tx, application, endpoint) => resume(tx, application, endpoint, deps),
+      "over held ÷ rate-limit seconds (1 s to 5 min). An application's token may not resume one the operator holds " +
+      '(heldByOperator): 403 endpoint_held_by_operator.',
+    (tx, application, endpoint, writer) => resume(tx, application, endpoint, deps, writer),
   );
 }

@@ -41,7 +41,10 @@ const settings = {
   uid: Type.Optional(Nullable(Uid)),
   disabled: Type.Optional(
     Nullable(
-      Type.Boolean({ description: 'true holds deliveries (disable); false resumes a paused endpoint.' }),
+      Type.Boolean({
+        description:
+          "true holds deliveries (disable); false resumes a paused endpoint (an application's token: not one the operator holds, heldByOperator).",
+      }),
     ),
   ),
   filterTypes: eventTypes('Only these event types are delivered (all when absent). Alias: eventTypes.'),
@@ -127,6 +130,11 @@ export const EndpointOut = Type.Object(
         'disabled, its owner or Courier (after every attempt failed for COURIER_DISABLE_FAILING_AFTER).',
     }),
     disabledReason: Nullable(Type.String({ description: 'Courier extension: why it is not enabled.' })),
+    heldByOperator: Type.Boolean({
+      description:
+        'Courier extension: paused or disabled with the admin token, so only the admin token enables it again ' +
+        "(an application's token gets 403 endpoint_held_by_operator). false while it is enabled.",
+    }),
     filterTypes: Nullable(Type.Array(Type.String())),
     eventTypes: Nullable(Type.Array(Type.String())),
     channels: Nullable(Type.Array(Type.String())),
@@ -172,6 +180,7 @@ export function endpointOut(e: Endpoint) {
     disabled: e.status !== 'enabled',
     status: e.status,
     disabledReason: e.status === 'enabled' ? null : (e.statusReason ?? `${e.status} by its owner`),
+    heldByOperator: e.heldByOperator,
     filterTypes: types,
     eventTypes: types,
     channels: e.channels && e.channels.length > 0 ? e.channels : null,

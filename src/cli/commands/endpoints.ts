@@ -43,6 +43,8 @@ interface EndpointOut {
   publicOnly?: boolean;
   retryAfterUntil?: string | null;
   failingSince?: string | null;
+  /** Courier extension (sixty-fourth session): an older server sends none. */
+  heldByOperator?: boolean;
 }
 
 /** The fields `endpoints show` adds to the list's. */
@@ -62,8 +64,9 @@ const endpointsOf =
     apiPath('app', app, 'endpoint', ...rest);
 
 /**
- * enabled, or `paused: <why>`, the start of its failures when every attempt fails, and a wait its
- * receiver asked for that has not ended by `now`; `status`, `failingSince` and `retryAfterUntil`
+ * enabled, or `paused: <why>` (and whether the operator holds it, which an application's token
+ * cannot end), the start of its failures when every attempt fails, and a wait its receiver asked
+ * for that has not ended by `now`; `status`, `heldByOperator`, `failingSince` and `retryAfterUntil`
  * are Courier extensions, `disabled` is Svix's.
  */
 function statusOf(e: EndpointOut, now: number): string {
@@ -71,6 +74,7 @@ function statusOf(e: EndpointOut, now: number): string {
   const reason = e.disabledReason;
   // not "disabled: disabled by its owner"
   let stated = !reason ? status : reason.startsWith(status) ? reason : `${status}: ${reason}`;
+  if (e.heldByOperator) stated += '; held by the operator';
   if (status === 'enabled' && e.failingSince) stated += `; failing since ${timestamp(e.failingSince)}`;
   const until = e.retryAfterUntil;
   return until && Date.parse(until) > now ? `${stated}; Retry-After until ${timestamp(until)}` : stated;

@@ -66,7 +66,8 @@ export async function failingStands(
  * new messages for it are stored as held, and nothing is claimed until it is resumed.
  * `paused` is Courier's own doing (a streak of permanent failures) or its owner's (the pause
  * route); `disabled` is its owner's (Svix's flag) or Courier's (every attempt failing for days),
- * and may replace a pause: held since the pause.
+ * and may replace a pause: held since the pause. The operator's (`byOperator`, the admin token)
+ * makes the hold theirs, even of an endpoint already held: then only they enable it again.
  * Returns false when the endpoint was neither enabled nor (for `disabled`) paused, or is deleted.
  */
 export async function holdEndpoint(
@@ -75,15 +76,25 @@ export async function holdEndpoint(
   status: 'paused' | 'disabled',
   reason: string | null,
   now: number,
+  byOperator = false,
 ): Promise<boolean> {
   await lockEndpoint(db, endpointId);
   const { rowCount } = await db.query(
     `update courier_endpoints
-        set status = $2, status_reason = $3, updated_at = $4, held_since = coalesce(held_since, $4)
+        set status = $2, status_reason = $3, updated_at = $4, held_since = coalesce(held_since, $4),
+            held_by_operator = $5 or (status <> 'enabled' and held_by_operator)
       where id = $1 and deleted_at is null and (status = 'enabled' or (status = 'paused' and $2 = 'disabled'))`,
-    [endpointId, status, reason, toDate(now)],
+    [endpointId, status, reason, toDate(now), byOperator],
   );
-  if (rowCount === 0) return false;
+  if (rowCount === 0) {
+    if (byOperator)
+      await db.query(
+        `update courier_endpoints set held_by_operator = true, updated_at = $2
+          where id = $1 and deleted_at is null and status <> 'enabled' and not held_by_operator`,
+        [endpointId, toDate(now)],
+      );
+    return false;
+  }
   await db.query('update courier_endpoint_queues set active = false where endpoint_id = $1', [endpointId]);
   await db.query(
     // Leased ones are in flight: their completion holds them (a retry) or ends them.

@@ -18,6 +18,8 @@ export interface Endpoint {
   description: string;
   status: EndpointStatus;
   statusReason: string | null;
+  /** Paused or disabled by the operator (the admin token): only the admin token enables it again. */
+  heldByOperator: boolean;
   eventTypes: string[] | null;
   channels: string[] | null;
   rateLimit: number;
@@ -58,6 +60,7 @@ export interface EndpointRow {
   uid: string | null;
   url: string;
   public_only: boolean;
+  held_by_operator: boolean;
   description: string;
   status: EndpointStatus;
   status_reason: string | null;
@@ -91,6 +94,7 @@ export const fromRow = (r: EndpointRow): Endpoint => ({
   description: r.description,
   status: r.status,
   statusReason: r.status_reason,
+  heldByOperator: r.status !== 'enabled' && r.held_by_operator,
   eventTypes: r.event_types,
   channels: r.channels,
   rateLimit: r.rate_limit,

@@ -1,0 +1,150 @@
+/**
+ * A hold the operator makes (a pause or disable with the admin token) is theirs to end: an
+ * application's token (a customer's, the app portal's) may not resume the endpoint, by the resume
+ * route, `disabled: false` or a PUT that leaves `disabled` out, and nothing of such a refused
+ * write is kept. Its own holds, and Courier's, it may end.
+ */
+import { ApiException, Svix } from 'svix';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
+import { createApp, createEndpoint, publishMessage, startApi, type TestApi, TOKEN } from './support.ts';
+
+const URL = 'https://hooks.customer.example/in';
+const REFUSAL = (id: string, status: string) =>
+  `Endpoint ${id} was ${status} by the operator: only the admin token enables it again. ` +
+  "An application's token changes its other settings with disabled: true in a PUT, or without disabled in a PATCH.";
+
+describe('an endpoint the operator holds', () => {
+  let api: TestApi;
+  let appId: string;
+  let token: string;
+  let id: string;
+
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(() => api.close());
+  beforeEach(async () => {
+    appId = await createApp(api);
+    const res = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body: {} });
+    expect(res.status, res.text).toBe(200);
+    token = res.body.token;
+    id = (await createEndpoint(api, appId, { url: URL })).id;
+  });
+
+  const path = (rest = '') => `/api/v1/app/${appId}/endpoint/${id}${rest}`;
+  const asToken = (method: string, rest: string, body?: Record<string, unknown>) =>
+    api.request(method, path(rest), { token, ...(body ? { body } : {}) });
+  const asOperator = (method: string, rest: string, body?: Record<string, unknown>) =>
+    api.request(method, path(rest), body ? { body } : {});
+  const standing = async () => {
+    const { body } = await asOperator('GET', '');
+    return { status: body.status, heldByOperator: body.heldByOperator, description: body.description };
+  };
+  const heldDeliveries = async () => {
+    const { rows } = await api.db.query<{ n: number }>(
+      `select count(*)::int as n from courier_deliveries where endpoint_id = $1 and state = 'held'`,
+      [id],
+    );
+    return rows[0]!.n;
+  };
+  const refused = (answer: { status: number; text: string; body: { code: string; detail: string } }) => {
+    expect(answer.status, answer.text).toBe(403);
+    expect(answer.body.code).toBe('endpoint_held_by_operator');
+    return answer.body.detail;
+  };
+
+  it("keeps an operator's pause from the token's resume, disabled: false and a PUT without disabled", async () => {
+    expect((await asOperator('POST', '/pause')).body).toMatchObject({
+      status: 'paused',
+      heldByOperator: true,
+    });
+    await publishMessage(api, appId);
+    expect(await heldDeliveries()).toBe(1);
+
+    expect(refused(await asToken('POST', '/resume'))).toBe(REFUSAL(id, 'paused'));
+    expect(refused(await asToken('PATCH', '', { disabled: false, description: 'kept out' }))).toBe(
+      REFUSAL(id, 'paused'),
+    );
+    // The official SDK's update is a PUT, and sends no disabled unless told.
+    const customer = new Svix(token, { serverUrl: api.url });
+    const sdk = await customer.endpoint.update(appId, id, { url: URL, description: 'kept out' }).then(
+      () => 'answered',
+      (error) => (error instanceof ApiException ? error.code : error),
+    );
+    expect(sdk).toBe(403);
+    // Nothing of the refused writes is kept, and the delivery is still held.
+    expect(await standing()).toEqual({ status: 'paused', heldByOperator: true, description: '' });
+    expect(await heldDeliveries()).toBe(1);
+
+    // Its other settings the token changes as the refusal says; its pause changes nothing.
+    const patched = await asToken('PATCH', '', { description: 'patched' });
+    expect(patched.status, patched.text).toBe(200);
+    expect((await asToken('POST', '/pause')).body).toMatchObject({ status: 'paused', heldByOperator: true });
+    await customer.endpoint.update(appId, id, { url: URL, description: 'put', disabled: true });
+    // disabled: true turns the pause into a disable, which stays the operator's.
+    expect(await standing()).toEqual({ status: 'disabled', heldByOperator: true, description: 'put' });
+    expect(refused(await asToken('POST', '/resume'))).toBe(REFUSAL(id, 'disabled'));
+
+    expect((await asOperator('POST', '/resume')).body).toMatchObject({
+      status: 'enabled',
+      heldByOperator: false,
+    });
+    expect(await heldDeliveries()).toBe(0);
+  });
+
+  it("lets the token end its own hold, until the operator's pause or disable makes it theirs", async () => {
+    expect((await asToken('POST', '/pause')).body).toMatchObject({ status: 'paused', heldByOperator: false });
+    expect((await asToken('POST', '/resume')).body).toMatchObject({
+      status: 'enabled',
+      heldByOperator: false,
+    });
+
+    expect((await asToken('PATCH', '', { disabled: true })).body).toMatchObject({ heldByOperator: false });
+    const before = (await asOperator('GET', '')).body;
+    // Already disabled: the operator's disable changes its status nothing, and takes the hold.
+    expect((await asOperator('PATCH', '', { disabled: true })).body).toMatchObject({
+      status: 'disabled',
+      disabledReason: before.disabledReason,
+      heldByOperator: true,
+    });
+    refused(await asToken('POST', '/resume'));
+    await asOperator('POST', '/resume');
+
+    await asToken('POST', '/pause');
+    expect((await asOperator('POST', '/pause')).body).toMatchObject({
+      status: 'paused',
+      disabledReason: 'paused through the API',
+      heldByOperator: true,
+    });
+    refused(await asToken('PATCH', '', { disabled: false }));
+  });
+
+  it("lets the token resume what Courier held, and hold anew what the operator's hold was", async () => {
+    // Courier's own hold (a streak's pause) is the customer's to end, once the receiver is fixed.
+    await api.db.transaction((tx) =>
+      holdEndpoint(tx, id, 'paused', 'paused after 5 consecutive permanent failures', api.clock.now()),
+    );
+    expect((await asToken('POST', '/resume')).body).toMatchObject({
+      status: 'enabled',
+      heldByOperator: false,
+    });
+
+    // A hold ended, the next one is whoever makes it: the operator's resume leaves the flag, as the
+    // previous release's does, and the token's pause after it is the token's.
+    await asOperator('POST', '/pause');
+    expect((await asOperator('POST', '/resume')).body).toMatchObject({
+      status: 'enabled',
+      heldByOperator: false,
+    });
+    expect((await asToken('POST', '/pause')).body).toMatchObject({ status: 'paused', heldByOperator: false });
+    expect((await asToken('POST', '/resume')).body).toMatchObject({ status: 'enabled' });
+  });
+
+  it('answers the operator as before: their resume ends any hold', async () => {
+    const admin = new Svix(TOKEN, { serverUrl: api.url });
+    await asToken('POST', '/pause');
+    await admin.endpoint.update(appId, id, { url: URL });
+    expect(await standing()).toMatchObject({ status: 'enabled', heldByOperator: false });
+  });
+});
