@@ -14,7 +14,7 @@ export function resumeSpreadMs(held: number, rateLimit: number): number {
   return Math.min(300_000, Math.max(1_000, Math.ceil((held / rateLimit) * 1000)));
 }
 
-const heldByOperator = createError('endpoint_held_by_operator', 'The operator holds this endpoint', 403);
+const heldByOperatorError = createError('endpoint_held_by_operator', 'The operator holds this endpoint', 403);
 
 /**
  * Resumes a disabled or paused endpoint and records endpoint.enabled; returns the deliveries
@@ -29,8 +29,8 @@ export async function resume(
   writer: Writer,
 ): Promise<number | null> {
   if (endpoint.heldByOperator && writer !== 'operator')
-    throw heldByOperator(
-      `Endpoint ${endpoint.id} was ${endpoint.status} by the operator: only the admin token enables it again. ` +
+    throw heldByOperatorError(
+      `Endpoint ${endpoint.id} is ${endpoint.status}, held by the operator: only the admin token enables it again. ` +
         "An application's token changes its other settings with disabled: true in a PUT, or without disabled in a PATCH.",
     );
   const held = await heldCount(tx, endpoint.id);
@@ -65,7 +65,8 @@ export async function pause(
  * Svix's `disabled` flag: true disables an enabled or paused endpoint (a paused one's deliveries
  * stay held; new messages are no longer stored for it) and records endpoint.disabled; false resumes
  * a disabled or paused one. null/undefined change nothing. The operator's true makes a hold theirs,
- * as their pause does.
+ * as their pause does; a token's true leaves the operator's hold as they made it (a PUT sends it to
+ * change the rest), a pause not made a disable.
  */
 export async function applyDisabled(
   tx: Queryable,
@@ -76,6 +77,7 @@ export async function applyDisabled(
   writer: Writer,
 ): Promise<void> {
   if (disabled === true) {
+    if (endpoint.heldByOperator && writer !== 'operator') return;
     if (await holdEndpoint(tx, endpoint.id, 'disabled', null, deps.clock.now(), writer === 'operator'))
       await recordEndpointEvent(tx, deps, 'endpoint.disabled', application, endpoint, { trigger: 'manual' });
   } else if (disabled === false) {

@@ -71,8 +71,8 @@ export async function createEndpointOf(
   const make = async (id: string) => {
     await uidFree(db, application.id, uid);
     return db.transaction(async (tx) => {
-      const disabled = !!body.disabled;
-      const made = await createEndpoint(tx, { id, appId: application.id, fields, secret, disabled, now });
+      const disabledBy = !body.disabled ? undefined : writer === 'operator' ? 'operator' : 'owner';
+      const made = await createEndpoint(tx, { id, appId: application.id, fields, secret, disabledBy, now });
       await recordEndpointEvent(tx, deps, 'endpoint.created', application, made);
       return made;
     });

@@ -11,7 +11,7 @@ import { createApp, createEndpoint, publishMessage, startApi, type TestApi, TOKE
 
 const URL = 'https://hooks.customer.example/in';
 const REFUSAL = (id: string, status: string) =>
-  `Endpoint ${id} was ${status} by the operator: only the admin token enables it again. ` +
+  `Endpoint ${id} is ${status}, held by the operator: only the admin token enables it again. ` +
   "An application's token changes its other settings with disabled: true in a PUT, or without disabled in a PATCH.";
 
 describe('an endpoint the operator holds', () => {
@@ -82,8 +82,15 @@ describe('an endpoint the operator holds', () => {
     expect(patched.status, patched.text).toBe(200);
     expect((await asToken('POST', '/pause')).body).toMatchObject({ status: 'paused', heldByOperator: true });
     await customer.endpoint.update(appId, id, { url: URL, description: 'put', disabled: true });
-    // disabled: true turns the pause into a disable, which stays the operator's.
-    expect(await standing()).toEqual({ status: 'disabled', heldByOperator: true, description: 'put' });
+    // disabled: true leaves the hold as the operator made it: paused, new messages still kept for it.
+    expect(await standing()).toEqual({ status: 'paused', heldByOperator: true, description: 'put' });
+    await publishMessage(api, appId);
+    expect(await heldDeliveries()).toBe(2);
+    // The operator's disable stays theirs, and says so where no reason is given.
+    expect((await asOperator('PATCH', '', { disabled: true })).body).toMatchObject({
+      status: 'disabled',
+      disabledReason: 'disabled by the operator',
+    });
     expect(refused(await asToken('POST', '/resume'))).toBe(REFUSAL(id, 'disabled'));
 
     expect((await asOperator('POST', '/resume')).body).toMatchObject({
@@ -93,6 +100,33 @@ describe('an endpoint the operator holds', () => {
     expect(await heldDeliveries()).toBe(0);
   });
 
+  it('holds for the operator an endpoint they make disabled, by POST or by a PUT naming a new uid', async () => {
+    const made = await api.request('POST', `/api/v1/app/${appId}/endpoint`, {
+      body: { url: URL, disabled: true },
+    });
+    const put = await api.request('PUT', `/api/v1/app/${appId}/endpoint/made-off`, {
+      body: { url: URL, disabled: true },
+    });
+    const byToken = await api.request('POST', `/api/v1/app/${appId}/endpoint`, {
+      token,
+      body: { url: URL, disabled: true },
+    });
+    for (const answer of [made, put, byToken]) expect(answer.status, answer.text).toBe(201);
+    for (const answer of [made, put])
+      expect(answer.body).toMatchObject({
+        status: 'disabled',
+        heldByOperator: true,
+        disabledReason: 'disabled by the operator',
+      });
+    expect(byToken.body).toMatchObject({ heldByOperator: false, disabledReason: 'disabled by its owner' });
+
+    const resume = (endpoint: string) =>
+      api.request('POST', `/api/v1/app/${appId}/endpoint/${endpoint}/resume`, { token });
+    refused(await resume(made.body.id));
+    refused(await resume('made-off'));
+    expect((await resume(byToken.body.id)).body).toMatchObject({ status: 'enabled' });
+  });
+
   it("lets the token end its own hold, until the operator's pause or disable makes it theirs", async () => {
     expect((await asToken('POST', '/pause')).body).toMatchObject({ status: 'paused', heldByOperator: false });
     expect((await asToken('POST', '/resume')).body).toMatchObject({
@@ -100,18 +134,21 @@ describe('an endpoint the operator holds', () => {
       heldByOperator: false,
     });
 
-    expect((await asToken('PATCH', '', { disabled: true })).body).toMatchObject({ heldByOperator: false });
-    const before = (await asOperator('GET', '')).body;
+    expect((await asToken('PATCH', '', { disabled: true })).body).toMatchObject({
+      status: 'disabled',
+      disabledReason: 'disabled by its owner',
+      heldByOperator: false,
+    });
     // Already disabled: the operator's disable changes its status nothing, and takes the hold.
     expect((await asOperator('PATCH', '', { disabled: true })).body).toMatchObject({
       status: 'disabled',
-      disabledReason: before.disabledReason,
+      disabledReason: 'disabled by the operator',
       heldByOperator: true,
     });
     refused(await asToken('POST', '/resume'));
-    await asOperator('POST', '/resume');
+    expect((await asOperator('POST', '/resume')).body).toMatchObject({ status: 'enabled' });
 
-    await asToken('POST', '/pause');
+    expect((await asToken('POST', '/pause')).body).toMatchObject({ heldByOperator: false });
     expect((await asOperator('POST', '/pause')).body).toMatchObject({
       status: 'paused',
       disabledReason: 'paused through the API',
@@ -120,19 +157,31 @@ describe('an endpoint the operator holds', () => {
     refused(await asToken('PATCH', '', { disabled: false }));
   });
 
-  it("lets the token resume what Courier held, and hold anew what the operator's hold was", async () => {
+  it("lets the token resume what Courier held, until the operator's pause takes the hold", async () => {
+    const courierPauses = () =>
+      api.db.transaction((tx) =>
+        holdEndpoint(tx, id, 'paused', 'paused after 5 consecutive permanent failures', api.clock.now()),
+      );
     // Courier's own hold (a streak's pause) is the customer's to end, once the receiver is fixed.
-    await api.db.transaction((tx) =>
-      holdEndpoint(tx, id, 'paused', 'paused after 5 consecutive permanent failures', api.clock.now()),
-    );
+    expect(await courierPauses()).toBe(true);
     expect((await asToken('POST', '/resume')).body).toMatchObject({
       status: 'enabled',
       heldByOperator: false,
     });
 
-    // A hold ended, the next one is whoever makes it: the operator's resume leaves the flag, as the
-    // previous release's does, and the token's pause after it is the token's.
-    await asOperator('POST', '/pause');
+    expect(await courierPauses()).toBe(true);
+    expect((await asOperator('POST', '/pause')).body).toMatchObject({
+      status: 'paused',
+      disabledReason: 'paused after 5 consecutive permanent failures',
+      heldByOperator: true,
+    });
+    refused(await asToken('POST', '/resume'));
+    expect((await asOperator('POST', '/resume')).body).toMatchObject({ status: 'enabled' });
+  });
+
+  it("makes each hold anew: after an operator's hold ended, the token's next pause is its own", async () => {
+    // The resume leaves the flag, as the previous release's does; the hold from enabled sets it anew.
+    expect((await asOperator('POST', '/pause')).body).toMatchObject({ heldByOperator: true });
     expect((await asOperator('POST', '/resume')).body).toMatchObject({
       status: 'enabled',
       heldByOperator: false,
@@ -141,9 +190,10 @@ describe('an endpoint the operator holds', () => {
     expect((await asToken('POST', '/resume')).body).toMatchObject({ status: 'enabled' });
   });
 
-  it('answers the operator as before: their resume ends any hold', async () => {
+  it('answers the operator as before: their write ends any hold', async () => {
     const admin = new Svix(TOKEN, { serverUrl: api.url });
     await asToken('POST', '/pause');
+    // The SDK's update, a PUT without disabled, enables it, as Svix's does.
     await admin.endpoint.update(appId, id, { url: URL });
     expect(await standing()).toMatchObject({ status: 'enabled', heldByOperator: false });
   });

@@ -179,7 +179,10 @@ export function endpointOut(e: Endpoint) {
     description: e.description,
     disabled: e.status !== 'enabled',
     status: e.status,
-    disabledReason: e.status === 'enabled' ? null : (e.statusReason ?? `${e.status} by its owner`),
+    disabledReason:
+      e.status === 'enabled'
+        ? null
+        : (e.statusReason ?? `${e.status} by ${e.heldByOperator ? 'the operator' : 'its owner'}`),
     heldByOperator: e.heldByOperator,
     filterTypes: types,
     eventTypes: types,

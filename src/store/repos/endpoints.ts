@@ -120,12 +120,13 @@ export async function createEndpoint(
     appId: string;
     fields: EndpointFields;
     secret: string;
-    disabled?: boolean;
+    /** Made disabled, and by whom: the operator's is theirs to enable (heldByOperator). */
+    disabledBy?: 'owner' | 'operator';
     now: number;
   },
 ): Promise<Endpoint> {
   const { id, appId, fields, now } = input;
-  const status: EndpointStatus = input.disabled ? 'disabled' : 'enabled';
+  const status: EndpointStatus = input.disabledBy ? 'disabled' : 'enabled';
   // A deletion of the application in progress finishes first; then there is nothing to add to.
   const { rows: live } = await db.query(
     'select 1 from courier_applications where id = $1 and deleted_at is null for share',
@@ -134,8 +135,8 @@ export async function createEndpoint(
   if (live.length === 0) throw new StoreNotFoundError(`application ${appId} not found`);
   await db.query(
     `insert into courier_endpoints (id, app_id, uid, url, description, status, event_types, channels, rate_limit,
-       max_in_flight, retry_policy, headers, metadata, version, created_at, updated_at, public_only)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16)`,
+       max_in_flight, retry_policy, headers, metadata, version, created_at, updated_at, public_only, held_by_operator)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16, $17)`,
     [
       id,
       appId,
@@ -153,6 +154,7 @@ export async function createEndpoint(
       fields.version ?? 1,
       toDate(now),
       fields.publicOnly ?? false,
+      input.disabledBy === 'operator',
     ],
   );
   await db.query('insert into courier_endpoint_secrets (endpoint_id, key, created_at) values ($1, $2, $3)', [
