@@ -2,7 +2,9 @@
  * Where each message stands, for pages of the application's messages (`GET …/msg?with_status=true`,
  * the app portal's log): messages each sent to every endpoint, most delivered (their rows gone, their
  * attempts kept), a tenth waiting for a retry and a tenth dead, three attempts each. Times every page of 50
- * (the portal's) and of 250 (the API's largest), the list alone and with its counts. The rows are
+ * (the portal's) and of 250 (the API's largest), the list alone and with its counts; and pages of 50
+ * with their counts of the messages failed at one endpoint at least (`status=2`), and the walk of a
+ * standing none has (`status=3`, sending: every message read for one empty page). The rows are
  * written by SQL, not published: the bench is about reading them.
  * Usage: tsx bench/message-status.ts [messages] [endpoints] [--pglite]   (default 20000 and 20)
  */
@@ -20,6 +22,10 @@ export interface MessageStatusFigures {
   page50WithStatusMs: number;
   page250Ms: number;
   page250WithStatusMs: number;
+  /** The same per page of 50 with counts, of the messages failed at one endpoint at least. */
+  page50FailedMs: number;
+  /** Milliseconds to find that no message is being sent: one page's walk over all of them. */
+  noneSendingMs: number;
 }
 
 /** Message i's delivery to endpoint j: dead when (i + j) % 10 is 0, waiting when 1, else delivered. */
@@ -72,8 +78,17 @@ export async function measureMessageStatus(
     await makeMessages(db, app.id, endpoints, messages);
     await store.analyze();
 
-    /** Median milliseconds per page over every page, newest first; with counts, checked against the rule above. */
-    const walk = async (limit: number, withStatus: boolean) => {
+    /** How many endpoints message i stands at in each standing, by the rule above. */
+    const expectedCounts = (i: number) => {
+      const fail = endpoints.filter((_, j) => (i + j + 1) % 10 === 0).length;
+      const pending = endpoints.filter((_, j) => (i + j + 1) % 10 === 1).length;
+      return { success: endpointCount - fail - pending, pending, sending: 0, fail };
+    };
+    /**
+     * Median milliseconds per page over every page, newest first; with counts, checked against the
+     * rule above; with `standing`, the messages standing so at one endpoint at least.
+     */
+    const walk = async (limit: number, withStatus: boolean, standing?: 'fail' | 'sending') => {
       const times: number[] = [];
       let before: string | undefined;
       let seen = 0;
@@ -82,17 +97,18 @@ export async function measureMessageStatus(
         const page = await listMessages(
           db,
           app.id,
-          {},
+          { standing },
           { limit, before, descending: true, withPayload: false },
         );
         const ids = page.data.map((m) => m.id);
         const counts = withStatus ? await messageStatusCounts(db, app.id, ids) : null;
         times.push(performance.now() - started);
+        for (const id of standing ? ids : []) {
+          if (expectedCounts(Number(id.slice(4)))[standing!] === 0)
+            throw new Error(`${id} is not ${standing}`);
+        }
         for (const id of counts ? ids : []) {
-          const i = Number(id.slice(4));
-          const fail = endpoints.filter((_, j) => (i + j + 1) % 10 === 0).length;
-          const pending = endpoints.filter((_, j) => (i + j + 1) % 10 === 1).length;
-          const expected = { success: endpointCount - fail - pending, pending, sending: 0, fail };
+          const expected = expectedCounts(Number(id.slice(4)));
           if (JSON.stringify(counts!.get(id)) !== JSON.stringify(expected)) {
             throw new Error(
               `${id}: counted ${JSON.stringify(counts!.get(id))}, expected ${JSON.stringify(expected)}`,
@@ -103,7 +119,12 @@ export async function measureMessageStatus(
         if (page.done) break;
         before = ids.at(-1);
       }
-      if (seen !== messages) throw new Error(`listed ${seen} messages of ${messages}`);
+      let standingSo = messages;
+      if (standing) {
+        standingSo = 0;
+        for (let i = 1; i <= messages; i++) if (expectedCounts(i)[standing] > 0) standingSo++;
+      }
+      if (seen !== standingSo) throw new Error(`listed ${seen} messages of ${standingSo}`);
       times.sort((a, b) => a - b);
       return Math.round(times[Math.floor(times.length / 2)]! * 100) / 100;
     };
@@ -114,6 +135,8 @@ export async function measureMessageStatus(
       page50WithStatusMs: await walk(50, true),
       page250Ms: await walk(250, false),
       page250WithStatusMs: await walk(250, true),
+      page50FailedMs: await walk(50, true, 'fail'),
+      noneSendingMs: await walk(50, false, 'sending'),
     };
   } finally {
     await store.drop();

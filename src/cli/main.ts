@@ -154,7 +154,9 @@ operator(
           'only the messages sent to this endpoint (id or uid), each with where it stands there',
         )
         .addOption(
-          standingOption('with --endpoint: only messages standing so there (pending: retrying too)'),
+          standingOption(
+            'only messages standing so at one of their endpoints at least, or with --endpoint there (pending: retrying too)',
+          ),
         ),
     ),
     'messages published',

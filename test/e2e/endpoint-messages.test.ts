@@ -10,9 +10,9 @@ function useApiAndReceiver() {
   const parts = {} as { api: TestApi; receiver: Receiver };
   beforeAll(async () => {
     parts.api = await startApi();
-    parts.receiver = await startReceiver((_req, res, body) => {
+    parts.receiver = await startReceiver((req, res, body) => {
       const { n } = JSON.parse(body.toString()) as { n: string };
-      res.writeHead(n === 'retry' ? 503 : n === 'gone' ? 410 : 200);
+      res.writeHead(n === 'retry' ? 503 : n === 'gone' || req.url === '/solo' ? 410 : 200);
       res.end();
     });
   });
@@ -181,5 +181,48 @@ describe("the application's messages with where each stands (with_status)", () =
     expect(plain.body.data[0]).not.toHaveProperty('statusCounts');
     const svix = new Svix(TOKEN, { serverUrl: api.url });
     expect((await svix.message.list(appId, { limit: 1 })).data.map((m) => m.id)).toEqual([sending]);
+
+    // status (a Courier extension) keeps those standing so at one endpoint at least, as counted,
+    // paged by the same iterator.
+    const standingSo = async (code: number) => {
+      const found: string[] = [];
+      for (let iterator = ''; ; ) {
+        const page = await api.request(
+          'GET',
+          `/api/v1/app/${appId}/msg?status=${code}&limit=2&with_content=false${iterator && `&iterator=${iterator}`}`,
+        );
+        expect(page.status, page.text).toBe(200);
+        found.push(...page.body.data.map((m: { id: string }) => m.id));
+        if (page.body.done) return found;
+        iterator = page.body.iterator;
+      }
+    };
+    expect(await standingSo(0)).toEqual([twice, resent, delivered]);
+    expect(await standingSo(1)).toEqual([resent, retrying]);
+    expect(await standingSo(2)).toEqual([failed]);
+    expect(await standingSo(3)).toEqual([sending]);
+    const refused = await api.request('GET', `/api/v1/app/${appId}/msg?status=4`);
+    expect([refused.status, locs(refused)]).toEqual([422, ['query.status']]);
+
+    // A message that failed only at an endpoint deleted since no longer stands failed anywhere.
+    const solo = await createEndpoint(api, appId, { url: `${receiver.url}/solo` });
+    api.clock.advance(1);
+    const soloFailed = await publishMessage(api, appId, { eventType: 'e', payload: { n: 'ok' } });
+    const again = virtualWorker(api.db, { clock: api.clock });
+    await again.worker.runOnce();
+    await again.sender.close();
+    expect(await standingSo(2)).toEqual([soloFailed, failed]);
+    expect((await api.request('DELETE', `/api/v1/app/${appId}/endpoint/${solo.id}`)).status).toBe(204);
+    expect(await standingSo(2)).toEqual([failed]);
+
+    // Nor one being sent only to an endpoint deleted meanwhile (its row stays until the attempt ends).
+    for (const endpoint of endpoints.slice(0, 2))
+      expect((await api.request('DELETE', `/api/v1/app/${appId}/endpoint/${endpoint!.id}`)).status).toBe(204);
+    const last = await createEndpoint(api, appId, { url: `${receiver.url}/last` });
+    const inFlight = await publish('ok');
+    while ((await claim(api.db, { ...lease, now: api.clock.now() })).deliveries.length > 0);
+    expect(await standingSo(3)).toEqual([inFlight]);
+    expect((await api.request('DELETE', `/api/v1/app/${appId}/endpoint/${last.id}`)).status).toBe(204);
+    expect(await standingSo(3)).toEqual([]);
   });
 });

@@ -1,12 +1,13 @@
 /**
  * The app portal's messages log: the application's messages, newest first, each with where it stands
- * at its endpoints, by event type, channel, tag and time range, and a form that finds one by its id
+ * at its endpoints, by event type, channel, tag, time range and where they stand at one endpoint at
+ * least, and a form that finds one by its id
  * or event id; and one message with its payload, where it stands at each endpoint (with a resend)
  * and its attempts.
  */
 export const PORTAL_MESSAGES = `
 /** The list's filters the # keeps (so a reload shows the same list): the API's own query parameters. */
-const MESSAGE_FILTERS = ['event_types', 'channel', 'tag', 'after', 'before'];
+const MESSAGE_FILTERS = ['event_types', 'channel', 'tag', 'after', 'before', 'status'];
 // Set by the filters' submit: the list drawn anew leaves the keyboard on its Show button.
 let refocusFilters = false;
 /** An instant as a datetime-local input shows it: the browser's local time, to the minute. */
@@ -48,9 +49,14 @@ async function showMessages(query, current) {
   };
   const after = time('after');
   const before = time('before');
+  // The API's codes: those standing so at one of their endpoints at least.
+  const status = $('select', { name: 'status' }, $('option', { value: '' }, 'Any'),
+    ...[['2', 'Failed'], ['1', 'Pending'], ['3', 'Sending'], ['0', 'Delivered']].map(([code, word]) => $('option', { value: code }, word)));
+  status.value = sent.get('status') || '';
   const filters = $('form', { class: 'actions filters' },
     $('label', {}, 'Event type ', eventType), $('label', {}, 'Channel ', channel), $('label', {}, 'Tag ', tag),
-    $('label', {}, 'Sent after ', after), $('label', {}, 'and before ', before), $('button', { type: 'submit' }, 'Show'));
+    $('label', {}, 'Sent after ', after), $('label', {}, 'and before ', before),
+    $('label', {}, 'At an endpoint ', status), $('button', { type: 'submit' }, 'Show'));
   filters.addEventListener('submit', (event) => {
     event.preventDefault();
     const next = new URLSearchParams();
@@ -58,6 +64,7 @@ async function showMessages(query, current) {
     if (channel.value.trim()) next.set('channel', channel.value.trim());
     if (tag.value.trim()) next.set('tag', tag.value.trim());
     for (const input of [after, before]) if (input.value) next.set(input.name, new Date(input.value).toISOString());
+    if (status.value) next.set('status', status.value);
     const hash = '#messages' + (String(next) ? '?' + next : '');
     refocusFilters = true;
     // The same filters again change no #: the list is read anew all the same.

@@ -11,6 +11,7 @@ import { conflict, databaseUnavailable, fieldChecks, fieldError, isUniqueViolati
 import { requireApp, requireMessage } from '../lookup.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import { Channel, IdOrUid, iso, ListResponse, msOf, Tag } from '../schemas/common.ts';
+import { STATUS_OF_CODE } from '../schemas/destinations.ts';
 import {
   MessageIn,
   MessageListItemOut,
@@ -236,6 +237,15 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
                 'Courier extension: true adds statusCounts, where each message stands at its endpoints.',
             }),
           ),
+          status: Type.Optional(
+            Type.Integer({
+              enum: [0, 1, 2, 3],
+              description:
+                'Courier extension: only messages that stand so at one of their endpoints at least (0 success, 1 pending, ' +
+                "2 fail, 3 sending), as statusCounts counts. Found by walking the application's messages: a standing " +
+                'few of them have takes longer to page.',
+            }),
+          ),
         }),
         response: { 200: ListResponse(MessageListItemOut, 'ListResponse_MessageOut_') },
       },
@@ -244,7 +254,10 @@ export function messageRoutes(app: Api, deps: ApiDeps): void {
       const application = await requireApp(db, request.params.app_id);
       const q = request.query;
       const withContent = q.with_content !== false;
-      const filter = messageFilterOf(q);
+      const filter = {
+        ...messageFilterOf(q),
+        standing: q.status === undefined ? undefined : STATUS_OF_CODE[q.status],
+      };
       const now = clock.now();
       return paginate(
         q,

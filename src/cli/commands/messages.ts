@@ -1,8 +1,13 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
-import { usageError } from '../errors.ts';
 import { type Column, output, timestamp } from '../format.ts';
 import { checkTimeRange, MESSAGE_STANDINGS } from '../input.ts';
-import { MESSAGE_COLUMNS, type MessageOut, standingColumns, standingWord } from '../message-columns.ts';
+import {
+  MESSAGE_COLUMNS,
+  type MessageOut,
+  type StandingCounts,
+  standingColumns,
+  standingWord,
+} from '../message-columns.ts';
 
 export interface MessagesOptions extends OperatorOptions {
   limit: number;
@@ -24,6 +29,14 @@ interface EndpointMessageOut extends MessageOut {
 /** The API's `after` is exclusive; --since includes its instant (times are kept to the millisecond). */
 const justBefore = (iso: string) => new Date(Date.parse(iso) - 1).toISOString();
 
+/** The statusCounts count of each --status word. */
+const COUNT_OF: Record<(typeof MESSAGE_STANDINGS)[number], keyof StandingCounts> = {
+  delivered: 'success',
+  pending: 'pending',
+  failed: 'fail',
+  sending: 'sending',
+};
+
 /** At one endpoint: where the message stands there, and when it is tried next. */
 const AT_ENDPOINT: readonly Column<EndpointMessageOut>[] = [
   { header: 'STATUS', value: (m) => standingWord(m.statusText) },
@@ -33,14 +46,12 @@ const AT_ENDPOINT: readonly Column<EndpointMessageOut>[] = [
 /**
  * `courier messages`: an application's latest messages, newest first, each with how many of its
  * endpoints have it delivered, pending, being sent or failed (an older server sends no counts: -);
- * with --endpoint, the messages sent to that endpoint, each with where it stands there.
+ * with --endpoint, the messages sent to that endpoint, each with where it stands there. --status
+ * keeps those standing so there, or without --endpoint at one of their endpoints at least.
  */
 export async function messages(app: string, options: MessagesOptions) {
   checkTimeRange(options);
   const { endpoint, status } = options;
-  if (status && !endpoint) {
-    throw usageError("--status needs --endpoint: a message's status is its endpoint's");
-  }
   const client = ApiClient.connect(options);
   const list = await client.list<EndpointMessageOut>(
     endpoint ? apiPath('app', app, 'endpoint', endpoint, 'msg') : apiPath('app', app, 'msg'),
@@ -58,13 +69,17 @@ export async function messages(app: string, options: MessagesOptions) {
     },
     options.limit,
   );
+  // A server older than the filter ignores status on the application's list: what it sends is
+  // kept where its counts say so.
+  const counted = status && !endpoint ? COUNT_OF[status] : undefined;
+  const shown = counted ? list.filter((m) => (m.statusCounts?.[counted] ?? 0) > 0) : list;
   const filtered =
     status || options.eventType || options.channel || options.tag || options.since || options.until;
   output(
     options.json,
-    list,
+    shown,
     [...MESSAGE_COLUMNS, ...(endpoint ? AT_ENDPOINT : standingColumns((m: MessageOut) => m.statusCounts))],
-    list,
+    shown,
     filtered
       ? 'no messages match'
       : endpoint

@@ -34,6 +34,20 @@ const STATUS_COUNTS = `with queued as materialized (
    where e.app_id = $1 and e.deleted_at is null
    group by s.message_id`;
 
+/**
+ * Whether the message (`m`, courier_messages' name in the query) stands at `status` (SQL, a
+ * parameter) at one of its application's endpoints at least, as STATUS_COUNTS counts: for a list
+ * filtered so, probed message by message through the same index entries.
+ */
+export const standsAtSomeEndpointSql = (m: string, status: string) => `(
+  exists (select 1 from courier_deliveries d join courier_endpoints e on e.id = d.endpoint_id
+           where d.message_id = ${m}.id and e.app_id = ${m}.app_id and e.deleted_at is null
+             and ${deliveryStatusSql('d')} = ${status})
+  or (${status} = 'success' and exists (
+    select 1 from courier_attempts a join courier_endpoints e on e.id = a.endpoint_id
+     where a.message_id = ${m}.id and a.decision = 'delivered' and e.app_id = ${m}.app_id and e.deleted_at is null
+       and not exists (select 1 from courier_deliveries d where d.message_id = a.message_id and d.endpoint_id = a.endpoint_id))))`;
+
 /** Counts for each of `messageIds` (an application's); a message sent to no endpoint counts zeros. */
 export async function messageStatusCounts(
   db: Queryable,

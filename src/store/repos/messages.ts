@@ -1,6 +1,8 @@
 import type { Queryable } from '../db.ts';
 import { toBuffer, toDate, toMs } from '../rows.ts';
 import type { Page } from './applications.ts';
+import type { DestinationStatus } from './destinations.ts';
+import { standsAtSomeEndpointSql } from './message-status-counts.ts';
 
 export interface Message {
   id: string;
@@ -131,17 +133,22 @@ export function messageConditionParams(appId: string, filter: MessageFilter, opt
   ];
 }
 
+/**
+ * A page of the application's messages; with `standing`, those that stand so at one of its
+ * endpoints at least, found by walking its messages (a standing that few have costs a longer walk).
+ */
 export async function listMessages(
   db: Queryable,
   appId: string,
-  filter: MessageFilter,
+  filter: MessageFilter & { standing?: DestinationStatus },
   opts: MessagePageOptions,
 ): Promise<Page<Message>> {
   const { rows } = await db.query<MessageRow>(
     `select ${messageColumns(opts.withPayload)} from courier_messages
       where ${MESSAGE_CONDITIONS}
+        and ($10::text is null or ${standsAtSomeEndpointSql('courier_messages', '$10')})
       order by id ${opts.descending ? 'desc' : 'asc'} limit $9`,
-    [...messageConditionParams(appId, filter, opts), opts.limit + 1],
+    [...messageConditionParams(appId, filter, opts), opts.limit + 1, filter.standing ?? null],
   );
   return { data: rows.slice(0, opts.limit).map(fromMessageRow), done: rows.length <= opts.limit };
 }
