@@ -94,6 +94,12 @@ export const OPTIONS: readonly OptionSpec[] = [
     description: 'Total time allowed for one attempt (connect, response, body).',
   },
   {
+    name: 'COURIER_FILTER_TIMEOUT',
+    default: '10s',
+    description:
+      "The longest the API looks for an application's messages that stand somewhere as a list asks (GET …/msg?status=, walking its messages) before it answers 422 filter_timeout, so that such a list holds no database connection for longer. Not applied on PGlite.",
+  },
+  {
     name: 'COURIER_LEASE',
     default: '60s',
     description:

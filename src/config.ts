@@ -22,6 +22,8 @@ export interface Config {
   secretsKeyPrevious: string | null;
   retry: PolicyOverrides;
   requestTimeoutMs: number;
+  /** COURIER_FILTER_TIMEOUT: how long a list filtered by where messages stand may walk them. */
+  filterTimeoutMs: number;
   leaseMs: number;
   maxInFlight: number;
   /** In-flight cap per receiving host, across its endpoints and all workers; 0: none. */
@@ -343,6 +345,7 @@ export function loadConfig(env: ConfigSource = process.env): Config {
     secretsKeyPrevious,
     retry,
     requestTimeoutMs,
+    filterTimeoutMs: r.duration('COURIER_FILTER_TIMEOUT'),
     leaseMs,
     maxInFlight: r.int('COURIER_MAX_IN_FLIGHT', 1, MAX_IN_FLIGHT_MAX),
     maxInFlightPerHost: r.int('COURIER_MAX_IN_FLIGHT_PER_HOST', 0, 100_000),

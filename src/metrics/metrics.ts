@@ -15,6 +15,7 @@ import {
   type QueueDepth,
   queueDepth,
 } from '../store/queries/queue-figures.ts';
+import { withStatementTimeout } from '../store/statement-timeout.ts';
 
 /** The worker's write or claim that failed: the worker retries it, no attempt is lost. */
 export type WorkerDatabaseOperation = 'claim' | 'write';
@@ -233,10 +234,7 @@ export class CourierMetrics implements WorkerMetrics {
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('timed out')), QUEUE_READ_TIMEOUT_MS);
     });
-    const reading = db.transaction(async (tx) => {
-      await tx.query(`set local statement_timeout = ${QUEUE_READ_TIMEOUT_MS}`);
-      return read(tx, clock.now());
-    });
+    const reading = withStatementTimeout(db, QUEUE_READ_TIMEOUT_MS, (tx) => read(tx, clock.now()));
     reading.catch(() => {}); // its failure after the timeout is already counted
     try {
       return await Promise.race([reading, late]);

@@ -224,5 +224,52 @@ describe("the application's messages with where each stands (with_status)", () =
     expect(await standingSo(3)).toEqual([inFlight]);
     expect((await api.request('DELETE', `/api/v1/app/${appId}/endpoint/${last.id}`)).status).toBe(204);
     expect(await standingSo(3)).toEqual([]);
+
+    // Delivered only at endpoints deleted since: no longer delivered anywhere. Delivered at its one
+    // endpoint, then resent there: pending, no longer delivered (its delivered attempt stays).
+    const final = await createEndpoint(api, appId, { url: `${receiver.url}/final` });
+    const once = await publish('ok');
+    const third = virtualWorker(api.db, { clock: api.clock });
+    expect(await third.worker.runOnce()).toBe(1);
+    await third.sender.close();
+    expect(await standingSo(0)).toEqual([once]);
+    const resentThere = await api.request(
+      'POST',
+      `/api/v1/app/${appId}/msg/${once}/endpoint/${final.id}/resend`,
+    );
+    expect(resentThere.status).toBe(202);
+    expect(await standingSo(0)).toEqual([]);
+    expect(await standingSo(1)).toEqual([once]);
+  });
+});
+
+describe("the application's list filtered by where its messages stand", () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startApi({ env: { COURIER_FILTER_TIMEOUT: '300ms' } });
+  });
+  afterAll(() => api.close());
+
+  it('answers 422 filter_timeout when its walk takes longer than COURIER_FILTER_TIMEOUT, and holds no connection after', async () => {
+    const appId = await createApp(api);
+    await createEndpoint(api, appId, { url: 'https://hooks.example.com/in' });
+    const msg = await publishMessage(api, appId);
+    const list = (query: string) => api.request('GET', `/api/v1/app/${appId}/msg?${query}`);
+    // A walk held up as long as it takes: the deliveries it reads are locked meanwhile.
+    const [slow, unfiltered] = await api.db.transaction(async (tx) => {
+      await tx.query('lock table courier_deliveries in access exclusive mode');
+      return Promise.all([list('status=1'), list('limit=1')]);
+    });
+    expect(slow.status, slow.text).toBe(422);
+    expect(slow.body).toEqual({
+      code: 'filter_timeout',
+      detail:
+        'Looking for messages with status 1 (pending) at one of their endpoints took longer than COURIER_FILTER_TIMEOUT ' +
+        "(300 ms), walking the application's messages: bound the list with before and after, or event_types, " +
+        "or list one endpoint's messages (…/endpoint/{endpoint_id}/msg?status=).",
+    });
+    // The list without the filter reads no deliveries, and is not bounded.
+    expect(unfiltered.body.data.map((m: { id: string }) => m.id)).toEqual([msg]);
+    expect((await list('status=1')).body.data.map((m: { id: string }) => m.id)).toEqual([msg]);
   });
 });

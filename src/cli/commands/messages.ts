@@ -1,4 +1,5 @@
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
+import { apiError } from '../errors.ts';
 import { type Column, output, timestamp } from '../format.ts';
 import { checkTimeRange, MESSAGE_STANDINGS } from '../input.ts';
 import {
@@ -37,6 +38,28 @@ const COUNT_OF: Record<(typeof MESSAGE_STANDINGS)[number], keyof StandingCounts>
   sending: 'sending',
 };
 
+/**
+ * The messages the application's list answered for --status, kept where their counts say so: a
+ * server older than the filter lists every message (and one older still sends no counts), and a
+ * message may move on between the list and its counts.
+ */
+function standingSo<T extends MessageOut>(list: T[], status: keyof typeof COUNT_OF, limit: number): T[] {
+  if (list.some((m) => !m.statusCounts)) {
+    throw apiError(
+      'this server sends no statusCounts, so it cannot filter its messages by --status: add --endpoint',
+    );
+  }
+  const kept = list.filter((m) => m.statusCounts![COUNT_OF[status]] > 0);
+  const left = list.length - kept.length;
+  if (left > 0) {
+    process.stderr.write(
+      `courier: left out ${left} of the ${list.length} messages listed, their counts showing none ${status} ` +
+        `(moved on since, or a server older than this CLI, which lists every message: then only the latest ${limit} were looked at)\n`,
+    );
+  }
+  return kept;
+}
+
 /** At one endpoint: where the message stands there, and when it is tried next. */
 const AT_ENDPOINT: readonly Column<EndpointMessageOut>[] = [
   { header: 'STATUS', value: (m) => standingWord(m.statusText) },
@@ -69,10 +92,7 @@ export async function messages(app: string, options: MessagesOptions) {
     },
     options.limit,
   );
-  // A server older than the filter ignores status on the application's list: what it sends is
-  // kept where its counts say so.
-  const counted = status && !endpoint ? COUNT_OF[status] : undefined;
-  const shown = counted ? list.filter((m) => (m.statusCounts?.[counted] ?? 0) > 0) : list;
+  const shown = status && !endpoint ? standingSo(list, status, options.limit) : list;
   const filtered =
     status || options.eventType || options.channel || options.tag || options.since || options.until;
   output(

@@ -42,8 +42,8 @@ const STATUS_COUNTS = `with queued as materialized (
 export const standsAtSomeEndpointSql = (m: string, status: string) => `(
   exists (select 1 from courier_deliveries d join courier_endpoints e on e.id = d.endpoint_id
            where d.message_id = ${m}.id and e.app_id = ${m}.app_id and e.deleted_at is null
-             and ${deliveryStatusSql('d')} = ${status})
-  or (${status} = 'success' and exists (
+             and ${deliveryStatusSql('d')} = ${status}::text)
+  or (${status}::text = 'success' and exists (
     select 1 from courier_attempts a join courier_endpoints e on e.id = a.endpoint_id
      where a.message_id = ${m}.id and a.decision = 'delivered' and e.app_id = ${m}.app_id and e.deleted_at is null
        and not exists (select 1 from courier_deliveries d where d.message_id = a.message_id and d.endpoint_id = a.endpoint_id))))`;

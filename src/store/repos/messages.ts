@@ -143,12 +143,17 @@ export async function listMessages(
   filter: MessageFilter & { standing?: DestinationStatus },
   opts: MessagePageOptions,
 ): Promise<Page<Message>> {
+  // Only then does the statement name the queue's tables (an unfiltered list waits on none of their locks).
+  const standing = filter.standing ? `and ${standsAtSomeEndpointSql('courier_messages', '$10')}` : '';
   const { rows } = await db.query<MessageRow>(
     `select ${messageColumns(opts.withPayload)} from courier_messages
-      where ${MESSAGE_CONDITIONS}
-        and ($10::text is null or ${standsAtSomeEndpointSql('courier_messages', '$10')})
+      where ${MESSAGE_CONDITIONS} ${standing}
       order by id ${opts.descending ? 'desc' : 'asc'} limit $9`,
-    [...messageConditionParams(appId, filter, opts), opts.limit + 1, filter.standing ?? null],
+    [
+      ...messageConditionParams(appId, filter, opts),
+      opts.limit + 1,
+      ...(filter.standing ? [filter.standing] : []),
+    ],
   );
   return { data: rows.slice(0, opts.limit).map(fromMessageRow), done: rows.length <= opts.limit };
 }
