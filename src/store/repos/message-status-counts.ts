@@ -37,16 +37,19 @@ const STATUS_COUNTS = `with queued as materialized (
 /**
  * Whether the message (`m`, courier_messages' name in the query) stands at `status` (SQL, a
  * parameter) at one of its application's endpoints at least, as STATUS_COUNTS counts: for a list
- * filtered so, probed message by message through the same index entries.
+ * filtered so. One EXISTS over a UNION ALL, so that it is probed message by message through their
+ * index entries, stopping at the first row: as two EXISTS joined by OR, PostgreSQL may hash every
+ * delivery of that standing for each page instead.
  */
-export const standsAtSomeEndpointSql = (m: string, status: string) => `(
-  exists (select 1 from courier_deliveries d join courier_endpoints e on e.id = d.endpoint_id
-           where d.message_id = ${m}.id and e.app_id = ${m}.app_id and e.deleted_at is null
-             and ${deliveryStatusSql('d')} = ${status}::text)
-  or (${status}::text = 'success' and exists (
+export const standsAtSomeEndpointSql = (m: string, status: string) => `exists (
+    select 1 from courier_deliveries d join courier_endpoints e on e.id = d.endpoint_id
+     where d.message_id = ${m}.id and e.app_id = ${m}.app_id and e.deleted_at is null
+       and ${deliveryStatusSql('d')} = ${status}::text
+    union all
     select 1 from courier_attempts a join courier_endpoints e on e.id = a.endpoint_id
-     where a.message_id = ${m}.id and a.decision = 'delivered' and e.app_id = ${m}.app_id and e.deleted_at is null
-       and not exists (select 1 from courier_deliveries d where d.message_id = a.message_id and d.endpoint_id = a.endpoint_id))))`;
+     where ${status}::text = 'success' and a.message_id = ${m}.id and a.decision = 'delivered'
+       and e.app_id = ${m}.app_id and e.deleted_at is null
+       and not exists (select 1 from courier_deliveries d where d.message_id = a.message_id and d.endpoint_id = a.endpoint_id))`;
 
 /** Counts for each of `messageIds` (an application's); a message sent to no endpoint counts zeros. */
 export async function messageStatusCounts(
