@@ -97,7 +97,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_FILTER_TIMEOUT',
     default: '10s',
     description:
-      "The longest the API looks for an application's messages that stand somewhere as a list asks (GET …/msg?status=, walking its messages) before it answers 422 filter_timeout, so that such a list holds no database connection for longer. Not applied on PGlite.",
+      "The longest a list that walks an application's messages (GET …/msg?status=, those standing somewhere as asked; GET …/endpoint/{endpoint_id}/msg, one endpoint's) looks before it answers 422 filter_timeout, so that such a list holds no database connection for longer. Not applied on PGlite.",
   },
   {
     name: 'COURIER_LEASE',

@@ -7,7 +7,15 @@
 import { ApiException, Svix } from 'svix';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
-import { createApp, createEndpoint, publishMessage, startApi, type TestApi, TOKEN } from './support.ts';
+import {
+  appPortalToken,
+  createApp,
+  createEndpoint,
+  publishMessage,
+  startApi,
+  type TestApi,
+  TOKEN,
+} from './support.ts';
 
 const URL = 'https://hooks.customer.example/in';
 const REFUSAL = (id: string, status: string) =>
@@ -26,9 +34,7 @@ describe('an endpoint the operator holds', () => {
   afterAll(() => api.close());
   beforeEach(async () => {
     appId = await createApp(api);
-    const res = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body: {} });
-    expect(res.status, res.text).toBe(200);
-    token = res.body.token;
+    token = await appPortalToken(api, appId);
     id = (await createEndpoint(api, appId, { url: URL })).id;
   });
 

@@ -7,7 +7,7 @@
  */
 import { Svix } from 'svix';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
+import { appPortalToken, createApp, createEndpoint, locs, startApi, type TestApi } from './support.ts';
 
 const URL = 'https://hooks.customer.example/in';
 const POLICY = { backoff: { baseMs: 30_000, capMs: 600_000 }, giveUp: { maxAttempts: 5 } };
@@ -23,9 +23,7 @@ describe("an application's token and an endpoint's delivery settings", () => {
   afterAll(() => api.close());
   beforeEach(async () => {
     appId = await createApp(api);
-    const res = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body: {} });
-    expect(res.status, res.text).toBe(200);
-    token = res.body.token;
+    token = await appPortalToken(api, appId);
   });
 
   const asToken = (method: string, path: string, body: Record<string, unknown>) =>

@@ -9,7 +9,15 @@ import { Sender } from '../../src/delivery/sender.ts';
 import { type Resolver, SsrfGuard } from '../../src/delivery/ssrf-guard.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { virtualWorker } from '../support/engine.ts';
-import { createApp, createEndpoint, locs, publishMessage, startApi, type TestApi } from './support.ts';
+import {
+  appPortalToken,
+  createApp,
+  createEndpoint,
+  locs,
+  publishMessage,
+  startApi,
+  type TestApi,
+} from './support.ts';
 
 const PUBLIC_ONLY =
   "this endpoint is public-only (publicOnly: its URL set with an application's token, or so set by the admin token), so COURIER_ALLOW_PRIVATE_NETWORKS does not apply to it";
@@ -39,9 +47,7 @@ describe("endpoint URLs set with an application's token", () => {
   });
   beforeEach(async () => {
     appId = await createApp(api);
-    const res = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body: {} });
-    expect(res.status, res.text).toBe(200);
-    token = res.body.token;
+    token = await appPortalToken(api, appId);
   });
 
   const endpoints = async () =>

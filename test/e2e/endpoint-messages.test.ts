@@ -243,22 +243,24 @@ describe("the application's messages with where each stands (with_status)", () =
   });
 });
 
-describe("the application's list filtered by where its messages stand", () => {
+describe("the lists that walk the application's messages", () => {
   let api: TestApi;
   beforeAll(async () => {
     api = await startApi({ env: { COURIER_FILTER_TIMEOUT: '300ms' } });
   });
   afterAll(() => api.close());
 
-  it('answers 422 filter_timeout when its walk takes longer than COURIER_FILTER_TIMEOUT, and holds no connection after', async () => {
+  it("answers 422 filter_timeout when a walk takes longer than COURIER_FILTER_TIMEOUT, an endpoint's list too, and serves the next", async () => {
     const appId = await createApp(api);
     await createEndpoint(api, appId, { url: 'https://hooks.example.com/in' });
+    const endpoint = await createEndpoint(api, appId, { url: 'https://hooks.example.com/other' });
     const msg = await publishMessage(api, appId);
     const list = (query: string) => api.request('GET', `/api/v1/app/${appId}/msg?${query}`);
+    const sentTo = `/api/v1/app/${appId}/endpoint/${endpoint.id}/msg`;
     // A walk held up as long as it takes: the deliveries it reads are locked meanwhile.
-    const [slow, unfiltered] = await api.db.transaction(async (tx) => {
+    const [slow, slowAtEndpoint, unfiltered] = await api.db.transaction(async (tx) => {
       await tx.query('lock table courier_deliveries in access exclusive mode');
-      return Promise.all([list('status=1'), list('limit=1')]);
+      return Promise.all([list('status=1'), api.request('GET', sentTo), list('limit=1')]);
     });
     expect(slow.status, slow.text).toBe(422);
     expect(slow.body).toEqual({
@@ -268,6 +270,13 @@ describe("the application's list filtered by where its messages stand", () => {
         "(300 ms), walking the application's messages: bound the list with before and after, or event_types, " +
         "or list one endpoint's messages (…/endpoint/{endpoint_id}/msg?status=).",
     });
+    expect(slowAtEndpoint.body).toEqual({
+      code: 'filter_timeout',
+      detail:
+        `Looking for the messages sent to endpoint ${endpoint.id} took longer than COURIER_FILTER_TIMEOUT (300 ms), ` +
+        "walking the application's messages: bound the list with before and after, or event_types.",
+    });
+    expect((await api.request('GET', sentTo)).body.data.map((m: { id: string }) => m.id)).toEqual([msg]);
     // The list without the filter reads no deliveries, and is not bounded.
     expect(unfiltered.body.data.map((m: { id: string }) => m.id)).toEqual([msg]);
     expect((await list('status=1')).body.data.map((m: { id: string }) => m.id)).toEqual([msg]);

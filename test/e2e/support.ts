@@ -126,6 +126,17 @@ export async function createEndpoint(
   return res.body;
 }
 
+/** An application's token (Svix's app portal access), every capability unless `body` says. */
+export async function appPortalToken(
+  api: TestApi,
+  appId: string,
+  body: Record<string, unknown> = {},
+): Promise<string> {
+  const res = await api.request('POST', `/api/v1/auth/app-portal-access/${appId}`, { body });
+  if (res.status !== 200) throw new Error(`making an app portal token failed: ${res.status} ${res.text}`);
+  return res.body.token;
+}
+
 /** Publishes a message (event type `e` unless the body says otherwise) and returns its id. */
 export async function publishMessage(
   api: TestApi,

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { type EndpointMessage, listEndpointMessages } from '../../store/repos/endpoint-messages.ts';
 import { requireEndpoint } from '../lookup.ts';
+import { walkMessages } from '../message-walk.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import { iso, ListResponse, Nullable } from '../schemas/common.ts';
 import { DeliveryStatusFields, STATUS_CODE, STATUS_OF_CODE } from '../schemas/destinations.ts';
@@ -60,7 +61,9 @@ export function endpointMessageRoutes(app: Api, deps: ApiDeps): void {
         q,
         'descending',
         (w) =>
-          listEndpointMessages(db, application.id, endpoint.id, filter, { ...w, withPayload: withContent }),
+          walkMessages(deps, `Looking for the messages sent to endpoint ${endpoint.id}`, '', (q) =>
+            listEndpointMessages(q, application.id, endpoint.id, filter, { ...w, withPayload: withContent }),
+          ),
         (m) => m.message.id,
         (m: EndpointMessage) => ({
           ...messageOut(m.message, now, withContent),

@@ -6,17 +6,10 @@ import { anyEndpointTakes } from '../../store/queries/endpoint-filter.ts';
 import { flushBarrier } from '../../store/queries/publish.ts';
 import { messageStatusCounts } from '../../store/repos/message-status-counts.ts';
 import { findMessage, listMessages, type MessageFilter } from '../../store/repos/messages.ts';
-import { isStatementTimeout, withStatementTimeout } from '../../store/statement-timeout.ts';
 import { appOnDemand } from '../app-on-demand.ts';
-import {
-  conflict,
-  createError,
-  databaseUnavailable,
-  fieldChecks,
-  fieldError,
-  isUniqueViolation,
-} from '../errors.ts';
+import { conflict, databaseUnavailable, fieldChecks, fieldError, isUniqueViolation } from '../errors.ts';
 import { requireApp, requireMessage } from '../lookup.ts';
+import { walkMessages } from '../message-walk.ts';
 import { idIterator, listQuery, paginate } from '../pagination.ts';
 import { Channel, IdOrUid, iso, ListResponse, msOf, Tag } from '../schemas/common.ts';
 import { STATUS_CODE, STATUS_OF_CODE } from '../schemas/destinations.ts';
@@ -93,31 +86,24 @@ export function messageFilterOf(q: {
   };
 }
 
-const filterTimeout = createError('filter_timeout', 'The filter took too long', 422);
-
 /**
- * A page of the application's list; one filtered by where messages stand walks them, so it is
- * bounded by COURIER_FILTER_TIMEOUT.
+ * A page of the application's list; one filtered by where messages stand walks them (bounded, as
+ * walkMessages says).
  */
-async function listStanding(
-  { db, config }: ApiDeps,
+function listStanding(
+  deps: ApiDeps,
   appId: string,
   filter: Parameters<typeof listMessages>[2],
   opts: Parameters<typeof listMessages>[3],
 ) {
-  if (!filter.standing) return listMessages(db, appId, filter, opts);
-  try {
-    return await withStatementTimeout(db, config.filterTimeoutMs, (q) =>
-      listMessages(q, appId, filter, opts),
-    );
-  } catch (error) {
-    if (!isStatementTimeout(error)) throw error;
-    throw filterTimeout(
-      `Looking for messages with status ${STATUS_CODE[filter.standing]} (${filter.standing}) at one of their endpoints took longer than ` +
-        `COURIER_FILTER_TIMEOUT (${config.filterTimeoutMs} ms), walking the application's messages: ` +
-        "bound the list with before and after, or event_types, or list one endpoint's messages (…/endpoint/{endpoint_id}/msg?status=).",
-    );
-  }
+  const { standing } = filter;
+  if (!standing) return listMessages(deps.db, appId, filter, opts);
+  return walkMessages(
+    deps,
+    `Looking for messages with status ${STATUS_CODE[standing]} (${standing}) at one of their endpoints`,
+    ", or list one endpoint's messages (…/endpoint/{endpoint_id}/msg?status=)",
+    (q) => listMessages(q, appId, filter, opts),
+  );
 }
 
 export function messageRoutes(app: Api, deps: ApiDeps): void {
