@@ -22,7 +22,7 @@ export interface Config {
   secretsKeyPrevious: string | null;
   retry: PolicyOverrides;
   requestTimeoutMs: number;
-  /** COURIER_FILTER_TIMEOUT: how long a list filtered by where messages stand may walk them. */
+  /** COURIER_FILTER_TIMEOUT: how long a list that walks an application's messages may look. */
   filterTimeoutMs: number;
   leaseMs: number;
   maxInFlight: number;

@@ -1,9 +1,8 @@
 /**
  * The app portal's messages log: the application's messages, newest first, each with where it stands
  * at its endpoints, by event type, channel, tag, time range and where they stand at one endpoint at
- * least, and a form that finds one by its id
- * or event id; and one message with its payload, where it stands at each endpoint (with a resend)
- * and its attempts.
+ * least, and a form that finds one by its id or event id; and one message with its payload, where
+ * it stands at each endpoint (with a resend) and its attempts.
  */
 export const PORTAL_MESSAGES = `
 /** The list's filters the # keeps (so a reload shows the same list): the API's own query parameters. */
