@@ -10,7 +10,14 @@ import { ensureAdminToken } from '../../src/api/auth.ts';
 import { routesOf } from '../../src/api/server.ts';
 import { insertAppToken } from '../../src/store/repos/app-tokens.ts';
 import { hashToken } from '../../src/store/repos/tokens.ts';
-import { createApp, createEndpoint, publishMessage, startApi, type TestApi } from './support.ts';
+import {
+  appPortalToken,
+  createApp,
+  createEndpoint,
+  publishMessage,
+  startApi,
+  type TestApi,
+} from './support.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -29,11 +36,7 @@ describe('app portal access tokens', () => {
   });
   afterAll(() => api.close());
 
-  async function tokenFor(app: string, body: Record<string, unknown> = {}): Promise<string> {
-    const res = await api.request('POST', `/api/v1/auth/app-portal-access/${app}`, { body });
-    expect(res.status, res.text).toBe(200);
-    return res.body.token;
-  }
+  const tokenFor = (app: string, body: Record<string, unknown> = {}) => appPortalToken(api, app, body);
   const as = (token: string) => ({ token });
 
   it('gives a token the official SDK uses on its application, and nowhere else', async () => {
