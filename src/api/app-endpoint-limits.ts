@@ -2,9 +2,10 @@
  * What an application's token (a customer) may set of an endpoint's delivery settings. These are
  * the operator's: the worker's capacity shared by every endpoint, and how hard a receiver is
  * pressed. A customer may ask for less, not more: `maxInFlight` up to COURIER_MAX_IN_FLIGHT,
- * `rateLimit` up to the endpoint's default, or up to the endpoint's own higher value while its URL
- * stays (the operator raised it for that receiver); `retryPolicy` only as it is (a zero-backoff,
- * endless policy would be a hot loop).
+ * `rateLimit` up to the endpoint's default; while its URL stays, up to what the operator set for
+ * that receiver, above the default or below it (back up to it after lowering it), or where the
+ * operator set nothing since 0040, up to the endpoint's own higher value; `retryPolicy` only as it
+ * is (a zero-backoff, endless policy would be a hot loop).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Endpoint, EndpointFields } from '../store/repos/endpoints.ts';
@@ -23,8 +24,9 @@ const DEFAULT_OF = {
 
 /**
  * The fields as a token may write them, or a 422 naming every one it may not; `rateLoc` is the rate
- * field the caller used. A raised value the endpoint has stays with its URL: when the token moves
- * the endpoint, it comes down to the default, even sent back as it was read.
+ * field the caller used. What the operator set stays with the URL: when the token moves the
+ * endpoint, a raised value comes down to the default, even sent back as it was read, and a lowered
+ * one stays but is the token's to raise.
  */
 export function withinAppLimits(
   fields: EndpointFields,
@@ -36,16 +38,21 @@ export function withinAppLimits(
   const refused = fieldChecks();
   const bound = (field: keyof AppLimits, loc: string): number => {
     const value = fields[field];
-    const own = moved ? limits[field] : Math.max(limits[field], current![field]);
+    const operators = moved ? null : current!.operatorLimits[field];
+    // Never less than the endpoint has while its URL stays: lowering is always the token's (a
+    // previous release's operator write may have left it above what 0040 records).
+    const own = moved ? limits[field] : Math.max(operators ?? limits[field], current![field]);
     if (value <= own) return value;
     // Sent as the endpoint has it (kept, or a form read back), not asked for: brought down.
     if (moved && value === current?.[field]) return limits[field];
     const why =
-      own > limits[field]
-        ? "the endpoint's own, kept while its URL stays"
-        : current && current[field] > own
-          ? `${DEFAULT_OF[field]}, as a new URL brings the endpoint's ${current[field]} down to it`
-          : DEFAULT_OF[field];
+      own === operators
+        ? "the operator's, for this URL"
+        : own > limits[field]
+          ? "the endpoint's own, kept while its URL stays"
+          : current && current[field] > own
+            ? `${DEFAULT_OF[field]}, as a new URL brings the endpoint's ${current[field]} down to it`
+            : DEFAULT_OF[field];
     refused.refuse(
       ['body', loc],
       `an application's token sets ${loc} up to ${own} (${why}); more takes the admin token`,

@@ -12,7 +12,7 @@ import { effectivePolicy } from '../dispatch/policy-resolver.ts';
 import type { PolicyOverrides } from '../policy/index.ts';
 import { formatSecret, parseSecret } from '../signing/index.ts';
 import type { Application } from '../store/repos/applications.ts';
-import type { Endpoint, EndpointFields } from '../store/repos/endpoints.ts';
+import type { Endpoint, EndpointFields, OperatorLimits } from '../store/repos/endpoints.ts';
 import { withinAppLimits } from './app-endpoint-limits.ts';
 import { fieldChecks, fieldError } from './errors.ts';
 import { checkHeaders } from './headers.ts';
@@ -83,6 +83,27 @@ function choose<T>(value: T | null | undefined, mode: Mode, current: T, fallback
   return value === null ? fallback : value;
 }
 
+/**
+ * What the operator has set of the delivery settings, for the URL the endpoint now has: the
+ * operator's write sets what it gives and clears what goes back to the default (null, or left out
+ * of a PUT or a creation); a token's keeps them, its new URL aside.
+ */
+function operatorLimitsOf(
+  given: { maxInFlight: number | null | undefined; rateLimit: number | null | undefined },
+  mode: Mode,
+  current: Endpoint | null,
+  writer: Writer,
+  moved: boolean,
+): OperatorLimits {
+  const none = { maxInFlight: null, rateLimit: null };
+  const kept = current?.operatorLimits ?? none;
+  if (writer !== 'operator') return moved ? none : kept;
+  return {
+    maxInFlight: choose(given.maxInFlight, mode, kept.maxInFlight, null),
+    rateLimit: choose(given.rateLimit, mode, kept.rateLimit, null),
+  };
+}
+
 /** The first of two alias fields the caller set (filterTypes/eventTypes, rateLimit/throttleRate). */
 export function alias<T>(a: T | null | undefined, b: T | null | undefined): T | null | undefined {
   return a !== undefined ? a : b;
@@ -127,6 +148,7 @@ export function endpointInput(
       `The following event types don't exist: ${unseenTypes.join(', ')}`,
     );
   const channels = choose(body.channels, mode, current?.channels ?? null, null);
+  const rateGiven = alias(body.rateLimit, body.throttleRate);
   let fields: EndpointFields = {
     url,
     publicOnly,
@@ -134,17 +156,19 @@ export function endpointInput(
     description: choose(body.description, mode, current?.description ?? '', ''),
     eventTypes: types && types.length > 0 ? types : null,
     channels: channels && channels.length > 0 ? channels : null,
-    rateLimit: choose(
-      alias(body.rateLimit, body.throttleRate),
-      settingsMode,
-      current?.rateLimit ?? defaultRate,
-      defaultRate,
-    ),
+    rateLimit: choose(rateGiven, settingsMode, current?.rateLimit ?? defaultRate, defaultRate),
     maxInFlight: choose(
       body.maxInFlight,
       settingsMode,
       current?.maxInFlight ?? config.maxInFlight,
       config.maxInFlight,
+    ),
+    operatorLimits: operatorLimitsOf(
+      { maxInFlight: body.maxInFlight, rateLimit: rateGiven },
+      mode,
+      current,
+      writer,
+      url !== current?.url,
     ),
     retryPolicy: choose<unknown>(body.retryPolicy, settingsMode, current?.retryPolicy ?? null, null),
     // Headers have their own routes; only creation takes them in the body.

@@ -1,8 +1,8 @@
 /**
  * An application's token (a customer's) sets an endpoint's delivery settings within the
  * operator's limits: maxInFlight up to COURIER_MAX_IN_FLIGHT, rateLimit up to the endpoint's
- * default, or up to the endpoint's own higher values while its URL stays; retryPolicy only as it
- * is; what it leaves out is kept, a PUT's too (the official SDK's endpoint.update knows nothing of
+ * default, or while its URL stays up to what the admin token set for it, higher or lower (else the
+ * endpoint's own higher values); retryPolicy only as it is; what it leaves out is kept, a PUT's too (the official SDK's endpoint.update knows nothing of
  * Courier's extensions). The admin token sets them freely.
  */
 import { Svix } from 'svix';
@@ -129,7 +129,7 @@ describe("an application's token and an endpoint's delivery settings", () => {
     expect(await settingsOf(id)).toEqual(operators);
 
     expect(await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 51 }), 'body.maxInFlight')).toBe(
-      "an application's token sets maxInFlight up to 50 (the endpoint's own, kept while its URL stays); more takes the admin token",
+      "an application's token sets maxInFlight up to 50 (the operator's, for this URL); more takes the admin token",
     );
     await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 5001 }), 'body.rateLimit');
     await refusal(await asToken('PATCH', `/${id}`, { retryPolicy: null }), 'body.retryPolicy');
@@ -144,16 +144,18 @@ describe("an application's token and an endpoint's delivery settings", () => {
     expect([after.url, after.description]).toEqual([URL, 'whole']);
     expect(await settingsOf(id)).toEqual(operators);
 
-    // Lowered by the token, above the defaults or below them; never raised again past the larger
-    // of the default and what the endpoint has.
+    // Lowered by the token, above the defaults or below them, and raised again up to the
+    // operator's, not past them.
     expect((await asToken('PATCH', `/${id}`, { maxInFlight: 20, rateLimit: 2000 })).status).toBe(200);
     expect(await settingsOf(id)).toEqual({ ...operators, maxInFlight: 20, rateLimit: 2000 });
-    await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 50 }), 'body.maxInFlight');
+    await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 51 }), 'body.maxInFlight');
     expect((await asToken('PATCH', `/${id}`, { maxInFlight: 3, rateLimit: 10 })).status).toBe(200);
     expect(await settingsOf(id)).toEqual({ ...operators, maxInFlight: 3, rateLimit: 10 });
-    await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 20 }), 'body.maxInFlight');
     expect((await asToken('PATCH', `/${id}`, { maxInFlight: null, rateLimit: null })).status).toBe(200);
     expect(await settingsOf(id)).toEqual({ ...operators, maxInFlight: 8, rateLimit: 100 });
+    expect((await asToken('PATCH', `/${id}`, { maxInFlight: 50, rateLimit: 5000 })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual(operators);
+    await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 5001 }), 'body.rateLimit');
 
     // The admin token sets more with a PATCH, and its PUT still replaces: what it leaves out goes
     // back to the defaults.
@@ -165,6 +167,72 @@ describe("an application's token and an endpoint's delivery settings", () => {
     const admin = await api.request('PUT', `/api/v1/app/${appId}/endpoint/${id}`, { body: { url: URL } });
     expect(admin.status, admin.text).toBe(200);
     expect(await settingsOf(id)).toEqual({ maxInFlight: 8, rateLimit: 100, retryPolicy: null });
+    // So are the operator's bounds: the token is held to the defaults again.
+    expect(await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 9 }), 'body.maxInFlight')).toBe(
+      "an application's token sets maxInFlight up to 8 (COURIER_MAX_IN_FLIGHT); more takes the admin token",
+    );
+  });
+
+  it('holds the token to what the operator lowered while the URL stays, and no longer once the token moves it', async () => {
+    const { id } = await createEndpoint(api, appId, { url: URL, maxInFlight: 2, rateLimit: 5 });
+    const slowed = { maxInFlight: 2, rateLimit: 5, retryPolicy: null };
+    expect(await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 6 }), 'body.rateLimit')).toBe(
+      "an application's token sets rateLimit up to 5 (the operator's, for this URL); more takes the admin token",
+    );
+    await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 3 }), 'body.maxInFlight');
+    // Back to the default is more than the operator's too.
+    await refusal(await asToken('PATCH', `/${id}`, { throttleRate: null }), 'body.throttleRate');
+    const res = await asToken('PUT', `/${id}`, { url: URL, maxInFlight: 8, rateLimit: 100 });
+    expect(locs(res)).toEqual(['body.maxInFlight', 'body.rateLimit']);
+    expect(await settingsOf(id)).toEqual(slowed);
+
+    // Kept through the SDK's update and the form read back; lowered, and raised again as far.
+    const customer = new Svix(token, { serverUrl: api.url });
+    await customer.endpoint.update(appId, id, { url: URL, description: 'by the SDK' });
+    const { body: read } = await api.request('GET', `/api/v1/app/${appId}/endpoint/${id}`, { token });
+    const whole = await asToken('PUT', `/${id}`, {
+      url: read.url,
+      maxInFlight: read.maxInFlight,
+      throttleRate: read.throttleRate,
+    });
+    expect(whole.status, whole.text).toBe(200);
+    expect(await settingsOf(id)).toEqual(slowed);
+    expect((await asToken('PATCH', `/${id}`, { maxInFlight: 1, rateLimit: 1 })).status).toBe(200);
+    expect((await asToken('PATCH', `/${id}`, { maxInFlight: 2, rateLimit: 5 })).status).toBe(200);
+    await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 6 }), 'body.rateLimit');
+
+    // The admin token's write without them keeps them; sending one back to the default ends it.
+    const admin = (body: Record<string, unknown>) =>
+      api.request('PATCH', `/api/v1/app/${appId}/endpoint/${id}`, { body });
+    expect((await admin({ description: 'by the operator' })).status).toBe(200);
+    await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 6 }), 'body.rateLimit');
+    expect((await admin({ rateLimit: null })).status).toBe(200);
+    expect((await asToken('PATCH', `/${id}`, { rateLimit: 50 })).status).toBe(200);
+    expect((await asToken('PATCH', `/${id}`, { rateLimit: 100 })).status).toBe(200);
+    await refusal(await asToken('PATCH', `/${id}`, { maxInFlight: 3 }), 'body.maxInFlight');
+
+    // A new URL is a receiver the operator did not slow: what is lower travels, the token's to raise.
+    expect((await asToken('PATCH', `/${id}`, { url: `${URL}/moved` })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual({ maxInFlight: 2, rateLimit: 100, retryPolicy: null });
+    expect((await asToken('PATCH', `/${id}`, { maxInFlight: 8 })).status).toBe(200);
+    expect(await settingsOf(id)).toEqual({ maxInFlight: 8, rateLimit: 100, retryPolicy: null });
+  });
+
+  it("lets the token keep or lower a value above the operator's that an earlier release's write left", async () => {
+    const { id } = await createEndpoint(api, appId, { url: URL, rateLimit: 5 });
+    // As an earlier release's PATCH with the admin token leaves it: the value raised, the bound not.
+    await api.db.query('update courier_endpoints set rate_limit = 5000 where id = $1', [id]);
+    const res = await asToken('PATCH', `/${id}`, { description: 'kept', rateLimit: 5000 });
+    expect(res.status, res.text).toBe(200);
+    expect((await asToken('PATCH', `/${id}`, { description: 'again' })).status).toBe(200);
+    expect((await settingsOf(id)).rateLimit).toBe(5000);
+    expect(await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 5001 }), 'body.rateLimit')).toBe(
+      "an application's token sets rateLimit up to 5000 (the endpoint's own, kept while its URL stays); more takes the admin token",
+    );
+    expect((await asToken('PATCH', `/${id}`, { rateLimit: 4000 })).status).toBe(200);
+    expect((await settingsOf(id)).rateLimit).toBe(4000);
+    // Lowered, it goes back up no further than it now is (the operator's bound is lower still).
+    await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 4001 }), 'body.rateLimit');
   });
 
   it('brings raised settings down to the defaults when the token moves the endpoint, and keeps the policy', async () => {

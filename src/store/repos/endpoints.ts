@@ -24,6 +24,8 @@ export interface Endpoint {
   channels: string[] | null;
   rateLimit: number;
   maxInFlight: number;
+  /** What the operator set of these for its URL: an application's token sets them up to it. */
+  operatorLimits: OperatorLimits;
   retryPolicy: unknown;
   headers: Record<string, string>;
   metadata: Record<string, string>;
@@ -37,6 +39,12 @@ export interface Endpoint {
   updatedAt: number;
 }
 
+/** The delivery settings as the operator (the admin token) set them; null: not set. */
+export interface OperatorLimits {
+  maxInFlight: number | null;
+  rateLimit: number | null;
+}
+
 /** What a caller may set on an endpoint; status changes go through endpoint-status.ts. */
 export interface EndpointFields {
   url: string;
@@ -48,6 +56,8 @@ export interface EndpointFields {
   channels?: string[] | null;
   rateLimit: number;
   maxInFlight: number;
+  /** Absent: none on creation, kept on update. */
+  operatorLimits?: OperatorLimits;
   retryPolicy?: unknown;
   headers?: Record<string, string>;
   metadata?: Record<string, string>;
@@ -68,6 +78,8 @@ export interface EndpointRow {
   channels: string[] | null;
   rate_limit: number;
   max_in_flight: number;
+  operator_max_in_flight: number | null;
+  operator_rate_limit: number | null;
   retry_policy: unknown;
   headers: Record<string, string>;
   metadata: Record<string, string>;
@@ -99,6 +111,7 @@ export const fromRow = (r: EndpointRow): Endpoint => ({
   channels: r.channels,
   rateLimit: r.rate_limit,
   maxInFlight: r.max_in_flight,
+  operatorLimits: { maxInFlight: r.operator_max_in_flight, rateLimit: r.operator_rate_limit },
   retryPolicy: r.retry_policy,
   headers: r.headers,
   metadata: r.metadata,
@@ -135,8 +148,9 @@ export async function createEndpoint(
   if (live.length === 0) throw new StoreNotFoundError(`application ${appId} not found`);
   await db.query(
     `insert into courier_endpoints (id, app_id, uid, url, description, status, event_types, channels, rate_limit,
-       max_in_flight, retry_policy, headers, metadata, version, created_at, updated_at, public_only, held_by_operator)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16, $17)`,
+       max_in_flight, retry_policy, headers, metadata, version, created_at, updated_at, public_only, held_by_operator,
+       operator_max_in_flight, operator_rate_limit)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16, $17, $18, $19)`,
     [
       id,
       appId,
@@ -155,6 +169,8 @@ export async function createEndpoint(
       toDate(now),
       fields.publicOnly ?? false,
       input.disabledBy === 'operator',
+      fields.operatorLimits?.maxInFlight ?? null,
+      fields.operatorLimits?.rateLimit ?? null,
     ],
   );
   await db.query('insert into courier_endpoint_secrets (endpoint_id, key, created_at) values ($1, $2, $3)', [
@@ -225,7 +241,9 @@ export async function updateEndpoint(
   const { rows } = await db.query<{ moved: boolean }>(
     `update courier_endpoints e set uid = $2, url = $3, description = $4, event_types = $5, channels = $6,
        rate_limit = $7, max_in_flight = $8, retry_policy = $9, headers = $10, metadata = $11,
-       version = coalesce($12, e.version), updated_at = $13, public_only = coalesce($14, e.public_only)
+       version = coalesce($12, e.version), updated_at = $13, public_only = coalesce($14, e.public_only),
+       operator_max_in_flight = case when $15 then $16 else e.operator_max_in_flight end,
+       operator_rate_limit = case when $15 then $17 else e.operator_rate_limit end
        from courier_endpoints before
      where e.id = $1 and before.id = e.id
      returning before.url <> e.url as moved`,
@@ -244,6 +262,9 @@ export async function updateEndpoint(
       fields.version ?? null,
       toDate(now),
       fields.publicOnly ?? null,
+      fields.operatorLimits !== undefined,
+      fields.operatorLimits?.maxInFlight ?? null,
+      fields.operatorLimits?.rateLimit ?? null,
     ],
   );
   await db.query(
