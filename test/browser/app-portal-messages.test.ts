@@ -438,4 +438,27 @@ describe('app portal in Chromium: messages, headers and rate limit', () => {
     await expect.poll(notice).toBe('Endpoint saved.');
     expect((await endpoint(id)).channels).toBeNull();
   });
+
+  it('says how far the operator lets the token raise the rate limit for the URL, and shows the refusal', async () => {
+    refusals.add(422);
+    const ep = await createEndpoint(api, appId, { url: 'https://hooks.example.com/slow', rateLimit: 5 });
+    await openPortal();
+    await openEndpoint(ep.id);
+    await page.click('details.edit summary');
+    expect(await page.locator('details.edit .bound').textContent()).toBe(
+      '; at most 5 for this URL, as the service that sends these webhooks set it',
+    );
+    await page.fill('details.edit input[name=rateLimit]', '');
+    await page.click('details.edit button[type=submit]');
+    await expect
+      .poll(notice)
+      .toMatch(/^rateLimit: an application's token sets rateLimit up to 5 \(the operator's, for this URL\)/);
+    await page.fill('details.edit input[name=rateLimit]', '2');
+    await page.click('details.edit button[type=submit]');
+    await expect.poll(notice).toBe('Endpoint saved.');
+    expect((await endpoint(ep.id)).rateLimit).toBe(2);
+    // Lowered by the token, the bound stays the operator's.
+    await page.click('details.edit summary');
+    expect(await page.locator('details.edit .bound').textContent()).toContain('at most 5 for this URL');
+  });
 });

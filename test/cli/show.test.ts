@@ -140,7 +140,8 @@ describe('showing one application or endpoint', () => {
         'event types    invoice.paid, invoice.failed',
         'channels       eu',
         'rate limit     50/s',
-        'max in flight  4',
+        // Set with the admin token: a bound on the customer's token.
+        "max in flight  4 (the operator's bound for this URL: 4)",
         'public only    no',
         'headers        Authorization (a credential), X-Tenant (values: `courier endpoints headers acme main`)',
         'secret         `courier endpoints secret acme main` prints it',

@@ -218,6 +218,53 @@ describe("an application's token and an endpoint's delivery settings", () => {
     expect(await settingsOf(id)).toEqual({ maxInFlight: 8, rateLimit: 100, retryPolicy: null });
   });
 
+  it("records the operator's bounds from the writes that set them, for the URL they were set for", async () => {
+    const admin = (id: string, method: string, body: Record<string, unknown>) =>
+      api.request(method, `/api/v1/app/${appId}/endpoint/${id}`, { body });
+    const bounds = async (id: string) => {
+      const { body } = await api.request('GET', `/api/v1/app/${appId}/endpoint/${id}`, { token });
+      return [body.operatorMaxInFlight, body.operatorRateLimit];
+    };
+    const { id } = await createEndpoint(api, appId, { url: URL });
+    expect(await bounds(id)).toEqual([null, null]);
+    // By its other name; shown to the token as to the operator.
+    expect((await admin(id, 'PATCH', { throttleRate: 5 })).status).toBe(200);
+    expect(await bounds(id)).toEqual([null, 5]);
+    await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 6 }), 'body.rateLimit');
+
+    // The operator's form read back, after the token lowered a setting, records nothing new.
+    expect((await asToken('PATCH', `/${id}`, { maxInFlight: 1, rateLimit: 2 })).status).toBe(200);
+    const { body: read } = await api.request('GET', `/api/v1/app/${appId}/endpoint/${id}`);
+    const back = await admin(id, 'PUT', {
+      url: read.url,
+      maxInFlight: read.maxInFlight,
+      rateLimit: read.rateLimit,
+    });
+    expect(back.status, back.text).toBe(200);
+    expect(await bounds(id)).toEqual([null, 5]);
+    expect((await asToken('PATCH', `/${id}`, { maxInFlight: 8, rateLimit: 5 })).status).toBe(200);
+
+    // The custom headers' own route keeps them; so does the operator's new URL, for it.
+    const headers = await api.request('PUT', `/api/v1/app/${appId}/endpoint/${id}/headers`, {
+      body: { headers: { 'X-Tenant': 'acme' } },
+    });
+    expect(headers.status, headers.text).toBe(204);
+    expect((await admin(id, 'PATCH', { url: `${URL}/new` })).status).toBe(200);
+    expect(await bounds(id)).toEqual([null, 5]);
+    await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 6 }), 'body.rateLimit');
+    // The operator's PUT that leaves them out clears them.
+    expect((await admin(id, 'PUT', { url: `${URL}/new` })).status).toBe(200);
+    expect(await bounds(id)).toEqual([null, null]);
+    expect((await asToken('PATCH', `/${id}`, { rateLimit: 100 })).status).toBe(200);
+
+    // A new URL written by the previous release, which knows nothing of them, ends them too.
+    expect((await admin(id, 'PATCH', { maxInFlight: 3 })).status).toBe(200);
+    expect(await bounds(id)).toEqual([3, null]);
+    await api.db.query('update courier_endpoints set url = $2 where id = $1', [id, `${URL}/older`]);
+    expect(await bounds(id)).toEqual([null, null]);
+    expect((await asToken('PATCH', `/${id}`, { maxInFlight: 8 })).status).toBe(200);
+  });
+
   it("lets the token keep or lower a value above the operator's that an earlier release's write left", async () => {
     const { id } = await createEndpoint(api, appId, { url: URL, rateLimit: 5 });
     // As an earlier release's PATCH with the admin token leaves it: the value raised, the bound not.

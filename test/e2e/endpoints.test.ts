@@ -37,6 +37,9 @@ describe('endpoints', () => {
       rateLimit: 5,
       throttleRate: 5,
       maxInFlight: api.config.maxInFlight,
+      // Set with the admin token: the bound of an application's token while the URL stays.
+      operatorMaxInFlight: null,
+      operatorRateLimit: 5,
       publicOnly: false,
       retryAfterUntil: null,
       failingSince: null,

@@ -7,6 +7,13 @@
 export const PORTAL_VIEWS = `
 /** The attempts' result chosen on each endpoint's view (its id → the API's status), for this page view and token. */
 const chosenResults = new Map();
+/** What the operator allows the token for the endpoint's URL (the API's bound: never below what it has). */
+function rateBound(endpoint) {
+  if (!endpoint || endpoint.operatorRateLimit == null) return null;
+  const most = Math.max(endpoint.operatorRateLimit, endpoint.rateLimit);
+  return $('span', { class: 'bound' }, '; at most ' + most + ' for this URL, as the service that sends these webhooks set it');
+}
+
 /** The add and edit form: URL, description, rate limit, channels and the event types (none ticked: every event). */
 function endpointForm(types, endpoint, save) {
   const url = $('input', { type: 'url', name: 'url', required: '', placeholder: 'https://example.com/webhooks' });
@@ -30,7 +37,7 @@ function endpointForm(types, endpoint, save) {
   const form = $('form', { class: 'endpoint-form' },
     $('label', {}, 'URL ', url),
     $('label', {}, 'Description ', description),
-    $('label', {}, 'Rate limit ', rate, ' requests per second at most (empty: the default)'),
+    $('label', {}, 'Rate limit ', rate, ' requests per second at most (empty: the default)', rateBound(endpoint)),
     $('label', {}, 'Channels ', channels, ' comma-separated; letters, digits, - _ . : (empty: messages of every channel)'),
     $('fieldset', {}, $('legend', {}, 'Event types (none ticked: every event)'),
       ...(boxes.length ? boxes : [$('p', { class: 'empty' }, 'No event types are listed.')])),

@@ -141,6 +141,17 @@ export const EndpointOut = Type.Object(
     rateLimit: Type.Integer(),
     throttleRate: Type.Integer(),
     maxInFlight: Type.Integer({ description: 'Courier extension.' }),
+    operatorRateLimit: Nullable(
+      Type.Integer({
+        description:
+          "Courier extension: the rateLimit the admin token set for this URL; an application's token sets rateLimit up to it (or the endpoint's rateLimit, if higher). null: none set, the default (or the endpoint's higher value) bounds the token.",
+      }),
+    ),
+    operatorMaxInFlight: Nullable(
+      Type.Integer({
+        description: 'Courier extension: the same for maxInFlight.',
+      }),
+    ),
     publicOnly: Type.Boolean({
       description:
         "Courier extension: the endpoint reaches public addresses only, as an application's token set its URL or the admin token set publicOnly: true.",
@@ -190,6 +201,8 @@ export function endpointOut(e: Endpoint) {
     rateLimit: e.rateLimit,
     throttleRate: e.rateLimit,
     maxInFlight: e.maxInFlight,
+    operatorRateLimit: e.operatorLimits.rateLimit,
+    operatorMaxInFlight: e.operatorLimits.maxInFlight,
     publicOnly: e.publicOnly,
     retryAfterUntil: e.retryAfterUntil === null ? null : iso(e.retryAfterUntil),
     failingSince: e.failingSince === null ? null : iso(e.failingSince),

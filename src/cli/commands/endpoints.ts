@@ -45,6 +45,9 @@ interface EndpointOut {
   failingSince?: string | null;
   /** Courier extension (sixty-fourth session): an older server sends none. */
   heldByOperator?: boolean;
+  /** Courier extensions (sixty-fifth session): an older server sends none. */
+  operatorRateLimit?: number | null;
+  operatorMaxInFlight?: number | null;
 }
 
 /** The fields `endpoints show` adds to the list's. */
@@ -81,6 +84,12 @@ function statusOf(e: EndpointOut, now: number): string {
 }
 
 /** `-` where an older server sends no publicOnly. */
+/** A setting with the bound the operator set for the URL, which an application's token stays within. */
+const withOperators = (shown: string, operators: number | null | undefined, shownBound: string): string =>
+  operators === null || operators === undefined
+    ? shown
+    : `${shown} (the operator's bound for this URL: ${shownBound})`;
+
 const publicOnlyText = (e: EndpointOut): string =>
   e.publicOnly === undefined ? '-' : e.publicOnly ? 'yes' : 'no';
 
@@ -272,8 +281,14 @@ export async function showEndpoint(app: string, endpoint: string, options: Opera
       ['status', statusOf(e, Date.now())],
       ['event types', e.filterTypes?.join(', ') ?? 'all'],
       ['channels', e.channels?.join(', ') ?? 'all'],
-      ['rate limit', perSecond(e.rateLimit)],
-      ['max in flight', orDash(e.maxInFlight)],
+      [
+        'rate limit',
+        withOperators(perSecond(e.rateLimit), e.operatorRateLimit, perSecond(e.operatorRateLimit)),
+      ],
+      [
+        'max in flight',
+        withOperators(orDash(e.maxInFlight), e.operatorMaxInFlight, orDash(e.operatorMaxInFlight)),
+      ],
       ['public only', publicOnlyText(e)],
       [
         'headers',

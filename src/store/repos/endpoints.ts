@@ -24,7 +24,7 @@ export interface Endpoint {
   channels: string[] | null;
   rateLimit: number;
   maxInFlight: number;
-  /** What the operator set of these for its URL: an application's token sets them up to it. */
+  /** What the operator set of these for the URL it has: an application's token sets them up to it. */
   operatorLimits: OperatorLimits;
   retryPolicy: unknown;
   headers: Record<string, string>;
@@ -39,7 +39,7 @@ export interface Endpoint {
   updatedAt: number;
 }
 
-/** The delivery settings as the operator (the admin token) set them; null: not set. */
+/** The delivery settings as the operator (the admin token) set them for the URL; null: not set. */
 export interface OperatorLimits {
   maxInFlight: number | null;
   rateLimit: number | null;
@@ -80,6 +80,7 @@ export interface EndpointRow {
   max_in_flight: number;
   operator_max_in_flight: number | null;
   operator_rate_limit: number | null;
+  operator_limits_url: string | null;
   retry_policy: unknown;
   headers: Record<string, string>;
   metadata: Record<string, string>;
@@ -111,7 +112,10 @@ export const fromRow = (r: EndpointRow): Endpoint => ({
   channels: r.channels,
   rateLimit: r.rate_limit,
   maxInFlight: r.max_in_flight,
-  operatorLimits: { maxInFlight: r.operator_max_in_flight, rateLimit: r.operator_rate_limit },
+  operatorLimits:
+    r.operator_limits_url === r.url
+      ? { maxInFlight: r.operator_max_in_flight, rateLimit: r.operator_rate_limit }
+      : { maxInFlight: null, rateLimit: null },
   retryPolicy: r.retry_policy,
   headers: r.headers,
   metadata: r.metadata,
@@ -149,8 +153,8 @@ export async function createEndpoint(
   await db.query(
     `insert into courier_endpoints (id, app_id, uid, url, description, status, event_types, channels, rate_limit,
        max_in_flight, retry_policy, headers, metadata, version, created_at, updated_at, public_only, held_by_operator,
-       operator_max_in_flight, operator_rate_limit)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16, $17, $18, $19)`,
+       operator_max_in_flight, operator_rate_limit, operator_limits_url)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16, $17, $18, $19, $4)`,
     [
       id,
       appId,
@@ -243,7 +247,8 @@ export async function updateEndpoint(
        rate_limit = $7, max_in_flight = $8, retry_policy = $9, headers = $10, metadata = $11,
        version = coalesce($12, e.version), updated_at = $13, public_only = coalesce($14, e.public_only),
        operator_max_in_flight = case when $15 then $16 else e.operator_max_in_flight end,
-       operator_rate_limit = case when $15 then $17 else e.operator_rate_limit end
+       operator_rate_limit = case when $15 then $17 else e.operator_rate_limit end,
+       operator_limits_url = case when $15 then $3 else e.operator_limits_url end
        from courier_endpoints before
      where e.id = $1 and before.id = e.id
      returning before.url <> e.url as moved`,
