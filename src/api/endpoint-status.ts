@@ -1,7 +1,7 @@
 /** Owner-driven status changes of an endpoint: disable/pause hold its deliveries, resume releases them. */
 
 import type { Queryable } from '../store/db.ts';
-import { heldCount, holdEndpoint, resumeEndpoint } from '../store/queries/endpoint-status.ts';
+import { heldCount, holdEndpoint, resumeEndpoint, takeOverHold } from '../store/queries/endpoint-status.ts';
 import type { Application } from '../store/repos/applications.ts';
 import type { Endpoint } from '../store/repos/endpoints.ts';
 import { recordEndpointEvent } from './endpoint-events.ts';
@@ -45,7 +45,8 @@ const PAUSED_BY_OWNER = 'paused through the API';
 
 /**
  * Pauses an enabled endpoint (its deliveries held) and records endpoint.paused. The operator's
- * pause of an endpoint already held makes the hold theirs.
+ * pause of an endpoint already held makes the hold theirs, recorded as endpoint.updated (its status
+ * stays, heldByOperator changes), so that what follows the operational events reads it anew.
  */
 export async function pause(
   tx: Queryable,
@@ -54,11 +55,14 @@ export async function pause(
   deps: ApiDeps,
   writer: Writer,
 ): Promise<void> {
-  if (await holdEndpoint(tx, endpoint.id, 'paused', PAUSED_BY_OWNER, deps.clock.now(), writer === 'operator'))
+  const byOperator = writer === 'operator';
+  if (await holdEndpoint(tx, endpoint.id, 'paused', PAUSED_BY_OWNER, deps.clock.now(), byOperator))
     await recordEndpointEvent(tx, deps, 'endpoint.paused', application, endpoint, {
       trigger: 'manual',
       reason: PAUSED_BY_OWNER,
     });
+  else if (byOperator && (await takeOverHold(tx, endpoint.id, deps.clock.now())))
+    await recordEndpointEvent(tx, deps, 'endpoint.updated', application, endpoint);
 }
 
 /**
@@ -77,9 +81,12 @@ export async function applyDisabled(
   writer: Writer,
 ): Promise<void> {
   if (disabled === true) {
-    if (endpoint.heldByOperator && writer !== 'operator') return;
-    if (await holdEndpoint(tx, endpoint.id, 'disabled', null, deps.clock.now(), writer === 'operator'))
+    const byOperator = writer === 'operator';
+    if (endpoint.heldByOperator && !byOperator) return;
+    if (await holdEndpoint(tx, endpoint.id, 'disabled', null, deps.clock.now(), byOperator))
       await recordEndpointEvent(tx, deps, 'endpoint.disabled', application, endpoint, { trigger: 'manual' });
+    // The write's own endpoint.updated (endpoint-writes.ts), in the same transaction, tells of it.
+    else if (byOperator) await takeOverHold(tx, endpoint.id, deps.clock.now());
   } else if (disabled === false) {
     await resume(tx, application, endpoint, deps, writer);
   }

@@ -133,6 +133,18 @@ describe('an endpoint the operator holds', () => {
     expect((await resume(byToken.body.id)).body).toMatchObject({ status: 'enabled' });
   });
 
+  /** The operational events recorded for this test's endpoint, oldest first, by type. */
+  const eventsOfEndpoint = async () => {
+    const types: string[] = [];
+    let iterator = '';
+    for (;;) {
+      const { body } = await api.request('GET', `/api/v1/operational-event?limit=100${iterator}`);
+      for (const event of body.data) if (event.data.endpointId === id) types.push(event.type);
+      if (body.done) return types;
+      iterator = `&iterator=${body.iterator}`;
+    }
+  };
+
   it("lets the token end its own hold, until the operator's pause or disable makes it theirs", async () => {
     expect((await asToken('POST', '/pause')).body).toMatchObject({ status: 'paused', heldByOperator: false });
     expect((await asToken('POST', '/resume')).body).toMatchObject({
@@ -161,6 +173,21 @@ describe('an endpoint the operator holds', () => {
       heldByOperator: true,
     });
     refused(await asToken('PATCH', '', { disabled: false }));
+
+    // Each takeover is told once to what follows the operational events: the pause's as an update,
+    // the PATCH's in its own update; the operator's pause of their own hold tells nothing.
+    expect((await asOperator('POST', '/pause')).status).toBe(200);
+    expect(await eventsOfEndpoint()).toEqual([
+      'endpoint.created',
+      'endpoint.paused',
+      'endpoint.enabled',
+      'endpoint.updated',
+      'endpoint.disabled',
+      'endpoint.updated',
+      'endpoint.enabled',
+      'endpoint.paused',
+      'endpoint.updated',
+    ]);
   });
 
   it("lets the token resume what Courier held, until the operator's pause takes the hold", async () => {

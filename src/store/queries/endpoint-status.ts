@@ -67,7 +67,7 @@ export async function failingStands(
  * `paused` is Courier's own doing (a streak of permanent failures) or its owner's (the pause
  * route); `disabled` is its owner's (Svix's flag) or Courier's (every attempt failing for days),
  * and may replace a pause: held since the pause. The operator's (`byOperator`, the admin token)
- * makes the hold theirs, even of an endpoint already held: then only they enable it again.
+ * makes the hold theirs: then only they enable it again (takeOverHold for one already held).
  * Returns false when the endpoint was neither enabled nor (for `disabled`) paused, or is deleted.
  */
 export async function holdEndpoint(
@@ -86,15 +86,7 @@ export async function holdEndpoint(
       where id = $1 and deleted_at is null and (status = 'enabled' or (status = 'paused' and $2 = 'disabled'))`,
     [endpointId, status, reason, toDate(now), byOperator],
   );
-  if (rowCount === 0) {
-    if (byOperator)
-      await db.query(
-        `update courier_endpoints set held_by_operator = true, updated_at = $2
-          where id = $1 and deleted_at is null and status <> 'enabled' and not held_by_operator`,
-        [endpointId, toDate(now)],
-      );
-    return false;
-  }
+  if (rowCount === 0) return false;
   await db.query('update courier_endpoint_queues set active = false where endpoint_id = $1', [endpointId]);
   await db.query(
     // Leased ones are in flight: their completion holds them (a retry) or ends them.
@@ -103,6 +95,19 @@ export async function holdEndpoint(
     [endpointId, toDate(now)],
   );
   return true;
+}
+
+/**
+ * The operator's pause or disable of an endpoint already held (by its owner, by Courier) makes the
+ * hold theirs; false when it was not held, already theirs, or is deleted.
+ */
+export async function takeOverHold(db: Queryable, endpointId: string, now: number): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `update courier_endpoints set held_by_operator = true, updated_at = $2
+      where id = $1 and deleted_at is null and status <> 'enabled' and not held_by_operator`,
+    [endpointId, toDate(now)],
+  );
+  return (rowCount ?? 0) > 0;
 }
 
 /**
