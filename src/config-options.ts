@@ -109,7 +109,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_MAX_IN_FLIGHT',
     default: '10',
     description:
-      "Cap of concurrent requests per endpoint, across all workers, given to an endpoint created without one (read by the API, not the workers; existing endpoints keep theirs). An application's token sets no more, or, while the endpoint's URL stays, no more than the admin token set for it (higher or lower).",
+      "Cap of concurrent requests per endpoint, across all workers, given to an endpoint created without one (read by the API, not the workers; existing endpoints keep theirs). An application's token sets no more, or, while the endpoint's URL stays, no more than the admin token set for it (higher or lower) or than the endpoint has.",
   },
   {
     name: 'COURIER_MAX_IN_FLIGHT_PER_HOST',
@@ -121,7 +121,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_RATE_LIMIT',
     default: '1000',
     description:
-      "Requests per second per endpoint, across all workers, given to an endpoint created without one when its application sets none (read by the API; existing endpoints keep theirs). An application's token sets no more than the endpoint's default (its application's rateLimit, else this), or, while the endpoint's URL stays, no more than the admin token set for it (higher or lower).",
+      "Requests per second per endpoint, across all workers, given to an endpoint created without one when its application sets none (read by the API; existing endpoints keep theirs). An application's token sets no more than the endpoint's default (its application's rateLimit, else this), or, while the endpoint's URL stays, no more than the admin token set for it (higher or lower) or than the endpoint has.",
   },
   {
     name: 'COURIER_PAUSE_AFTER',

@@ -48,7 +48,7 @@ export function withinAppLimits(
     const why =
       own === operators
         ? "the operator's, for this URL"
-        : own > limits[field]
+        : own !== limits[field]
           ? "the endpoint's own, kept while its URL stays"
           : current && current[field] > own
             ? `${DEFAULT_OF[field]}, as a new URL brings the endpoint's ${current[field]} down to it`

@@ -85,9 +85,10 @@ function choose<T>(value: T | null | undefined, mode: Mode, current: T, fallback
 
 /**
  * What the operator has set of the delivery settings, for the URL the endpoint now has: the
- * operator's write sets what it gives, but a value sent as the endpoint has it with its URL (a
- * form or the SDK's update read back) leaves the record as it was, and clears what goes back to
- * the default (null, or left out of a PUT or a creation); a token's keeps them, its new URL aside.
+ * operator's write sets what it gives, but a PUT sending a value as the endpoint has it with its
+ * URL (a form or the SDK's update read back) leaves the record as it was, and clears what goes
+ * back to the default (null, or left out of a PUT or a creation); a token's keeps them, its new URL
+ * aside.
  */
 function operatorLimitsOf(
   given: { maxInFlight: number | null | undefined; rateLimit: number | null | undefined },
@@ -99,8 +100,11 @@ function operatorLimitsOf(
   const none = { maxInFlight: null, rateLimit: null };
   const kept = current?.operatorLimits ?? none;
   if (writer !== 'operator') return moved ? none : kept;
+  // A PUT is how a form or the SDK's update sends back what it read; a PATCH asks for what it sends.
+  const readBack = (field: keyof OperatorLimits) =>
+    mode === 'replace' && !moved && given[field] === current?.[field];
   const set = (field: keyof OperatorLimits) =>
-    !moved && given[field] === current?.[field] ? kept[field] : choose(given[field], mode, kept[field], null);
+    readBack(field) ? kept[field] : choose(given[field], mode, kept[field], null);
   return { maxInFlight: set('maxInFlight'), rateLimit: set('rateLimit') };
 }
 

@@ -257,6 +257,19 @@ describe("an application's token and an endpoint's delivery settings", () => {
     expect(await bounds(id)).toEqual([null, null]);
     expect((await asToken('PATCH', `/${id}`, { rateLimit: 100 })).status).toBe(200);
 
+    // The operator's PATCH asks for what it sends, the value the endpoint has included; with a
+    // new URL, its PUT sets what it sends for that URL.
+    expect((await asToken('PATCH', `/${id}`, { rateLimit: 50 })).status).toBe(200);
+    expect((await admin(id, 'PATCH', { rateLimit: 50 })).status).toBe(200);
+    expect(await bounds(id)).toEqual([null, 50]);
+    expect((await admin(id, 'PUT', { url: URL, maxInFlight: 4, rateLimit: 50 })).status).toBe(200);
+    expect(await bounds(id)).toEqual([4, 50]);
+    // The token's move ends them, and moving back does not bring them back.
+    expect((await asToken('PATCH', `/${id}`, { url: `${URL}/away` })).status).toBe(200);
+    expect((await asToken('PATCH', `/${id}`, { url: URL })).status).toBe(200);
+    expect(await bounds(id)).toEqual([null, null]);
+    expect((await asToken('PATCH', `/${id}`, { maxInFlight: 8, rateLimit: 100 })).status).toBe(200);
+
     // A new URL written by the previous release, which knows nothing of them, ends them too.
     expect((await admin(id, 'PATCH', { maxInFlight: 3 })).status).toBe(200);
     expect(await bounds(id)).toEqual([3, null]);
@@ -278,8 +291,13 @@ describe("an application's token and an endpoint's delivery settings", () => {
     );
     expect((await asToken('PATCH', `/${id}`, { rateLimit: 4000 })).status).toBe(200);
     expect((await settingsOf(id)).rateLimit).toBe(4000);
-    // Lowered, it goes back up no further than it now is (the operator's bound is lower still).
+    // Lowered, it goes back up no further than it now is (the operator's bound is lower still),
+    // below the default too.
     await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 4001 }), 'body.rateLimit');
+    await api.db.query('update courier_endpoints set rate_limit = 50 where id = $1', [id]);
+    expect(await refusal(await asToken('PATCH', `/${id}`, { rateLimit: 60 }), 'body.rateLimit')).toBe(
+      "an application's token sets rateLimit up to 50 (the endpoint's own, kept while its URL stays); more takes the admin token",
+    );
   });
 
   it('brings raised settings down to the defaults when the token moves the endpoint, and keeps the policy', async () => {

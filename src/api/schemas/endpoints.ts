@@ -60,7 +60,7 @@ const settings = {
     ),
   ),
   rateLimit: perSecond(
-    "Requests per second at most (default: the application's rateLimit, else COURIER_RATE_LIMIT). An application's token sets it up to that default; while the URL stays, up to what the admin token set for it instead, above the default or below (else up to the endpoint's own higher value); a new URL brings a raised value down to the default. It keeps it when absent, a PUT too. Alias: throttleRate.",
+    "Requests per second at most (default: the application's rateLimit, else COURIER_RATE_LIMIT). An application's token sets it up to that default; while the URL stays, up to what the admin token set for it instead, above the default or below (else up to the endpoint's own higher value), and never less than the endpoint has; a new URL brings a raised value down to the default. It keeps it when absent, a PUT too. Alias: throttleRate.",
   ),
   throttleRate: perSecond('Svix v2 name of rateLimit.'),
   // The column is a PostgreSQL integer.
@@ -72,7 +72,7 @@ const settings = {
         minimum: 1,
         maximum: MAX_IN_FLIGHT_MAX,
         description:
-          "Courier extension: concurrent requests at most (default: COURIER_MAX_IN_FLIGHT). An application's token sets it up to that default; while the URL stays, up to what the admin token set for it instead, above the default or below (else up to the endpoint's own higher value); a new URL brings a raised value down to the default. It keeps it when absent, a PUT too.",
+          "Courier extension: concurrent requests at most (default: COURIER_MAX_IN_FLIGHT). An application's token sets it up to that default; while the URL stays, up to what the admin token set for it instead, above the default or below (else up to the endpoint's own higher value), and never less than the endpoint has; a new URL brings a raised value down to the default. It keeps it when absent, a PUT too.",
       }),
     ),
   ),

@@ -83,13 +83,13 @@ function statusOf(e: EndpointOut, now: number): string {
   return until && Date.parse(until) > now ? `${stated}; Retry-After until ${timestamp(until)}` : stated;
 }
 
-/** `-` where an older server sends no publicOnly. */
 /** A setting with the bound the operator set for the URL, which an application's token stays within. */
 const withOperators = (shown: string, operators: number | null | undefined, shownBound: string): string =>
   operators === null || operators === undefined
     ? shown
     : `${shown} (the operator's bound for this URL: ${shownBound})`;
 
+/** `-` where an older server sends no publicOnly. */
 const publicOnlyText = (e: EndpointOut): string =>
   e.publicOnly === undefined ? '-' : e.publicOnly ? 'yes' : 'no';
 
