@@ -1,11 +1,11 @@
 /**
- * What a Prometheus scrape costs the database: the two reads behind `courier_queue_lag_seconds`
- * and `courier_queue_deliveries`, with N deliveries scheduled for later (a backlog of retries or
+ * What a Prometheus scrape costs the database: the reads behind `courier_queue_lag_seconds`,
+ * `courier_queue_deliveries` and `courier_dead_letters`, with N deliveries scheduled for later (a backlog of retries or
  * delayed messages) and M dead letters, beside 1,000 due (10 of them claimed) and 100 held. The
  * rows are written by SQL, not published; the counts read are checked against them.
  * Usage: tsx bench/queue-figures.ts [scheduled] [deadLetters] [--pglite]   (default 1000000 each)
  */
-import { claimableSince, queueDepth } from '../src/store/queries/queue-figures.ts';
+import { claimableSince, deadLetterCount, queueDepth } from '../src/store/queries/queue-figures.ts';
 import { makeApp, makeEndpoint } from '../test/support/fixtures.ts';
 import { openStore } from './lib.ts';
 
@@ -27,6 +27,11 @@ export interface QueueFigureCosts {
   /** After a vacuum. */
   depthVacuumedMsP50: number;
   depthVacuumedMsMax: number;
+  /** The dead letters counted, just written and after the vacuum. */
+  deadLettersMsP50: number;
+  deadLettersMsMax: number;
+  deadLettersVacuumedMsP50: number;
+  deadLettersVacuumedMsMax: number;
 }
 
 export async function measureQueueFigures(
@@ -87,9 +92,14 @@ export async function measureQueueFigures(
     };
     const lag = await timed(() => claimableSince(db, Date.now()));
     const depth = await timed(() => queueDepth(db, Date.now()));
+    const deadFresh = await timed(() => deadLetterCount(db));
     // As autovacuum leaves the table in time: the visibility map set, the counts index-only.
     await db.query('vacuum analyze courier_deliveries');
     const vacuumed = await timed(() => queueDepth(db, Date.now()));
+    const dead = await timed(() => deadLetterCount(db));
+    for (const read of [deadFresh, dead])
+      if (read.last !== deadLetters)
+        throw new Error(`counted ${read.last} dead letters; expected ${deadLetters}`);
     const want = { due: DUE - CLAIMED, scheduled, inFlight: CLAIMED, held: HELD };
     for (const read of [depth, vacuumed]) {
       if (lag.last === null || JSON.stringify(read.last) !== JSON.stringify(want)) {
@@ -107,6 +117,10 @@ export async function measureQueueFigures(
       depthMsMax: depth.max,
       depthVacuumedMsP50: vacuumed.p50,
       depthVacuumedMsMax: vacuumed.max,
+      deadLettersMsP50: deadFresh.p50,
+      deadLettersMsMax: deadFresh.max,
+      deadLettersVacuumedMsP50: dead.p50,
+      deadLettersVacuumedMsMax: dead.max,
     };
   } finally {
     await store.drop();

@@ -10,6 +10,7 @@ import type { Database, Queryable } from '../store/db.ts';
 import type { Completion } from '../store/queries/complete.ts';
 import {
   claimableSince,
+  deadLetterCount,
   type EndpointCounts,
   endpointsByStatus,
   type QueueDepth,
@@ -42,7 +43,7 @@ const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 /** Longer than a scrape should wait for the database (Prometheus' default scrape timeout is 10 s). */
 const QUEUE_READ_TIMEOUT_MS = 2_000;
-const QUEUE_FIGURES = ['lag', 'deliveries', 'endpoints'] as const;
+const QUEUE_FIGURES = ['lag', 'deliveries', 'endpoints', 'dead_letters'] as const;
 type QueueFigure = (typeof QUEUE_FIGURES)[number];
 const ENDPOINT_STATUSES: (keyof EndpointCounts)[] = ['enabled', 'paused', 'disabled'];
 /** The `state` label of courier_queue_deliveries, and the figure it shows. */
@@ -165,7 +166,7 @@ export class CourierMetrics implements WorkerMetrics {
   }
 
   /**
-   * The database whose queue figures (lag, deliveries by state, endpoints by status) are read at
+   * The database whose queue figures (lag, deliveries by state, endpoints by status, dead letters) are read at
    * each scrape, on `clock`. Only a process that reads them shows them: a 0 from one that does not
    * would mislead.
    */
@@ -179,7 +180,7 @@ export class CourierMetrics implements WorkerMetrics {
     const metrics = this;
     const errors = new Counter({
       name: 'courier_queue_read_errors_total',
-      help: 'Scrapes whose read of a queue figure failed or took over 2 s (it then shows NaN), by figure: lag, deliveries or endpoints',
+      help: 'Scrapes whose read of a queue figure failed or took over 2 s (it then shows NaN), by figure: lag, deliveries, endpoints or dead_letters',
       labelNames: ['figure'] as const,
       registers: [this.registry],
     });
@@ -216,6 +217,14 @@ export class CourierMetrics implements WorkerMetrics {
       async collect() {
         const counts = await metrics.readQueue('endpoints', endpointsByStatus);
         for (const status of ENDPOINT_STATUSES) this.set({ status }, counts?.[status] ?? Number.NaN);
+      },
+    });
+    new Gauge({
+      name: 'courier_dead_letters',
+      help: 'Dead letters kept, listed and replayable per endpoint until retention removes them: a permanent answer, every attempt used, the time to give up run out, or the payload deleted first (the same in every process on one database)',
+      registers: [this.registry],
+      async collect() {
+        this.set((await metrics.readQueue('dead_letters', deadLetterCount)) ?? Number.NaN);
       },
     });
   }

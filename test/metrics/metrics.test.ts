@@ -108,7 +108,7 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     expect(await lag()).toBe(0);
   });
 
-  it('counts the deliveries not yet finished by where they stand, leaving dead letters out', async () => {
+  it('counts the deliveries not yet finished by where they stand, and the dead letters apart', async () => {
     const metrics = new CourierMetrics();
     const { clock, worker } = virtualWorker(t.db, { metrics });
     metrics.watchQueue(t.db, clock);
@@ -144,9 +144,16 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
       new Date(clock.now()),
     ]);
     expect(await endpoints()).toEqual({ enabled: 3, paused: 0, disabled: 1 });
-    // Delivered (gone from the queue), a retry waiting out its backoff, a dead letter (not counted).
+    const deadLetters = () => sample(metrics, 'courier_dead_letters');
+    expect(await deadLetters()).toBe(0);
+    // Delivered (gone from the queue), a retry waiting out its backoff, a dead letter (not counted
+    // among them: in courier_dead_letters).
     expect(await worker.runOnce()).toBe(3);
     await expectDeliveries({ due: 0, scheduled: 1, in_flight: 0, held: 1 });
+    expect(await deadLetters()).toBe(1);
+    // Given up on time, it is one too.
+    await t.db.query("update courier_deliveries set state = 'expired' where state = 'failed'");
+    expect(await deadLetters()).toBe(1);
     clock.advance(3_600_000);
     await expectDeliveries({ due: 1, scheduled: 0, in_flight: 0, held: 1 });
   });
@@ -298,14 +305,15 @@ describe('the metrics port', () => {
 
   it('stops its reads of a database that has not answered in 2 s, leaving none to pile up there', async () => {
     const t = await openTestDatabase('pg');
-    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: t.schema, poolSize: 3 });
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: t.schema, poolSize: 4 });
     const metrics = new CourierMetrics();
     metrics.watchQueue(db, { now: () => Date.now() });
     const first = await metrics.registry.metrics();
     expect(first).toMatch(/\ncourier_queue_read_errors_total\{figure="lag"\} 0\n/);
     expect(first).toMatch(/\ncourier_queue_read_errors_total\{figure="deliveries"\} 0\n/);
     expect(first).toMatch(/\ncourier_queue_read_errors_total\{figure="endpoints"\} 0\n/);
-    // The three reads wait behind the lock, a connection each, until their statements are stopped.
+    expect(first).toMatch(/\ncourier_queue_read_errors_total\{figure="dead_letters"\} 0\n/);
+    // The four reads wait behind the lock, a connection each, until their statements are stopped.
     const lock = await holdOpen(t.db, (tx) =>
       tx.query(
         'lock table courier_endpoint_queues, courier_deliveries, courier_endpoints in access exclusive mode',
@@ -316,6 +324,7 @@ describe('the metrics port', () => {
       expect(text).toMatch(/\ncourier_queue_lag_seconds Nan\n/);
       expect(text).toMatch(/\ncourier_queue_deliveries\{state="held"\} Nan\n/);
       expect(text).toMatch(/\ncourier_endpoints\{status="paused"\} Nan\n/);
+      expect(text).toMatch(/\ncourier_dead_letters Nan\n/);
       const waiting = async () =>
         (
           await t.db.query<{ n: number }>(
@@ -325,6 +334,10 @@ describe('the metrics port', () => {
         ).rows[0]!.n;
       for (let i = 0; i < 100 && (await waiting()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
       expect(await waiting()).toBe(0);
+      // Each failed read counted under its own figure.
+      const after = await metrics.registry.metrics();
+      for (const figure of ['lag', 'deliveries', 'endpoints', 'dead_letters'])
+        expect(after).toMatch(new RegExp(`\ncourier_queue_read_errors_total\\{figure="${figure}"\\} [12]\n`));
     } finally {
       await lock.commit();
       await db.close();
