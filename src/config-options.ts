@@ -212,7 +212,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_METRICS_QUEUE',
     default: 'on',
     description:
-      "on: this process's /metrics reads the queue's figures from the database at each scrape (courier_queue_lag_seconds, courier_queue_deliveries, courier_endpoints, courier_dead_letters); off: it does not. They are the same in every process on one database, and counting the deliveries and the dead letters costs the database more as they grow (30–110 ms and 56–72 ms with a million scheduled and a million dead letters, once vacuumed): off in all but one process of a fleet.",
+      "on: this process's /metrics reads the queue's figures from the database at each scrape (courier_queue_lag_seconds, courier_queue_deliveries, courier_endpoints, courier_dead_letters); off: it does not. They are the same in every process on one database, and counting the deliveries and the dead letters costs the database more as they grow (62–83 ms and 56–72 ms on a slow host with a million scheduled and a million dead letters, once vacuumed): off in all but one process of a fleet.",
   },
   {
     name: 'COURIER_LOG_LEVEL',

@@ -221,7 +221,7 @@ export class CourierMetrics implements WorkerMetrics {
     });
     new Gauge({
       name: 'courier_dead_letters',
-      help: 'Dead letters kept, listed and replayable per endpoint until retention removes them: a permanent answer, every attempt used, the time to give up run out, or the payload deleted first (the same in every process on one database)',
+      help: 'Dead letters kept until retention removes them (a permanent answer, every attempt used, the time to give up run out, or the payload deleted first), replayable unless their payload is gone; those of an endpoint deleted while they were in flight included (the same in every process on one database)',
       registers: [this.registry],
       async collect() {
         this.set((await metrics.readQueue('dead_letters', deadLetterCount)) ?? Number.NaN);

@@ -334,10 +334,12 @@ describe('the metrics port', () => {
         ).rows[0]!.n;
       for (let i = 0; i < 100 && (await waiting()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
       expect(await waiting()).toBe(0);
-      // Each failed read counted under its own figure.
-      const after = await metrics.registry.metrics();
+      // Each failed read counted once, under its own figure.
+      const errors = await metrics.registry.getSingleMetricAsString('courier_queue_read_errors_total');
       for (const figure of ['lag', 'deliveries', 'endpoints', 'dead_letters'])
-        expect(after).toMatch(new RegExp(`\ncourier_queue_read_errors_total\\{figure="${figure}"\\} [12]\n`));
+        expect(errors).toMatch(
+          new RegExp(`\ncourier_queue_read_errors_total\\{figure="${figure}"\\} 1(\n|$)`),
+        );
     } finally {
       await lock.commit();
       await db.close();

@@ -183,7 +183,7 @@ export function endpointRoutes(app: Api, deps: ApiDeps): void {
     'Courier extension. Stops deliveries without losing any: pending and newly published messages are held ' +
       'until the endpoint is resumed, or until their messages are older than the retention period ' +
       '(COURIER_RETENTION). (disabled: true instead drops new messages, as in Svix.) With the admin token the hold ' +
-      "is the operator's (heldByOperator), an endpoint already held included: only the admin token then resumes it.",
+      "is the operator's (heldByOperator), an endpoint already held included (recorded as endpoint.updated): only the admin token then resumes it.",
     (tx, application, endpoint, writer) => pause(tx, application, endpoint, deps, writer),
   );
   statusRoute(
