@@ -3,7 +3,7 @@
  * the operator's: the worker's capacity shared by every endpoint, and how hard a receiver is
  * pressed. A customer may ask for less, not more: `maxInFlight` up to COURIER_MAX_IN_FLIGHT,
  * `rateLimit` up to the endpoint's default; while its URL stays, up to what the operator set for
- * that receiver, above the default or below it (back up to it after lowering it), or where the
+ * that URL, above the default or below it (back up to it after lowering it), or where the
  * operator set nothing since 0040, up to the endpoint's own higher value; `retryPolicy` only as it
  * is (a zero-backoff, endless policy would be a hot loop).
  */
