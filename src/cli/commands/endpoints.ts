@@ -84,10 +84,14 @@ function statusOf(e: EndpointOut, now: number): string {
 }
 
 /** A setting with the bound the operator set for the URL, which an application's token stays within. */
-const withOperators = (shown: string, operators: number | null | undefined, shownBound: string): string =>
+const withOperators = (
+  value: number | null | undefined,
+  operators: number | null | undefined,
+  show: (n: number | null | undefined) => string,
+): string =>
   operators === null || operators === undefined
-    ? shown
-    : `${shown} (the operator's bound for this URL: ${shownBound})`;
+    ? show(value)
+    : `${show(value)} (the operator's bound for this URL: ${show(operators)})`;
 
 /** `-` where an older server sends no publicOnly. */
 const publicOnlyText = (e: EndpointOut): string =>
@@ -281,14 +285,8 @@ export async function showEndpoint(app: string, endpoint: string, options: Opera
       ['status', statusOf(e, Date.now())],
       ['event types', e.filterTypes?.join(', ') ?? 'all'],
       ['channels', e.channels?.join(', ') ?? 'all'],
-      [
-        'rate limit',
-        withOperators(perSecond(e.rateLimit), e.operatorRateLimit, perSecond(e.operatorRateLimit)),
-      ],
-      [
-        'max in flight',
-        withOperators(orDash(e.maxInFlight), e.operatorMaxInFlight, orDash(e.operatorMaxInFlight)),
-      ],
+      ['rate limit', withOperators(e.rateLimit, e.operatorRateLimit, perSecond)],
+      ['max in flight', withOperators(e.maxInFlight, e.operatorMaxInFlight, orDash)],
       ['public only', publicOnlyText(e)],
       [
         'headers',

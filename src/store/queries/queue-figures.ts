@@ -79,9 +79,10 @@ export async function endpointsByStatus(q: Queryable): Promise<EndpointCounts> {
 }
 
 /**
- * Dead letters kept (listed and replayable per endpoint until retention removes them), failed and
- * expired alike: the dead letters' partial index alone answers once vacuumed (57 ms a million
- * here), where telling the two apart reads every row (238 ms).
+ * Dead letters kept until retention removes them (replayable unless their payload is gone; those
+ * of an endpoint deleted while in flight included), failed and expired alike: the dead letters'
+ * partial index alone answers once vacuumed (57 ms a million here), where telling the two apart
+ * reads every row (238 ms).
  */
 export async function deadLetterCount(q: Queryable): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
