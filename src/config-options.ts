@@ -215,6 +215,12 @@ export const OPTIONS: readonly OptionSpec[] = [
       "on: this process's /metrics reads the queue's figures from the database at each scrape (courier_queue_lag_seconds, courier_queue_deliveries, courier_endpoints, courier_dead_letters); off: it does not. They are the same in every process on one database, and counting the deliveries and the dead letters costs the database more as they grow (62–83 ms and 56–72 ms on a slow host with a million scheduled and a million dead letters, once vacuumed): off in all but one process of a fleet.",
   },
   {
+    name: 'COURIER_METRICS_ENDPOINTS',
+    default: '0',
+    description:
+      'How many endpoints get attempt series of their own on /metrics (courier_endpoint_attempts_total{endpoint, result}, by endpoint id), 0 to 10000: the first so many this process attempts since its start keep theirs until it restarts, and later ones add up under endpoint="other". 0: none. Each endpoint costs Prometheus up to four series per process.',
+  },
+  {
     name: 'COURIER_LOG_LEVEL',
     default: 'info',
     description: 'pino log level: trace, debug, info, warn, error, fatal, silent.',

@@ -51,8 +51,9 @@ export interface Config {
   /**
    * COURIER_METRICS_PORT: where GET /metrics is answered; null: no metrics kept. `queue`
    * (COURIER_METRICS_QUEUE): whether the queue's figures are read from the database at each scrape.
+   * `endpoints` (COURIER_METRICS_ENDPOINTS): how many endpoints get attempt series of their own.
    */
-  metrics: { host: string; port: number; queue: boolean } | null;
+  metrics: { host: string; port: number; queue: boolean; endpoints: number } | null;
 }
 
 export { ConfigError };
@@ -367,9 +368,18 @@ export function loadConfig(env: ConfigSource = process.env): Config {
   };
 }
 
+/** Four series each (one per result): 40,000 at most, a large but bounded load for Prometheus. */
+const MAX_ENDPOINT_SERIES = 10_000;
+
 function metricsPort(r: Reader): Config['metrics'] {
   // Checked even without a port: a typo would otherwise surface only once metrics are turned on.
   const queue = r.oneOf('COURIER_METRICS_QUEUE', ['on', 'off']) === 'on';
+  const endpoints = r.int('COURIER_METRICS_ENDPOINTS', 0, MAX_ENDPOINT_SERIES);
   if (r.optional('COURIER_METRICS_PORT') === null) return null;
-  return { host: r.raw('COURIER_METRICS_HOST'), port: r.int('COURIER_METRICS_PORT', 0, 65535), queue };
+  return {
+    host: r.raw('COURIER_METRICS_HOST'),
+    port: r.int('COURIER_METRICS_PORT', 0, 65535),
+    queue,
+    endpoints,
+  };
 }

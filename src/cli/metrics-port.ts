@@ -23,7 +23,7 @@ export async function openMetricsPort(
     import('../metrics/metrics.ts'),
     import('../metrics/server.ts'),
   ]);
-  const metrics = new CourierMetrics();
+  const metrics = new CourierMetrics({ endpointSeries: config.metrics.endpoints });
   if (config.metrics.queue) metrics.watchQueue(db, systemClock);
   const server = await serveMetrics(metrics, config.metrics, logger);
   logger.info({ address: `${server.address}/metrics` }, 'metrics served');

@@ -301,7 +301,7 @@ export class Worker {
       if (!this.sending.has(delivery.id)) return; // released at shutdown: no longer ours to record
       const completion = completionFor(delivery, result, policy, this.clock, this.options.random);
       this.completions.push(completion);
-      this.options.metrics?.attempted(completion);
+      this.options.metrics?.attempted(completion, delivery.endpointId);
       this.flushSoon();
       if (needsSlotsBack(this.held.count(delivery.endpointId), delivery.maxInFlight)) {
         this.linger.hurry(COMPLETION_HURRY_MS);

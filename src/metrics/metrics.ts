@@ -17,14 +17,15 @@ import {
   queueDepth,
 } from '../store/queries/queue-figures.ts';
 import { withStatementTimeout } from '../store/statement-timeout.ts';
+import { EndpointAttempts } from './endpoint-attempts.ts';
 
 /** The worker's write or claim that failed: the worker retries it, no attempt is lost. */
 export type WorkerDatabaseOperation = 'claim' | 'write';
 
 /** What the worker reports as it goes. */
 export interface WorkerMetrics {
-  /** An attempt whose outcome is known (before it is written). */
-  attempted(completion: Completion): void;
+  /** An attempt whose outcome is known (before it is written), to the endpoint named. */
+  attempted(completion: Completion, endpointId: string): void;
   /** The worker's own failure on a delivery: given back, no attempt counted. */
   ownFailure(): void;
   databaseError(operation: WorkerDatabaseOperation): void;
@@ -66,6 +67,7 @@ export class CourierMetrics implements WorkerMetrics {
   private worker: WorkerGauges | null = null;
   private queue: { db: Database; clock: Clock } | null = null;
   private queueReadErrors: Counter<'figure'> | null = null;
+  private readonly endpointAttempts: EndpointAttempts | null;
   private readonly attempts = new Counter({
     name: 'courier_attempts_total',
     help: "Delivery attempts made, by the worker's decision for the delivery (delivered, retry, failed, expired; a retry for an endpoint paused meanwhile is held instead) and by the request's outcome (2xx-5xx, a network failure kind, or refused by the SSRF guard)",
@@ -104,8 +106,10 @@ export class CourierMetrics implements WorkerMetrics {
     registers: [this.registry],
   });
 
-  constructor() {
+  /** `endpointSeries` (COURIER_METRICS_ENDPOINTS): how many endpoints get attempt series of their own; 0: none. */
+  constructor({ endpointSeries = 0 }: { endpointSeries?: number } = {}) {
     collectDefaultMetrics({ register: this.registry });
+    this.endpointAttempts = endpointSeries > 0 ? new EndpointAttempts(this.registry, endpointSeries) : null;
     const metrics = this;
     const workerGauge = (name: string, help: string, read: (worker: WorkerGauges) => number) =>
       new Gauge({
@@ -139,10 +143,11 @@ export class CourierMetrics implements WorkerMetrics {
     });
   }
 
-  attempted(completion: Completion): void {
+  attempted(completion: Completion, endpointId: string): void {
     const result = completion.state === 'pending' ? 'retry' : completion.state;
     this.attempts.inc({ result, outcome: attemptOutcome(completion.attempt) });
     this.attemptSeconds.observe({ result }, completion.attempt.durationMs / 1000);
+    this.endpointAttempts?.attempted(endpointId, result);
   }
 
   ownFailure(): void {

@@ -3,7 +3,9 @@ import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { startReceiver } from '../delivery/receiver.ts';
 import { openTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
+import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 import { freePort } from '../support/ports.ts';
 import { killStrayWorkers, spawnWorker, stopWorker } from '../support/worker-process.ts';
 
@@ -33,7 +35,43 @@ describe('COURIER_METRICS_PORT', () => {
       host: '127.0.0.1',
       port: 9464,
       queue: true,
+      endpoints: 0,
     });
+  });
+
+  it('with COURIER_METRICS_ENDPOINTS, names the endpoints `courier worker` attempts, so many at most', async () => {
+    t = await openTestDatabase('pg');
+    const receiver = await startReceiver((_req, res) => res.end());
+    try {
+      const now = Date.now();
+      const app = await makeApp(t.db, now);
+      const endpoints = [
+        await makeEndpoint(t.db, app.id, now, { url: `${receiver.url}/a` }),
+        await makeEndpoint(t.db, app.id, now, { url: `${receiver.url}/b` }),
+      ];
+      const port = await freePort();
+      const worker = await spawnWorker(t.schema!, {
+        COURIER_METRICS_PORT: String(port),
+        COURIER_METRICS_ENDPOINTS: '1',
+      });
+      await publishJson(t.db, app.id, now, { n: 1 });
+      let text = '';
+      for (let i = 0; i < 200 && (text.match(/^courier_endpoint_attempts_total\{/gm) ?? []).length < 2; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      }
+      expect(await stopWorker(worker)).toBe(0);
+      const named = endpoints.filter((e) =>
+        text.includes(`courier_endpoint_attempts_total{endpoint="${e.id}",result="delivered"} 1\n`),
+      );
+      expect(named).toHaveLength(1);
+      expect(text).toContain('courier_endpoint_attempts_total{endpoint="other",result="delivered"} 1\n');
+    } finally {
+      await receiver.close();
+    }
+    expect(
+      loadConfig({ COURIER_METRICS_PORT: '9464', COURIER_METRICS_ENDPOINTS: '10000' }).metrics?.endpoints,
+    ).toBe(10_000);
   });
 
   it("makes `courier serve` count its API's requests there too", async () => {

@@ -55,8 +55,29 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     expect(await attempts('result="retry",outcome="connection_refused"')).toBe(1);
     expect(await sample(metrics, 'courier_attempt_duration_seconds_count{result="retry"}')).toBe(2);
     expect(await sample(metrics, 'courier_attempt_duration_seconds_count{result="delivered"}')).toBe(1);
-    // Node's own figures come along.
+    // Node's own figures come along; no endpoint's series unless asked for.
     expect(await metrics.registry.metrics()).toContain('\nprocess_cpu_seconds_total ');
+    expect(await metrics.registry.metrics()).not.toContain('courier_endpoint_attempts_total');
+  });
+
+  it('counts the attempts of the first endpoints it attempts each apart, and the later ones together', async () => {
+    const metrics = new CourierMetrics({ endpointSeries: 2 });
+    const { clock, worker } = virtualWorker(t.db, { metrics });
+    const app = await makeApp(t.db, clock.now());
+    // Each endpoint made after the previous one's first attempt: the order they are met in is known.
+    const ids: string[] = [];
+    for (const [n, path] of ['/ok', '/down', '/gone'].entries()) {
+      ids.push((await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}${path}` })).id);
+      await publishJson(t.db, app.id, clock.now(), { n });
+      expect(await worker.runOnce()).toBe(n + 1);
+    }
+    const attempts = (endpoint: string, result: string) =>
+      sample(metrics, `courier_endpoint_attempts_total{endpoint="${endpoint}",result="${result}"}`);
+    expect(await attempts(ids[0]!, 'delivered')).toBe(3);
+    expect(await attempts(ids[1]!, 'retry')).toBe(2);
+    expect(await attempts(ids[2]!, 'failed')).toBeUndefined();
+    expect(await attempts('other', 'failed')).toBe(1);
+    expect(await attempts('other', 'delivered')).toBeUndefined();
   });
 
   it("counts the worker's own failures apart, as no attempt", async () => {
