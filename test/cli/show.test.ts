@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_PAGE } from '../../src/cli/api-client.ts';
 import { timestamp } from '../../src/cli/format.ts';
 import { type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { startApi, type TestApi, TOKEN } from '../e2e/support.ts';
@@ -64,7 +65,7 @@ describe('showing one application or endpoint', () => {
         'name          Acme Corp',
         'rate limit    50/s (endpoints made later start with it)',
         `retry policy  overrides for its endpoints {"giveUp":{"maxAttempts":5}} (each endpoint's own apply over them)`,
-        'endpoints     `courier endpoints list acme`',
+        'endpoints     none: `courier endpoints add acme <url>` adds one',
         // In the API's order; values that could be read as more than one pair are quoted.
         'metadata      note="a=b, c", plan=pro, empty="", region=eu',
         `created       ${timestamp(app.createdAt)}`,
@@ -84,9 +85,38 @@ describe('showing one application or endpoint', () => {
       'name          Bare',
       'rate limit    none (endpoints made later take COURIER_RATE_LIMIT)',
       "retry policy  no overrides (its endpoints follow the installation's policy and their own overrides)",
-      `endpoints     \`courier endpoints list ${bare.id}\``,
+      `endpoints     none: \`courier endpoints add ${bare.id} <url>\` adds one`,
       'metadata      none',
     ]);
+    // Counted, and those not enabled said by status.
+    const path = `/api/v1/app/${bare.id}/endpoint`;
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push(
+        (await api.request('POST', path, { body: { url: `${receiver.url}/${i}` } })).body.id as string,
+      );
+    }
+    const endpointsLine = async () =>
+      (await cli('apps', 'show', bare.id)).stdout.split('\n').find((l) => l.startsWith('endpoints'));
+    expect(await endpointsLine()).toBe(`endpoints     4: \`courier endpoints list ${bare.id}\``);
+    expect((await api.request('POST', `${path}/${ids[0]}/pause`)).status).toBe(200);
+    expect((await api.request('PATCH', `${path}/${ids[1]}`, { body: { disabled: true } })).status).toBe(200);
+    expect((await api.request('PATCH', `${path}/${ids[2]}`, { body: { disabled: true } })).status).toBe(200);
+    expect(await endpointsLine()).toBe(
+      `endpoints     4 (1 paused, 2 disabled): \`courier endpoints list ${bare.id}\``,
+    );
+    // A page's worth counted; past it, not walked to the end.
+    for (let i = 4; i < MAX_PAGE; i += 25) {
+      const urls = Array.from({ length: Math.min(25, MAX_PAGE - i) }, (_, k) => `${receiver.url}/${i + k}`);
+      await Promise.all(urls.map((url) => api.request('POST', path, { body: { url } })));
+    }
+    expect(await endpointsLine()).toBe(
+      `endpoints     ${MAX_PAGE} (1 paused, 2 disabled): \`courier endpoints list ${bare.id}\``,
+    );
+    await api.request('POST', path, { body: { url: `${receiver.url}/more` } });
+    expect(await endpointsLine()).toBe(
+      `endpoints     more than ${MAX_PAGE}: \`courier endpoints list ${bare.id}\``,
+    );
     const missing = await cli('apps', 'show', 'nobody');
     expect(missing).toMatchObject({
       code: 1,

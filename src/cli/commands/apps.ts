@@ -1,6 +1,6 @@
 /** `courier apps`: the applications (one per customer) whose endpoints Courier delivers to. */
 import { OPERATOR_APP_UID } from '../../dispatch/operator-uids.ts';
-import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
+import { ApiClient, apiPath, MAX_PAGE, type OperatorOptions } from '../api-client.ts';
 import { usageError } from '../errors.ts';
 import {
   commandLine,
@@ -51,10 +51,17 @@ export async function listApps(options: AppsListOptions) {
   );
 }
 
-/** One application, field by field; `--json`: the API's. */
+/** One application, field by field, with its endpoints counted (a page's worth); `--json`: the API's. */
 export async function showApp(app: string, options: OperatorOptions) {
-  const a = await ApiClient.connect(options).request<ApplicationOut>('GET', apiPath('app', app));
+  const client = ApiClient.connect(options);
+  const a = await client.request<ApplicationOut>('GET', apiPath('app', app));
   if (options.json) return printJson(a);
+  const name = a.uid ?? a.id;
+  const endpoints = await client.list<{ status?: string; disabled: boolean }>(
+    apiPath('app', a.id, 'endpoint'),
+    {},
+    MAX_PAGE + 1,
+  );
   printLines(
     ...fieldLines([
       ['id', a.id],
@@ -72,12 +79,28 @@ export async function showApp(app: string, options: OperatorOptions) {
           ? `overrides for its endpoints ${JSON.stringify(a.retryPolicy)} (each endpoint's own apply over them)`
           : "no overrides (its endpoints follow the installation's policy and their own overrides)",
       ],
-      ['endpoints', `\`${commandLine('courier endpoints list', a.uid ?? a.id)}\``],
+      ['endpoints', endpointsLine(endpoints, name)],
       ['metadata', metadataText(a.metadata)],
       ['created', timestamp(a.createdAt)],
       ['updated', a.updatedAt ? timestamp(a.updatedAt) : '-'],
     ]),
   );
+}
+
+/**
+ * How many endpoints, and how many of them are not enabled, with the command that lists them; a
+ * count past one page says "more than" rather than walk every page.
+ */
+function endpointsLine(endpoints: { status?: string; disabled: boolean }[], app: string): string {
+  if (endpoints.length === 0) return `none: \`${commandLine('courier endpoints add', app)} <url>\` adds one`;
+  const listed = `\`${commandLine('courier endpoints list', app)}\``;
+  if (endpoints.length > MAX_PAGE) return `more than ${MAX_PAGE}: ${listed}`;
+  const statusOf = (e: (typeof endpoints)[number]) => e.status ?? (e.disabled ? 'disabled' : 'enabled');
+  const notEnabled = ['paused', 'disabled']
+    .map((status) => ({ status, n: endpoints.filter((e) => statusOf(e) === status).length }))
+    .filter(({ n }) => n > 0)
+    .map(({ status, n }) => `${n} ${status}`);
+  return `${endpoints.length}${notEnabled.length ? ` (${notEnabled.join(', ')})` : ''}: ${listed}`;
 }
 
 export interface AppCreateOptions extends OperatorOptions {
