@@ -201,7 +201,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_METRICS_PORT',
     default: '',
     description:
-      "Port on which `courier serve` and `courier worker` answer GET /metrics for Prometheus (attempts by result and outcome, their durations, the API's requests, requests in flight, how late the most overdue work is, process figures); 0: any free port, shown in the log. Absent: no metrics are kept.",
+      "Port on which `courier serve` and `courier worker` answer GET /metrics for Prometheus (attempts by result and outcome, their durations, by endpoint with COURIER_METRICS_ENDPOINTS, the API's requests, requests in flight, how late the most overdue work is, process figures); 0: any free port, shown in the log. Absent: no metrics are kept.",
   },
   {
     name: 'COURIER_METRICS_HOST',
@@ -218,7 +218,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: 'COURIER_METRICS_ENDPOINTS',
     default: '0',
     description:
-      'How many endpoints get attempt series of their own on /metrics (courier_endpoint_attempts_total{endpoint, result}, by endpoint id), 0 to 10000: the first so many this process attempts since its start keep theirs until it restarts, and later ones add up under endpoint="other". 0: none. Each endpoint costs Prometheus up to four series per process.',
+      'How many endpoints get attempt series of their own on /metrics (courier_endpoint_attempts_total{endpoint_id, result}), 0 to 2000: the first so many this process attempts since its start keep theirs until it restarts, and later ones add up under endpoint_id="other". 0: none. Each endpoint costs Prometheus four series per process, and a scrape about 14 µs on the process\'s thread (19 ms at 2000).',
   },
   {
     name: 'COURIER_LOG_LEVEL',

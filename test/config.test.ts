@@ -124,7 +124,7 @@ describe('configuration', () => {
     ['COURIER_LEASE', '200d'],
     ['COURIER_DATABASE_URL', 'notaurl'],
     ['COURIER_METRICS_QUEUE', 'no'],
-    ['COURIER_METRICS_ENDPOINTS', '10001'],
+    ['COURIER_METRICS_ENDPOINTS', '2001'],
     ['COURIER_METRICS_ENDPOINTS', 'all'],
   ])('a bad %s (%s) stops start-up with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);

@@ -135,3 +135,19 @@ export interface Named {
   name?: string;
   url?: string;
 }
+
+/**
+ * A part of `show` read apart: one another capability guards (an application's token without
+ * ManageEndpoint), one an older server lacks, or one that failed, said so in its place.
+ */
+export async function readable<T>(read: Promise<T>): Promise<T | string> {
+  try {
+    return await read;
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error;
+    if (error.apiCode === 'forbidden') return 'not readable with this token';
+    if (error.apiCode === 'not_found' || error.apiCode === 'not_implemented')
+      return 'not available from this server';
+    return `unavailable: ${error.message}`;
+  }
+}

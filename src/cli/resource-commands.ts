@@ -66,7 +66,9 @@ Examples:
   operator(
     apps
       .command('show')
-      .description('print an application: its name, rate limit, retry policy overrides and metadata')
+      .description(
+        'print an application: its name, rate limit, retry policy overrides, endpoints (how many, how many paused or disabled) and metadata',
+      )
       .argument(...APP),
   ).action(async (app: string, options: OperatorOptions) =>
     (await import('./commands/apps.ts')).showApp(app, options),

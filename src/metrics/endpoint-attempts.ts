@@ -1,17 +1,22 @@
 /**
- * courier_endpoint_attempts_total{endpoint, result}: the attempts of each endpoint, made only when
- * COURIER_METRICS_ENDPOINTS is above 0. Each series costs Prometheus memory for as long as it is
- * kept, so the endpoints named are bounded: the first `limit` this process attempts since its
- * start keep a series of their own, and every later one's attempts add up under `endpoint="other"`.
+ * courier_endpoint_attempts_total{endpoint_id, result}: the attempts of each endpoint, made only
+ * when COURIER_METRICS_ENDPOINTS is above 0. Each series costs Prometheus memory for as long as it
+ * is kept, so the endpoints named are bounded: the first `limit` this process attempts since its
+ * start keep series of their own until it restarts, and every later one's attempts add up under
+ * `endpoint_id="other"`. (`endpoint_id`, not `endpoint`: Prometheus Operator's scrapes set an
+ * `endpoint` label of their own, the port's name.)
  */
 import { Counter, type Registry } from 'prom-client';
 
 /** The label of the endpoints past the limit: an endpoint's id always starts `ep_`. */
 export const OTHER_ENDPOINTS = 'other';
+/** The worker's decision for the delivery, as courier_attempts_total's `result`. */
+export const ATTEMPT_RESULTS = ['delivered', 'retry', 'failed', 'expired'] as const;
+export type AttemptResult = (typeof ATTEMPT_RESULTS)[number];
 
 export class EndpointAttempts {
   private readonly named = new Set<string>();
-  private readonly counter: Counter<'endpoint' | 'result'>;
+  private readonly counter: Counter<'endpoint_id' | 'result'>;
 
   constructor(
     registry: Registry,
@@ -19,20 +24,27 @@ export class EndpointAttempts {
   ) {
     this.counter = new Counter({
       name: 'courier_endpoint_attempts_total',
-      help: `Delivery attempts by endpoint id and by the worker's decision for the delivery (delivered, retry, failed, expired); the first ${limit} endpoints this process attempted since its start each have their own series (COURIER_METRICS_ENDPOINTS), later ones add up under endpoint="${OTHER_ENDPOINTS}"`,
-      labelNames: ['endpoint', 'result'] as const,
+      help: `Delivery attempts by endpoint id and by the worker's decision for the delivery (delivered, retry, failed, expired); the first ${limit} endpoints this process attempted since its start each have their own series (COURIER_METRICS_ENDPOINTS), later ones add up under endpoint_id="${OTHER_ENDPOINTS}"`,
+      labelNames: ['endpoint_id', 'result'] as const,
       registers: [registry],
     });
+    this.start(OTHER_ENDPOINTS);
   }
 
-  attempted(endpointId: string, result: string): void {
-    this.counter.inc({ endpoint: this.label(endpointId), result });
+  attempted(endpointId: string, result: AttemptResult): void {
+    this.counter.inc({ endpoint_id: this.label(endpointId), result });
   }
 
   private label(endpointId: string): string {
     if (this.named.has(endpointId)) return endpointId;
     if (this.named.size >= this.limit) return OTHER_ENDPOINTS;
     this.named.add(endpointId);
+    this.start(endpointId);
     return endpointId;
+  }
+
+  /** Every result shown from 0: rate() and increase() skip a series' first sample, its first attempts with it. */
+  private start(label: string): void {
+    for (const result of ATTEMPT_RESULTS) this.counter.inc({ endpoint_id: label, result }, 0);
   }
 }

@@ -1,8 +1,9 @@
 /**
  * What a Courier process tells Prometheus: its delivery attempts (by result and by what the
- * receiver answered), their durations, the worker's own and database failures, its requests in
- * flight and outcomes not yet written, how long claimable work has waited, the API's requests,
- * and Node's own process figures. Made only when COURIER_METRICS_PORT is set.
+ * receiver answered; by endpoint when COURIER_METRICS_ENDPOINTS asks), their durations, the
+ * worker's own and database failures, its requests in flight and outcomes not yet written, how
+ * long claimable work has waited, the API's requests, and Node's own process figures. Made only
+ * when COURIER_METRICS_PORT is set.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../clock.ts';

@@ -105,7 +105,7 @@ describe('showing one application or endpoint', () => {
     expect(await endpointsLine()).toBe(
       `endpoints     4 (1 paused, 2 disabled): \`courier endpoints list ${bare.id}\``,
     );
-    // A page's worth counted; past it, not walked to the end.
+    // A page's worth counted; past it, not walked to the end: the oldest, paused, is left out.
     for (let i = 4; i < MAX_PAGE; i += 25) {
       const urls = Array.from({ length: Math.min(25, MAX_PAGE - i) }, (_, k) => `${receiver.url}/${i + k}`);
       await Promise.all(urls.map((url) => api.request('POST', path, { body: { url } })));
@@ -115,8 +115,17 @@ describe('showing one application or endpoint', () => {
     );
     await api.request('POST', path, { body: { url: `${receiver.url}/more` } });
     expect(await endpointsLine()).toBe(
-      `endpoints     more than ${MAX_PAGE}: \`courier endpoints list ${bare.id}\``,
+      `endpoints     more than ${MAX_PAGE} (2 disabled among the ${MAX_PAGE} newest): \`courier endpoints list ${bare.id}\``,
     );
+    // The operator application's endpoints have commands of their own.
+    expect((await cli('operational-endpoints', 'add', `${receiver.url}/ops`, '--uid', 'ops')).code).toBe(0);
+    const opsLine = async () =>
+      (await cli('apps', 'show', 'courier-operator')).stdout
+        .split('\n')
+        .find((l) => l.startsWith('endpoints'));
+    expect(await opsLine()).toBe('endpoints     1: `courier operational-endpoints list`');
+    expect((await cli('operational-endpoints', 'remove', 'ops', '--yes')).code).toBe(0);
+    expect(await opsLine()).toBe('endpoints     none: `courier operational-endpoints add <url>` adds one');
     const missing = await cli('apps', 'show', 'nobody');
     expect(missing).toMatchObject({
       code: 1,

@@ -64,6 +64,10 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     const metrics = new CourierMetrics({ endpointSeries: 2 });
     const { clock, worker } = virtualWorker(t.db, { metrics });
     const app = await makeApp(t.db, clock.now());
+    const attempts = (endpoint: string, result: string) =>
+      sample(metrics, `courier_endpoint_attempts_total{endpoint_id="${endpoint}",result="${result}"}`);
+    // Shown from 0, before any attempt.
+    expect(await attempts('other', 'failed')).toBe(0);
     // Each endpoint made after the previous one's first attempt: the order they are met in is known.
     const ids: string[] = [];
     for (const [n, path] of ['/ok', '/down', '/gone'].entries()) {
@@ -71,13 +75,15 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
       await publishJson(t.db, app.id, clock.now(), { n });
       expect(await worker.runOnce()).toBe(n + 1);
     }
-    const attempts = (endpoint: string, result: string) =>
-      sample(metrics, `courier_endpoint_attempts_total{endpoint="${endpoint}",result="${result}"}`);
-    expect(await attempts(ids[0]!, 'delivered')).toBe(3);
-    expect(await attempts(ids[1]!, 'retry')).toBe(2);
+    // The one past the limit stays there.
+    await publishJson(t.db, app.id, clock.now(), { n: 3 });
+    expect(await worker.runOnce()).toBe(3);
+    expect(await attempts(ids[0]!, 'delivered')).toBe(4);
+    expect(await attempts(ids[0]!, 'failed')).toBe(0);
+    expect(await attempts(ids[1]!, 'retry')).toBe(3);
     expect(await attempts(ids[2]!, 'failed')).toBeUndefined();
-    expect(await attempts('other', 'failed')).toBe(1);
-    expect(await attempts('other', 'delivered')).toBeUndefined();
+    expect(await attempts('other', 'failed')).toBe(2);
+    expect(await attempts('other', 'delivered')).toBe(0);
   });
 
   it("counts the worker's own failures apart, as no attempt", async () => {

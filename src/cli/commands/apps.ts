@@ -15,7 +15,7 @@ import {
   printLines,
   timestamp,
 } from '../format.ts';
-import { createdHint, type DeleteOptions, deleteNamed, patchGiven } from '../resource-calls.ts';
+import { createdHint, type DeleteOptions, deleteNamed, patchGiven, readable } from '../resource-calls.ts';
 import { metadataGiven, orNull } from '../resource-input.ts';
 
 interface ApplicationOut {
@@ -56,11 +56,8 @@ export async function showApp(app: string, options: OperatorOptions) {
   const client = ApiClient.connect(options);
   const a = await client.request<ApplicationOut>('GET', apiPath('app', app));
   if (options.json) return printJson(a);
-  const name = a.uid ?? a.id;
-  const endpoints = await client.list<{ status?: string; disabled: boolean }>(
-    apiPath('app', a.id, 'endpoint'),
-    {},
-    MAX_PAGE + 1,
+  const endpoints = await readable(
+    client.list<EndpointStanding>(apiPath('app', a.id, 'endpoint'), {}, MAX_PAGE + 1),
   );
   printLines(
     ...fieldLines([
@@ -79,7 +76,7 @@ export async function showApp(app: string, options: OperatorOptions) {
           ? `overrides for its endpoints ${JSON.stringify(a.retryPolicy)} (each endpoint's own apply over them)`
           : "no overrides (its endpoints follow the installation's policy and their own overrides)",
       ],
-      ['endpoints', endpointsLine(endpoints, name)],
+      ['endpoints', typeof endpoints === 'string' ? endpoints : endpointsLine(endpoints, a)],
       ['metadata', metadataText(a.metadata)],
       ['created', timestamp(a.createdAt)],
       ['updated', a.updatedAt ? timestamp(a.updatedAt) : '-'],
@@ -87,20 +84,35 @@ export async function showApp(app: string, options: OperatorOptions) {
   );
 }
 
+interface EndpointStanding {
+  status?: string;
+  disabled: boolean;
+}
+
 /**
- * How many endpoints, and how many of them are not enabled, with the command that lists them; a
- * count past one page says "more than" rather than walk every page.
+ * How many endpoints, and how many of them are paused or disabled, with the command that lists
+ * them; past one page, "more than", with the standings of that page's (the newest), rather than
+ * walk every page.
  */
-function endpointsLine(endpoints: { status?: string; disabled: boolean }[], app: string): string {
-  if (endpoints.length === 0) return `none: \`${commandLine('courier endpoints add', app)} <url>\` adds one`;
-  const listed = `\`${commandLine('courier endpoints list', app)}\``;
-  if (endpoints.length > MAX_PAGE) return `more than ${MAX_PAGE}: ${listed}`;
-  const statusOf = (e: (typeof endpoints)[number]) => e.status ?? (e.disabled ? 'disabled' : 'enabled');
+function endpointsLine(endpoints: EndpointStanding[], app: ApplicationOut): string {
+  const operator = app.uid === OPERATOR_APP_UID;
+  const name = app.uid ?? app.id;
+  if (endpoints.length === 0) {
+    const add = operator ? 'courier operational-endpoints add' : commandLine('courier endpoints add', name);
+    return `none: \`${add} <url>\` adds one`;
+  }
+  const listed = `\`${operator ? 'courier operational-endpoints list' : commandLine('courier endpoints list', name)}\``;
+  const page = endpoints.slice(0, MAX_PAGE);
+  const statusOf = (e: EndpointStanding) => e.status ?? (e.disabled ? 'disabled' : 'enabled');
   const notEnabled = ['paused', 'disabled']
-    .map((status) => ({ status, n: endpoints.filter((e) => statusOf(e) === status).length }))
+    .map((status) => ({ status, n: page.filter((e) => statusOf(e) === status).length }))
     .filter(({ n }) => n > 0)
-    .map(({ status, n }) => `${n} ${status}`);
-  return `${endpoints.length}${notEnabled.length ? ` (${notEnabled.join(', ')})` : ''}: ${listed}`;
+    .map(({ status, n }) => `${n} ${status}`)
+    .join(', ');
+  if (endpoints.length > MAX_PAGE) {
+    return `more than ${MAX_PAGE}${notEnabled ? ` (${notEnabled} among the ${MAX_PAGE} newest)` : ''}: ${listed}`;
+  }
+  return `${endpoints.length}${notEnabled ? ` (${notEnabled})` : ''}: ${listed}`;
 }
 
 export interface AppCreateOptions extends OperatorOptions {

@@ -4,7 +4,6 @@
  */
 import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { changeHeaders, type HeadersOptions, type HeadersOut, headerEntries } from '../endpoint-headers.ts';
-import { CliError } from '../errors.ts';
 import {
   commandLine,
   fieldLines,
@@ -26,6 +25,7 @@ import {
   deleteNamed,
   patchGiven,
   printSecret,
+  readable,
 } from '../resource-calls.ts';
 import { metadataGiven, orNull, secretGiven } from '../resource-input.ts';
 import { type RotateOptions, rotateSecret } from '../secret-rotation.ts';
@@ -303,22 +303,6 @@ export async function showEndpoint(app: string, endpoint: string, options: Opera
       ['updated', timestamp(e.updatedAt)],
     ]),
   );
-}
-
-/**
- * A part of `show` read apart: one another capability guards (an application's token without
- * ManageEndpoint), one an older server lacks, or one that failed, said so in its place.
- */
-async function readable<T>(read: Promise<T>): Promise<T | string> {
-  try {
-    return await read;
-  } catch (error) {
-    if (!(error instanceof CliError)) throw error;
-    if (error.apiCode === 'forbidden') return 'not readable with this token';
-    if (error.apiCode === 'not_found' || error.apiCode === 'not_implemented')
-      return 'not available from this server';
-    return `unavailable: ${error.message}`;
-  }
 }
 
 const headerNames = (out: HeadersOut): string => {
