@@ -247,10 +247,14 @@ describe('showing one application or endpoint', () => {
 
   it('prints what it read when a part fails: a route an older server lacks, an error', async () => {
     const endpoint = await get('acme/endpoint/main');
-    // An older Courier: the endpoint as it is, no stats route, headers failing.
+    const app = await get('acme');
+    // An older Courier: the endpoint as it is, no stats route, headers and the endpoints' list failing.
     const older = http.createServer((req, res) => {
       const answer = (status: number, body: unknown) =>
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.url === '/api/v1/app/acme') return answer(200, app);
+      if (req.url?.startsWith(`/api/v1/app/${app.id}/endpoint?`))
+        return answer(500, { code: 'internal', detail: 'the database is down' });
       if (req.url?.endsWith('/stats'))
         return answer(404, { code: 'not_found', detail: `No route for GET ${req.url}` });
       if (req.url?.endsWith('/headers'))
@@ -267,6 +271,13 @@ describe('showing one application or endpoint', () => {
       expect(shown.stdout).toMatch(/\nheaders {8}unavailable: the database is down \(internal, HTTP 500\)\n/);
       expect(shown.stdout).toContain('\nlast 28 days   not available from this server\n');
       expect(shown.stdout.startsWith(`id             ${endpoint.id}\n`)).toBe(true);
+      const appShown = await runCli(['apps', 'show', 'acme'], {
+        env: { COURIER_URL: url, COURIER_TOKEN: TOKEN },
+      });
+      expect(appShown.code).toBe(0);
+      expect(appShown.stdout).toContain(
+        '\nendpoints     unavailable: the database is down (internal, HTTP 500)\n',
+      );
     } finally {
       await new Promise((resolve) => older.close(resolve));
     }
