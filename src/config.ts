@@ -370,8 +370,9 @@ export function loadConfig(env: ConfigSource = process.env): Config {
 
 /**
  * Four series each (one per result), and four for the rest: 8,004 a process at most. A scrape
- * formats them on the worker's thread, about 14 µs an endpoint: 19 ms at 2,000, 141 ms at 10,000,
- * longer than a claimed delivery may wait to leave (send-lag.ts), which would be given back.
+ * formats them on the worker's thread, 10–14 µs an endpoint: 19 ms at 2,000, 141 ms at 10,000,
+ * more than the 100 ms beyond a claim's usual time a claimed delivery may wait to leave
+ * (send-lag.ts) before it is given back.
  */
 const MAX_ENDPOINT_SERIES = 2_000;
 
