@@ -4,6 +4,7 @@ import { ApiClient, apiPath, MAX_PAGE, type OperatorOptions } from '../api-clien
 import { usageError } from '../errors.ts';
 import {
   commandLine,
+  endpointStatus,
   fieldLines,
   idAndUid,
   metadataText,
@@ -103,9 +104,8 @@ function endpointsLine(endpoints: EndpointStanding[], app: ApplicationOut): stri
   }
   const listed = `\`${operator ? 'courier operational-endpoints list' : commandLine('courier endpoints list', name)}\``;
   const page = endpoints.slice(0, MAX_PAGE);
-  const statusOf = (e: EndpointStanding) => e.status ?? (e.disabled ? 'disabled' : 'enabled');
   const notEnabled = ['paused', 'disabled']
-    .map((status) => ({ status, n: page.filter((e) => statusOf(e) === status).length }))
+    .map((status) => ({ status, n: page.filter((e) => endpointStatus(e) === status).length }))
     .filter(({ n }) => n > 0)
     .map(({ status, n }) => `${n} ${status}`)
     .join(', ');

@@ -6,6 +6,7 @@ import { ApiClient, apiPath, type OperatorOptions } from '../api-client.ts';
 import { changeHeaders, type HeadersOptions, type HeadersOut, headerEntries } from '../endpoint-headers.ts';
 import {
   commandLine,
+  endpointStatus,
   fieldLines,
   idAndUid,
   metadataText,
@@ -73,7 +74,7 @@ const endpointsOf =
  * are Courier extensions, `disabled` is Svix's.
  */
 function statusOf(e: EndpointOut, now: number): string {
-  const status = e.status ?? (e.disabled ? 'disabled' : 'enabled');
+  const status = endpointStatus(e);
   const reason = e.disabledReason;
   // not "disabled: disabled by its owner"
   let stated = !reason ? status : reason.startsWith(status) ? reason : `${status}: ${reason}`;
