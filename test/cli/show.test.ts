@@ -96,7 +96,7 @@ describe('showing one application or endpoint', () => {
     });
   });
 
-  // Some 30 s on a loaded host: 251 endpoints made, the CLI started nine times.
+  // Some 30 s on a loaded host: 251 endpoints made, the CLI started eight times.
   it("counts an application's endpoints, those paused and disabled apart, one page at most", {
     timeout: 120_000,
   }, async () => {
