@@ -1,16 +1,22 @@
 /**
  * What courier_endpoint_attempts_total costs a process with COURIER_METRICS_ENDPOINTS at N: an
  * attempt counted (nanoseconds, endpoints met in turn, all named), and a scrape of the whole
- * registry (Node's process figures included) on the process's thread, with its size. The scrape's
- * text is checked for the series it should hold.
- * Usage: tsx bench/endpoint-series.ts [endpoints]   (default 2000, COURIER_METRICS_ENDPOINTS' largest; up to 10000)
+ * registry (Node's process figures included) on the process's thread, with its size; then the
+ * same scrape with courier_endpoint_info, the endpoints' labels read from a store holding them
+ * (PostgreSQL, or PGlite with --pglite), and that read alone. The scrapes' text is checked for
+ * the series it should hold.
+ * Usage: tsx bench/endpoint-series.ts [endpoints] [--pglite]   (default 2000, COURIER_METRICS_ENDPOINTS' largest; up to 10000)
  */
 import { ATTEMPT_RESULTS } from '../src/metrics/endpoint-attempts.ts';
 import { CourierMetrics } from '../src/metrics/metrics.ts';
+import type { Database } from '../src/store/db.ts';
 import type { Completion } from '../src/store/queries/complete.ts';
-import { percentile } from './lib.ts';
+import { endpointLabels } from '../src/store/queries/endpoint-labels.ts';
+import { openStore, percentile } from './lib.ts';
 
 const SCRAPES = 20;
+/** The endpoints' applications in the store, each with a uid, as the labels' join reads them. */
+const APPS = 100;
 
 export interface EndpointSeriesCosts {
   endpoints: number;
@@ -22,6 +28,14 @@ export interface EndpointSeriesCosts {
   scrapeMsP50: number;
   scrapeMsMax: number;
   scrapeBytes: number;
+  /** With courier_endpoint_info: the scrape, its size, and the labels' read alone (median and slowest). */
+  withInfo: {
+    scrapeMsP50: number;
+    scrapeMsMax: number;
+    scrapeBytes: number;
+    readMsP50: number;
+    readMsMax: number;
+  };
 }
 
 const completion = (state: Completion['state']): Completion => ({
@@ -57,7 +71,42 @@ function attemptNs(metrics: CourierMetrics, ids: string[], rounds: number): numb
   return Number(process.hrtime.bigint() - start) / rounds;
 }
 
-export async function measureEndpointSeries(endpoints: number): Promise<EndpointSeriesCosts> {
+/** Median and slowest of SCRAPES runs of `work`, in milliseconds, and its last result. */
+async function timed<T>(work: () => Promise<T>): Promise<{ p50: number; max: number; last: T }> {
+  const times: number[] = [];
+  let last!: T;
+  for (let i = 0; i < SCRAPES; i++) {
+    const start = process.hrtime.bigint();
+    last = await work();
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  return { p50: percentile(times, 50), max: Math.max(...times), last };
+}
+
+function seriesOf(text: string, name: string): number {
+  return text.split('\n').filter((l) => l.startsWith(`${name}{`)).length;
+}
+
+/** The endpoints, written by SQL across APPS applications: what the labels' read looks up. */
+async function storeEndpoints(db: Database, ids: string[]): Promise<void> {
+  const now = new Date();
+  await db.query(
+    `insert into courier_applications (id, uid, name, created_at, updated_at)
+     select 'app_bench_' || g, 'customer-' || g, 'Bench ' || g, $1, $1 from generate_series(0, $2 - 1) g`,
+    [now, APPS],
+  );
+  await db.query(
+    `insert into courier_endpoints (id, app_id, uid, url, rate_limit, max_in_flight, created_at, updated_at)
+     select id, 'app_bench_' || (n % $2), 'hook-' || n, 'http://127.0.0.1:1/', 100, 10, $3, $3
+       from unnest($1::text[]) with ordinality as e(id, n)`,
+    [ids, APPS, now],
+  );
+}
+
+export async function measureEndpointSeries(
+  endpoints: number,
+  embedded = false,
+): Promise<EndpointSeriesCosts> {
   const ids = Array.from({ length: endpoints }, (_, i) => `ep_${String(i).padStart(26, '0')}`);
   const rounds = Math.max(200_000, endpoints * 20);
   const without = new CourierMetrics();
@@ -66,34 +115,53 @@ export async function measureEndpointSeries(endpoints: number): Promise<Endpoint
   const metrics = new CourierMetrics({ endpointSeries: endpoints });
   attemptNs(metrics, ids, rounds); // names every endpoint, then warm
   const attemptNsWith = attemptNs(metrics, ids, rounds);
-  const times: number[] = [];
-  let text = '';
-  for (let i = 0; i < SCRAPES; i++) {
-    const start = process.hrtime.bigint();
-    text = await metrics.registry.metrics();
-    times.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  const series = text.split('\n').filter((l) => l.startsWith('courier_endpoint_attempts_total{')).length;
+  const scrape = await timed(() => metrics.registry.metrics());
+  const series = seriesOf(scrape.last, 'courier_endpoint_attempts_total');
   if (series !== (endpoints + 1) * ATTEMPT_RESULTS.length) {
     throw new Error(`the scrape held ${series} endpoint series; expected ${(endpoints + 1) * 4}`);
   }
-  return {
-    endpoints,
-    series,
-    attemptNsWith,
-    attemptNsWithout,
-    scrapeMsP50: percentile(times, 50),
-    scrapeMsMax: Math.max(...times),
-    scrapeBytes: Buffer.byteLength(text),
-  };
+  const store = await openStore('bench_endpoint_series', embedded);
+  try {
+    await storeEndpoints(store.db, ids);
+    await store.analyze();
+    const described = new CourierMetrics({ endpointSeries: endpoints });
+    described.watchEndpoints(store.db);
+    attemptNs(described, ids, ids.length);
+    const read = await timed(() => endpointLabels(store.db, ids));
+    const withInfo = await timed(() => described.registry.metrics());
+    const info = seriesOf(withInfo.last, 'courier_endpoint_info');
+    if (read.last.length !== endpoints || info !== endpoints) {
+      throw new Error(`${read.last.length} endpoints read and ${info} info series; expected ${endpoints}`);
+    }
+    return {
+      endpoints,
+      series,
+      attemptNsWith,
+      attemptNsWithout,
+      scrapeMsP50: scrape.p50,
+      scrapeMsMax: scrape.max,
+      scrapeBytes: Buffer.byteLength(scrape.last),
+      withInfo: {
+        scrapeMsP50: withInfo.p50,
+        scrapeMsMax: withInfo.max,
+        scrapeBytes: Buffer.byteLength(withInfo.last),
+        readMsP50: read.p50,
+        readMsMax: read.max,
+      },
+    };
+  } finally {
+    await store.drop();
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const arg = process.argv[2] ?? '2000';
+  const args = process.argv.slice(2);
+  const embedded = args.includes('--pglite');
+  const arg = args.find((a) => a !== '--pglite') ?? '2000';
   const endpoints = Number(arg);
   if (!Number.isInteger(endpoints) || endpoints < 1 || endpoints > 10_000) {
-    console.error(`usage: tsx bench/endpoint-series.ts [endpoints]  (1 to 10000; not ${arg})`);
+    console.error(`usage: tsx bench/endpoint-series.ts [endpoints] [--pglite]  (1 to 10000; not ${arg})`);
     process.exit(2);
   }
-  console.log(JSON.stringify(await measureEndpointSeries(endpoints)));
+  console.log(JSON.stringify(await measureEndpointSeries(endpoints, embedded)));
 }

@@ -25,6 +25,7 @@ export async function openMetricsPort(
   ]);
   const metrics = new CourierMetrics({ endpointSeries: config.metrics.endpoints });
   if (config.metrics.queue) metrics.watchQueue(db, systemClock);
+  metrics.watchEndpoints(db);
   const server = await serveMetrics(metrics, config.metrics, logger);
   logger.info({ address: `${server.address}/metrics` }, 'metrics served');
   return { metrics, close: server.close };

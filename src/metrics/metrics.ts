@@ -1,6 +1,6 @@
 /**
  * What a Courier process tells Prometheus: its delivery attempts (by result and by what the
- * receiver answered; by endpoint when COURIER_METRICS_ENDPOINTS asks), their durations, the
+ * receiver answered; by endpoint, with each one's application, when COURIER_METRICS_ENDPOINTS asks), their durations, the
  * worker's own and database failures, its requests in flight and outcomes not yet written, how
  * long claimable work has waited, the API's requests, and Node's own process figures. Made only
  * when COURIER_METRICS_PORT is set.
@@ -9,6 +9,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { Clock } from '../clock.ts';
 import type { Database, Queryable } from '../store/db.ts';
 import type { Completion } from '../store/queries/complete.ts';
+import { endpointLabels } from '../store/queries/endpoint-labels.ts';
 import {
   claimableSince,
   deadLetterCount,
@@ -47,6 +48,8 @@ const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 const QUEUE_READ_TIMEOUT_MS = 2_000;
 const QUEUE_FIGURES = ['lag', 'deliveries', 'endpoints', 'dead_letters'] as const;
 type QueueFigure = (typeof QUEUE_FIGURES)[number];
+/** What a scrape reads from the database: the queue's figures, and the named endpoints' labels. */
+type DatabaseFigure = QueueFigure | 'endpoint_info';
 const ENDPOINT_STATUSES: (keyof EndpointCounts)[] = ['enabled', 'paused', 'disabled'];
 /** The `state` label of courier_queue_deliveries, and the figure it shows. */
 const DEPTH_STATES: [string, keyof QueueDepth][] = [
@@ -67,7 +70,7 @@ export class CourierMetrics implements WorkerMetrics {
   readonly registry = new Registry();
   private worker: WorkerGauges | null = null;
   private queue: { db: Database; clock: Clock } | null = null;
-  private queueReadErrors: Counter<'figure'> | null = null;
+  private readErrors: Counter<'figure'> | null = null;
   private readonly endpointAttempts: EndpointAttempts | null;
   private readonly attempts = new Counter({
     name: 'courier_attempts_total',
@@ -172,6 +175,43 @@ export class CourierMetrics implements WorkerMetrics {
   }
 
   /**
+   * The database the named endpoints' labels are read from at each scrape (courier_endpoint_info),
+   * where an endpoint deleted since is found gone and its attempt series dropped. Nothing without
+   * endpoint series (COURIER_METRICS_ENDPOINTS at 0).
+   */
+  watchEndpoints(db: Database): void {
+    const attempts = this.endpointAttempts;
+    if (!attempts) return;
+    this.countReadErrors(['endpoint_info']);
+    const metrics = this;
+    new Gauge({
+      name: 'courier_endpoint_info',
+      help: "1 for each endpoint with attempt series of its own in this process (courier_endpoint_attempts_total), labelled with its uid and its application's id and uid as read at the scrape: join on instance and endpoint_id to sum by application. A deleted endpoint drops out, and its attempt series with it; a failed read keeps the last one's",
+      labelNames: ['endpoint_id', 'endpoint_uid', 'app_id', 'app_uid'] as const,
+      registers: [this.registry],
+      async collect() {
+        const named = attempts.named();
+        const found =
+          named.length === 0
+            ? []
+            : await metrics.readFigure(db, 'endpoint_info', (q) => endpointLabels(q, named));
+        if (found === undefined) return;
+        this.reset();
+        const there = new Set<string>();
+        for (const e of found) {
+          there.add(e.id);
+          this.set(
+            { endpoint_id: e.id, endpoint_uid: e.uid ?? '', app_id: e.appId, app_uid: e.appUid ?? '' },
+            1,
+          );
+        }
+        // Only those named before the read: one first attempted during it is not known to be gone.
+        attempts.forget(named.filter((id) => !there.has(id)));
+      },
+    });
+  }
+
+  /**
    * The database whose queue figures (lag, deliveries by state, endpoints by status, dead letters) are read at
    * each scrape, on `clock`. Only a process that reads them shows them: a 0 from one that does not
    * would mislead.
@@ -184,15 +224,7 @@ export class CourierMetrics implements WorkerMetrics {
 
   private showQueueFigures(): void {
     const metrics = this;
-    const errors = new Counter({
-      name: 'courier_queue_read_errors_total',
-      help: 'Scrapes whose read of a queue figure failed or took over 2 s (it then shows NaN), by figure: lag, deliveries, endpoints or dead_letters',
-      labelNames: ['figure'] as const,
-      registers: [this.registry],
-    });
-    // Shown as 0 from the first scrape, so that rate() and increase() see the first failure.
-    for (const figure of QUEUE_FIGURES) errors.inc({ figure }, 0);
-    this.queueReadErrors = errors;
+    this.countReadErrors(QUEUE_FIGURES);
     new Gauge({
       name: 'courier_queue_lag_seconds',
       help: 'How long the longest-waiting claimable work has waited to be claimed: due, on an active endpoint below its in-flight cap and not held by its rate limit, a Retry-After or the host cap (0: none waiting; the same in every process on one database)',
@@ -235,26 +267,46 @@ export class CourierMetrics implements WorkerMetrics {
     });
   }
 
-  /**
-   * One figure read from the queue's database, or undefined when it cannot answer in time (shown
-   * as NaN, not the last figure): the rest is still scraped. The statement is stopped then too, so
-   * that scrapes of a slow database do not pile up on its connections.
-   */
-  private async readQueue<T>(
+  /** The figures' read errors, each shown as 0 from the first scrape so that rate() and increase() see the first failure. */
+  private countReadErrors(figures: readonly DatabaseFigure[]): void {
+    this.readErrors ??= new Counter({
+      name: 'courier_queue_read_errors_total',
+      help: "Scrapes whose read of a figure from the database failed or took over 2 s, by figure: lag, deliveries, endpoints or dead_letters (each then shows NaN), endpoint_info (courier_endpoint_info then keeps the last read's)",
+      labelNames: ['figure'] as const,
+      registers: [this.registry],
+    });
+    for (const figure of figures) this.readErrors.inc({ figure }, 0);
+  }
+
+  /** A queue figure read at `clock`'s instant as its read begins. */
+  private readQueue<T>(
     figure: QueueFigure,
     read: (q: Queryable, now: number) => Promise<T>,
   ): Promise<T | undefined> {
     const { db, clock } = this.queue!;
+    return this.readFigure(db, figure, (q) => read(q, clock.now()));
+  }
+
+  /**
+   * One figure read from the database, or undefined when it cannot answer in time (not the last
+   * figure): the rest is still scraped. The statement is stopped then too, so that scrapes of a
+   * slow database do not pile up on its connections.
+   */
+  private async readFigure<T>(
+    db: Database,
+    figure: DatabaseFigure,
+    read: (q: Queryable) => Promise<T>,
+  ): Promise<T | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('timed out')), QUEUE_READ_TIMEOUT_MS);
     });
-    const reading = withStatementTimeout(db, QUEUE_READ_TIMEOUT_MS, (tx) => read(tx, clock.now()));
+    const reading = withStatementTimeout(db, QUEUE_READ_TIMEOUT_MS, read);
     reading.catch(() => {}); // its failure after the timeout is already counted
     try {
       return await Promise.race([reading, late]);
     } catch {
-      this.queueReadErrors!.inc({ figure });
+      this.readErrors!.inc({ figure });
       return undefined;
     } finally {
       clearTimeout(timer);

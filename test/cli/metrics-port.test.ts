@@ -71,6 +71,10 @@ describe('COURIER_METRICS_PORT', () => {
       );
       expect(named).toHaveLength(1);
       expect(text).toContain('courier_endpoint_attempts_total{endpoint_id="other",result="delivered"} 1\n');
+      // The one named, with its application, read from the database at the scrape.
+      expect(text.match(/^courier_endpoint_info\{.*$/gm)).toEqual([
+        `courier_endpoint_info{endpoint_id="${named[0]!.id}",endpoint_uid="",app_id="${app.id}",app_uid=""} 1`,
+      ]);
     } finally {
       await receiver.close();
     }

@@ -1,14 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { CourierMetrics } from '../../src/metrics/metrics.ts';
 import { serveMetrics } from '../../src/metrics/server.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
 import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
+import { createApplication, deleteApplication } from '../../src/store/repos/applications.ts';
+import { deleteEndpoint } from '../../src/store/repos/endpoints.ts';
 import { closedPort, type Receiver, startReceiver } from '../delivery/receiver.ts';
 import { startApi } from '../e2e/support.ts';
 import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../support/databases.ts';
 import { runningWorker, virtualWorker } from '../support/engine.ts';
-import { makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
+import { deliveredCompletion, makeApp, makeEndpoint, publishJson } from '../support/fixtures.ts';
 import { intercepting } from '../support/intercepting.ts';
 import { holdOpen } from '../support/transactions.ts';
 
@@ -84,6 +87,65 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     expect(await attempts(ids[2]!, 'failed')).toBeUndefined();
     expect(await attempts('other', 'failed')).toBe(2);
     expect(await attempts('other', 'delivered')).toBe(0);
+  });
+
+  it("tells each named endpoint's application, and drops a deleted endpoint's series, freeing its place", async () => {
+    const metrics = new CourierMetrics({ endpointSeries: 2 });
+    metrics.watchEndpoints(t.db);
+    const { clock, worker } = virtualWorker(t.db, { metrics });
+    const acme = await createApplication(
+      t.db,
+      newId('app', clock.now()),
+      { name: 'Acme', uid: 'acme' },
+      clock.now(),
+    );
+    const other = await makeApp(t.db, clock.now());
+    const a = await makeEndpoint(t.db, acme.id, clock.now(), { url: `${receiver.url}/ok`, uid: 'orders' });
+    const b = await makeEndpoint(t.db, other.id, clock.now(), { url: `${receiver.url}/ok` });
+    // Nothing named yet: no info.
+    expect(await metrics.registry.metrics()).not.toMatch(/^courier_endpoint_info\{/m);
+    await publishJson(t.db, acme.id, clock.now(), { n: 1 });
+    await publishJson(t.db, other.id, clock.now(), { n: 2 });
+    expect(await worker.runOnce()).toBe(2);
+    const info = async () =>
+      (await metrics.registry.metrics()).split('\n').filter((l) => l.startsWith('courier_endpoint_info{'));
+    expect((await info()).sort()).toEqual(
+      [
+        `courier_endpoint_info{endpoint_id="${a.id}",endpoint_uid="orders",app_id="${acme.id}",app_uid="acme"} 1`,
+        `courier_endpoint_info{endpoint_id="${b.id}",endpoint_uid="",app_id="${other.id}",app_uid=""} 1`,
+      ].sort(),
+    );
+    // A third endpoint finds both places taken.
+    const c = await makeEndpoint(t.db, acme.id, clock.now(), { url: `${receiver.url}/ok` });
+    await publishJson(t.db, acme.id, clock.now(), { n: 3 });
+    expect(await worker.runOnce()).toBe(2);
+    const attempts = (endpoint: string) =>
+      sample(metrics, `courier_endpoint_attempts_total{endpoint_id="${endpoint}",result="delivered"}`);
+    expect(await attempts(c.id)).toBeUndefined();
+    expect(await attempts('other')).toBe(1);
+    // Deleted: the next scrape finds it gone, and the one after shows neither its info nor its attempts.
+    await deleteEndpoint(t.db, a.id, clock.now());
+    await metrics.registry.metrics();
+    const after = await metrics.registry.metrics();
+    expect(after).not.toContain(a.id);
+    expect(await info()).toEqual([
+      `courier_endpoint_info{endpoint_id="${b.id}",endpoint_uid="",app_id="${other.id}",app_uid=""} 1`,
+    ]);
+    // Its place goes to the next endpoint attempted: its earlier attempts stay under other.
+    await publishJson(t.db, acme.id, clock.now(), { n: 4 });
+    expect(await worker.runOnce()).toBe(1);
+    expect(await attempts(c.id)).toBe(1);
+    expect(await attempts('other')).toBe(1);
+    expect(await info()).toContain(
+      `courier_endpoint_info{endpoint_id="${c.id}",endpoint_uid="",app_id="${acme.id}",app_uid="acme"} 1`,
+    );
+    // An application deleted takes its endpoints with it.
+    await deleteApplication(t.db, acme.id, clock.now());
+    await metrics.registry.metrics();
+    expect(await info()).toEqual([
+      `courier_endpoint_info{endpoint_id="${b.id}",endpoint_uid="",app_id="${other.id}",app_uid=""} 1`,
+    ]);
+    expect(await attempts(c.id)).toBeUndefined();
   });
 
   it("counts the worker's own failures apart, as no attempt", async () => {
@@ -369,6 +431,48 @@ describe('the metrics port', () => {
         );
     } finally {
       await lock.commit();
+      await db.close();
+      await t.drop();
+    }
+  });
+
+  it("keeps the endpoints' last labels and series through a read that fails, counted", async () => {
+    const t = await openTestDatabase('pg');
+    const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: t.schema, poolSize: 2 });
+    const metrics = new CourierMetrics({ endpointSeries: 5 });
+    metrics.watchEndpoints(db);
+    try {
+      const app = await makeApp(t.db, Date.now());
+      const endpoint = await makeEndpoint(t.db, app.id, Date.now(), { url: 'http://127.0.0.1:9/' });
+      metrics.attempted(deliveredCompletion(1, 1, Date.now()), endpoint.id);
+      const info = `\ncourier_endpoint_info{endpoint_id="${endpoint.id}",endpoint_uid="",app_id="${app.id}",app_uid=""} 1\n`;
+      const attempts = `\ncourier_endpoint_attempts_total{endpoint_id="${endpoint.id}",result="delivered"} 1\n`;
+      const first = await metrics.registry.metrics();
+      expect(first).toContain(info);
+      expect(first).toMatch(/\ncourier_queue_read_errors_total\{figure="endpoint_info"\} 0\n/);
+      // The queue's figures are another process's, unless asked for.
+      expect(first).not.toContain('figure="lag"');
+      // Deleted, but not yet committed, behind a lock the read waits on until it is stopped.
+      const lock = await holdOpen(t.db, async (tx) => {
+        await deleteEndpoint(tx, endpoint.id, Date.now());
+        await tx.query('lock table courier_endpoints in access exclusive mode');
+      });
+      try {
+        expect(await metrics.registry.metrics()).toContain(info);
+        const errors = await metrics.registry.getSingleMetricAsString('courier_queue_read_errors_total');
+        expect(errors).toMatch(/\ncourier_queue_read_errors_total\{figure="endpoint_info"\} 1(\n|$)/);
+        expect(
+          `\n${await metrics.registry.getSingleMetricAsString('courier_endpoint_attempts_total')}\n`,
+        ).toContain(attempts);
+      } finally {
+        await lock.commit();
+      }
+      // Read again, it is gone.
+      await metrics.registry.metrics();
+      const after = await metrics.registry.metrics();
+      expect(after).not.toContain(endpoint.id);
+      expect(after).toMatch(/\ncourier_queue_read_errors_total\{figure="endpoint_info"\} 1\n/);
+    } finally {
       await db.close();
       await t.drop();
     }
