@@ -12,6 +12,7 @@ import { CourierMetrics } from '../src/metrics/metrics.ts';
 import type { Database } from '../src/store/db.ts';
 import type { Completion } from '../src/store/queries/complete.ts';
 import { endpointLabels } from '../src/store/queries/endpoint-labels.ts';
+import { withStatementTimeout } from '../src/store/statement-timeout.ts';
 import { openStore, percentile } from './lib.ts';
 
 const SCRAPES = 20;
@@ -28,10 +29,16 @@ export interface EndpointSeriesCosts {
   scrapeMsP50: number;
   scrapeMsMax: number;
   scrapeBytes: number;
-  /** With courier_endpoint_info: the scrape, its size, and the labels' read alone (median and slowest). */
+  /**
+   * With courier_endpoint_info: the scrape (from asked to answered, and the process's thread busy
+   * meanwhile: the rest of it waits for the database, free for other work), its size, and the
+   * labels' read alone as a scrape makes it (its transaction with a statement timeout).
+   */
   withInfo: {
     scrapeMsP50: number;
     scrapeMsMax: number;
+    threadMsP50: number;
+    threadMsMax: number;
     scrapeBytes: number;
     readMsP50: number;
     readMsMax: number;
@@ -71,16 +78,34 @@ function attemptNs(metrics: CourierMetrics, ids: string[], rounds: number): numb
   return Number(process.hrtime.bigint() - start) / rounds;
 }
 
+interface Timed<T> {
+  p50: number;
+  max: number;
+  /** The event loop's busy time within each run: the process's thread kept from other work. */
+  threadP50: number;
+  threadMax: number;
+  last: T;
+}
+
 /** Median and slowest of SCRAPES runs of `work`, in milliseconds, and its last result. */
-async function timed<T>(work: () => Promise<T>): Promise<{ p50: number; max: number; last: T }> {
+async function timed<T>(work: () => Promise<T>): Promise<Timed<T>> {
   const times: number[] = [];
+  const busy: number[] = [];
   let last!: T;
   for (let i = 0; i < SCRAPES; i++) {
+    const loop = performance.eventLoopUtilization();
     const start = process.hrtime.bigint();
     last = await work();
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
+    busy.push(performance.eventLoopUtilization(loop).active);
   }
-  return { p50: percentile(times, 50), max: Math.max(...times), last };
+  return {
+    p50: percentile(times, 50),
+    max: Math.max(...times),
+    threadP50: percentile(busy, 50),
+    threadMax: Math.max(...busy),
+    last,
+  };
 }
 
 function seriesOf(text: string, name: string): number {
@@ -127,7 +152,7 @@ export async function measureEndpointSeries(
     const described = new CourierMetrics({ endpointSeries: endpoints });
     described.watchEndpoints(store.db);
     attemptNs(described, ids, ids.length);
-    const read = await timed(() => endpointLabels(store.db, ids));
+    const read = await timed(() => withStatementTimeout(store.db, 2_000, (q) => endpointLabels(q, ids)));
     const withInfo = await timed(() => described.registry.metrics());
     const info = seriesOf(withInfo.last, 'courier_endpoint_info');
     if (read.last.length !== endpoints || info !== endpoints) {
@@ -144,6 +169,8 @@ export async function measureEndpointSeries(
       withInfo: {
         scrapeMsP50: withInfo.p50,
         scrapeMsMax: withInfo.max,
+        threadMsP50: withInfo.threadP50,
+        threadMsMax: withInfo.threadMax,
         scrapeBytes: Buffer.byteLength(withInfo.last),
         readMsP50: read.p50,
         readMsMax: read.max,

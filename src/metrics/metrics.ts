@@ -6,7 +6,7 @@
  * when COURIER_METRICS_PORT is set.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Clock } from '../clock.ts';
+import { type Clock, systemClock } from '../clock.ts';
 import type { Database, Queryable } from '../store/db.ts';
 import type { Completion } from '../store/queries/complete.ts';
 import { endpointLabels } from '../store/queries/endpoint-labels.ts';
@@ -72,6 +72,7 @@ export class CourierMetrics implements WorkerMetrics {
   private queue: { db: Database; clock: Clock } | null = null;
   private readErrors: Counter<'figure'> | null = null;
   private readonly endpointAttempts: EndpointAttempts | null;
+  private endpointsWatched = false;
   private readonly attempts = new Counter({
     name: 'courier_attempts_total',
     help: "Delivery attempts made, by the worker's decision for the delivery (delivered, retry, failed, expired; a retry for an endpoint paused meanwhile is held instead) and by the request's outcome (2xx-5xx, a network failure kind, or refused by the SSRF guard)",
@@ -110,10 +111,14 @@ export class CourierMetrics implements WorkerMetrics {
     registers: [this.registry],
   });
 
-  /** `endpointSeries` (COURIER_METRICS_ENDPOINTS): how many endpoints get attempt series of their own; 0: none. */
-  constructor({ endpointSeries = 0 }: { endpointSeries?: number } = {}) {
+  /**
+   * `endpointSeries` (COURIER_METRICS_ENDPOINTS): how many endpoints get attempt series of their
+   * own; 0: none. `clock` tells how long a named endpoint has gone without an attempt.
+   */
+  constructor({ endpointSeries = 0, clock = systemClock }: { endpointSeries?: number; clock?: Clock } = {}) {
     collectDefaultMetrics({ register: this.registry });
-    this.endpointAttempts = endpointSeries > 0 ? new EndpointAttempts(this.registry, endpointSeries) : null;
+    this.endpointAttempts =
+      endpointSeries > 0 ? new EndpointAttempts(this.registry, endpointSeries, clock) : null;
     const metrics = this;
     const workerGauge = (name: string, help: string, read: (worker: WorkerGauges) => number) =>
       new Gauge({
@@ -181,21 +186,27 @@ export class CourierMetrics implements WorkerMetrics {
    */
   watchEndpoints(db: Database): void {
     const attempts = this.endpointAttempts;
-    if (!attempts) return;
+    if (!attempts || this.endpointsWatched) return;
+    this.endpointsWatched = true;
     this.countReadErrors(['endpoint_info']);
     const metrics = this;
+    // Two scrapes may overlap (two Prometheus servers): the later read's labels are not overwritten by an earlier one's.
+    let reads = 0;
+    let shown = 0;
     new Gauge({
       name: 'courier_endpoint_info',
-      help: "1 for each endpoint with attempt series of its own in this process (courier_endpoint_attempts_total), labelled with its uid and its application's id and uid as read at the scrape: join on instance and endpoint_id to sum by application. A deleted endpoint drops out, and its attempt series with it; a failed read keeps the last one's",
+      help: "1 for each endpoint with attempt series of its own in this process (courier_endpoint_attempts_total), labelled with its uid and its application's id and uid as read at the scrape: join on job, instance and endpoint_id to sum by application. A deleted endpoint drops out, and its attempt series with it; a failed read keeps the last one's",
       labelNames: ['endpoint_id', 'endpoint_uid', 'app_id', 'app_uid'] as const,
       registers: [this.registry],
       async collect() {
+        const read = ++reads;
         const named = attempts.named();
         const found =
           named.length === 0
             ? []
             : await metrics.readFigure(db, 'endpoint_info', (q) => endpointLabels(q, named));
-        if (found === undefined) return;
+        if (found === undefined || read < shown) return;
+        shown = read;
         this.reset();
         const there = new Set<string>();
         for (const e of found) {
@@ -288,8 +299,8 @@ export class CourierMetrics implements WorkerMetrics {
   }
 
   /**
-   * One figure read from the database, or undefined when it cannot answer in time (not the last
-   * figure): the rest is still scraped. The statement is stopped then too, so that scrapes of a
+   * One figure read from the database, or undefined when it cannot answer in time: the rest is
+   * still scraped. The statement is stopped then too, so that scrapes of a
    * slow database do not pile up on its connections.
    */
   private async readFigure<T>(

@@ -14,6 +14,7 @@ describe('endpoint series benchmark smoke run', () => {
       costs.scrapeMsP50,
       costs.scrapeBytes,
       costs.withInfo.scrapeMsP50,
+      costs.withInfo.threadMsP50,
       costs.withInfo.readMsP50,
     ]) {
       expect(figure).toBeGreaterThan(0);

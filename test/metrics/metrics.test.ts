@@ -3,6 +3,7 @@ import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { CourierMetrics } from '../../src/metrics/metrics.ts';
 import { serveMetrics } from '../../src/metrics/server.ts';
+import type { Database, Transaction } from '../../src/store/db.ts';
 import { PgDatabase } from '../../src/store/pg.ts';
 import { holdEndpoint } from '../../src/store/queries/endpoint-status.ts';
 import { createApplication, deleteApplication } from '../../src/store/repos/applications.ts';
@@ -20,6 +21,37 @@ async function sample(metrics: CourierMetrics, series: string): Promise<number |
   const text = await metrics.registry.metrics();
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+/**
+ * The database, but the first transaction's answer held until `release`: a scrape whose read is
+ * made first and answers last. `answered` settles once that read is done.
+ */
+function holdingFirstAnswer(db: Database) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => {
+    answer = resolve;
+  });
+  let first = true;
+  const held: Database = Object.create(db, {
+    transaction: {
+      value: async <T>(fn: (tx: Transaction) => Promise<T>): Promise<T> => {
+        const hold = first;
+        first = false;
+        const result = await db.transaction(fn);
+        if (hold) {
+          answer();
+          await gate;
+        }
+        return result;
+      },
+    },
+  });
+  return { db: held, answered, release };
 }
 
 describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
@@ -146,6 +178,46 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
       `courier_endpoint_info{endpoint_id="${b.id}",endpoint_uid="",app_id="${other.id}",app_uid=""} 1`,
     ]);
     expect(await attempts(c.id)).toBeUndefined();
+  });
+
+  it("shows a later scrape's labels over those of an earlier one answered last", async () => {
+    const metrics = new CourierMetrics({ endpointSeries: 5 });
+    const held = holdingFirstAnswer(t.db);
+    metrics.watchEndpoints(held.db);
+    const now = Date.now();
+    const app = await makeApp(t.db, now);
+    const a = await makeEndpoint(t.db, app.id, now, { url: `${receiver.url}/ok` });
+    metrics.attempted(deliveredCompletion(1, 1, now), a.id);
+    const first = metrics.registry.metrics();
+    await held.answered;
+    await deleteEndpoint(t.db, a.id, now);
+    expect(await metrics.registry.metrics()).not.toContain(`courier_endpoint_info{endpoint_id="${a.id}"`);
+    held.release();
+    // The first scrape's read, made before the deletion, answers last: it changes nothing.
+    expect(await first).not.toContain(`courier_endpoint_info{endpoint_id="${a.id}"`);
+    expect(await metrics.registry.metrics()).not.toContain(a.id);
+  });
+
+  it('forgets no endpoint first attempted while a scrape reads the labels', async () => {
+    const metrics = new CourierMetrics({ endpointSeries: 5 });
+    const held = holdingFirstAnswer(t.db);
+    metrics.watchEndpoints(held.db);
+    const now = Date.now();
+    const app = await makeApp(t.db, now);
+    const [a, b] = [
+      await makeEndpoint(t.db, app.id, now, { url: `${receiver.url}/ok` }),
+      await makeEndpoint(t.db, app.id, now, { url: `${receiver.url}/ok` }),
+    ];
+    metrics.attempted(deliveredCompletion(1, 1, now), a.id);
+    const first = metrics.registry.metrics();
+    await held.answered;
+    metrics.attempted(deliveredCompletion(2, 1, now), b.id);
+    held.release();
+    await first;
+    const named = await metrics.registry.getSingleMetricAsString('courier_endpoint_attempts_total');
+    expect(named).toContain(`{endpoint_id="${a.id}",result="delivered"} 1`);
+    expect(named).toContain(`{endpoint_id="${b.id}",result="delivered"} 1`);
+    expect(await metrics.registry.metrics()).toContain(`courier_endpoint_info{endpoint_id="${b.id}"`);
   });
 
   it("counts the worker's own failures apart, as no attempt", async () => {
@@ -441,6 +513,8 @@ describe('the metrics port', () => {
     const db = new PgDatabase({ connectionString: TEST_DATABASE_URL, schema: t.schema, poolSize: 2 });
     const metrics = new CourierMetrics({ endpointSeries: 5 });
     metrics.watchEndpoints(db);
+    // Once is enough: a second call neither registers the gauge again nor throws.
+    expect(() => metrics.watchEndpoints(db)).not.toThrow();
     try {
       const app = await makeApp(t.db, Date.now());
       const endpoint = await makeEndpoint(t.db, app.id, Date.now(), { url: 'http://127.0.0.1:9/' });
