@@ -1,10 +1,10 @@
 /**
  * courier_endpoint_attempts_total{endpoint_id, result}: the attempts of each endpoint, made only
  * when COURIER_METRICS_ENDPOINTS is above 0. Each series costs Prometheus memory for as long as it
- * is kept, so the endpoints named are bounded: `limit` at a time, each named at its first attempt
- * while a place is free, and every other one's attempts add up under `endpoint_id="other"`. A
- * place is freed when its endpoint is deleted (`forget`), or, while others' attempts wait for one,
- * once it has gone IDLE_MS without an attempt: so the places follow the endpoints that receive.
+ * is kept, so the endpoints named are bounded: `limit` at a time, each given a place at its first
+ * attempt while one is free, and every other one's attempts add up under `endpoint_id="other"`. A
+ * place is freed when its endpoint is deleted (`forget`), or, while others wait for one, once it
+ * has gone IDLE_MS without an attempt: so the places follow the endpoints that receive.
  * (`endpoint_id`, not `endpoint`: Prometheus Operator's scrapes set an `endpoint` label of their
  * own, the port's name.)
  */
@@ -18,18 +18,27 @@ export const ATTEMPT_RESULTS = ['delivered', 'retry', 'failed', 'expired'] as co
 export type AttemptResult = (typeof ATTEMPT_RESULTS)[number];
 /**
  * How long a named endpoint goes without an attempt before its place may go to another: longer
- * than the windows rate() is read over, so a place changes hands only between bursts. Its series
- * then ends; named again later, it resumes from 0, which Prometheus reads as a counter reset.
+ * than the windows rate() is read over, so a place changes hands only between bursts.
  */
 export const IDLE_MS = 60 * 60_000;
 
+interface Place {
+  /** The instant of its latest attempt. */
+  last: number;
+  /**
+   * Its series scraped at 0 at least once. Until then its attempts are counted under other: a
+   * series whose first sample is already above 0 hides those attempts from rate() and
+   * increase(), and one named again after it was freed would not read as a counter reset.
+   */
+  shown: boolean;
+}
+
 export class EndpointAttempts {
-  /** The endpoints named, each with the instant of its latest attempt. */
-  private readonly names = new Map<string, number>();
+  private readonly places = new Map<string, Place>();
+  /** Endpoints whose attempts went under other for lack of a place since the last scrape (at most `limit`). */
+  private readonly waiting = new Set<string>();
   /** Deleted endpoints, whose attempts still in flight are counted under other (at most `limit`, oldest dropped first). */
   private readonly gone = new Set<string>();
-  /** An attempt counted under other since the last scrape: an endpoint waited for a place. */
-  private waiting = false;
   private readonly counter: Counter<'endpoint_id' | 'result'>;
 
   constructor(
@@ -40,11 +49,11 @@ export class EndpointAttempts {
     const attempts = this;
     this.counter = new Counter({
       name: 'courier_endpoint_attempts_total',
-      help: `Delivery attempts by endpoint id and by the worker's decision for the delivery (delivered, retry, failed, expired): ${limit} endpoints at most have their own series (COURIER_METRICS_ENDPOINTS), each from its first attempt while a place is free until it is deleted, or goes an hour without an attempt while others wait for a place; the others add up under endpoint_id="${OTHER_ENDPOINTS}"; courier_endpoint_info tells each one's application`,
+      help: `Delivery attempts by endpoint id and by the worker's decision for the delivery (delivered, retry, failed, expired): ${limit} endpoints at most have their own series (COURIER_METRICS_ENDPOINTS), each from a scrape after its first attempt (shown at 0 first) until it is deleted, or goes ${IDLE_MS / 60_000} minutes without an attempt while others wait for a place (named again, it starts from 0); the rest add up under endpoint_id="${OTHER_ENDPOINTS}"; courier_endpoint_info tells each one's application`,
       labelNames: ['endpoint_id', 'result'] as const,
       registers: [registry],
       collect() {
-        attempts.freeIdle();
+        attempts.scraped();
       },
     });
     this.start(OTHER_ENDPOINTS);
@@ -54,9 +63,9 @@ export class EndpointAttempts {
     this.counter.inc({ endpoint_id: this.label(endpointId), result });
   }
 
-  /** The endpoints with series of their own. */
+  /** The endpoints with places, as of the last scrape's freeing of idle ones. */
   named(): string[] {
-    return [...this.names.keys()];
+    return [...this.places.keys()];
   }
 
   /** Drops the series of endpoints deleted, freeing their places for endpoints attempted later. */
@@ -70,35 +79,44 @@ export class EndpointAttempts {
 
   private label(endpointId: string): string {
     const now = this.clock.now();
-    if (this.names.has(endpointId)) {
-      this.names.set(endpointId, now);
-      return endpointId;
+    const place = this.places.get(endpointId);
+    if (place) {
+      place.last = now;
+      return place.shown ? endpointId : OTHER_ENDPOINTS;
     }
     if (this.gone.has(endpointId)) return OTHER_ENDPOINTS;
-    if (this.names.size >= this.limit) {
-      this.waiting = true;
+    if (this.places.size >= this.limit) {
+      if (this.waiting.size < this.limit) this.waiting.add(endpointId);
       return OTHER_ENDPOINTS;
     }
-    this.names.set(endpointId, now);
+    this.places.set(endpointId, { last: now, shown: false });
     this.start(endpointId);
-    return endpointId;
+    return OTHER_ENDPOINTS;
   }
 
-  /** At a scrape, when attempts waited for a place: the places of those idle for IDLE_MS freed. */
-  private freeIdle(): void {
-    if (!this.waiting) return;
-    this.waiting = false;
-    const before = this.clock.now() - IDLE_MS;
-    for (const [endpointId, last] of this.names) if (last <= before) this.drop(endpointId);
+  /**
+   * Called as a scrape reads the series: frees as many places as endpoints waited for one, the
+   * longest idle first and only those idle for IDLE_MS; the places given since the last scrape are
+   * shown at 0 in this one, and count their own attempts from now on.
+   */
+  private scraped(): void {
+    if (this.waiting.size > 0) {
+      const before = this.clock.now() - IDLE_MS;
+      const idle = [...this.places].filter(([, place]) => place.last <= before);
+      idle.sort(([, a], [, b]) => a.last - b.last);
+      for (const [endpointId] of idle.slice(0, this.waiting.size)) this.drop(endpointId);
+      this.waiting.clear();
+    }
+    for (const place of this.places.values()) place.shown = true;
   }
 
   private drop(endpointId: string): boolean {
-    if (!this.names.delete(endpointId)) return false;
+    if (!this.places.delete(endpointId)) return false;
     for (const result of ATTEMPT_RESULTS) this.counter.remove({ endpoint_id: endpointId, result });
     return true;
   }
 
-  /** Every result shown from 0: rate() and increase() skip a series' first sample, its first attempts with it. */
+  /** Every result shown from 0, so that rate() and increase() count from the first attempt on. */
   private start(label: string): void {
     for (const result of ATTEMPT_RESULTS) this.counter.inc({ endpoint_id: label, result }, 0);
   }

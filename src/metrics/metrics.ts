@@ -182,7 +182,7 @@ export class CourierMetrics implements WorkerMetrics {
   /**
    * The database the named endpoints' labels are read from at each scrape (courier_endpoint_info),
    * where an endpoint deleted since is found gone and its attempt series dropped. Nothing without
-   * endpoint series (COURIER_METRICS_ENDPOINTS at 0).
+   * endpoint series (COURIER_METRICS_ENDPOINTS at 0); the first database given is the one read.
    */
   watchEndpoints(db: Database): void {
     const attempts = this.endpointAttempts;
@@ -200,6 +200,7 @@ export class CourierMetrics implements WorkerMetrics {
       registers: [this.registry],
       async collect() {
         const read = ++reads;
+        // The attempts' counter, registered before this gauge, has freed this scrape's idle places: prom-client collects in that order.
         const named = attempts.named();
         const found =
           named.length === 0

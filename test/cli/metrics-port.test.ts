@@ -54,23 +54,29 @@ describe('COURIER_METRICS_PORT', () => {
         COURIER_METRICS_PORT: String(port),
         COURIER_METRICS_ENDPOINTS: '1',
       });
+      const scrape = async (done: (text: string) => boolean) => {
+        let text = '';
+        for (let i = 0; i < 200 && !done(text); i++) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        }
+        return text;
+      };
+      const other = (n: number) => (text: string) =>
+        text.includes(`courier_endpoint_attempts_total{endpoint_id="other",result="delivered"} ${n}\n`);
+      // Both first attempts under other: the one given the place is shown at 0 before it counts.
       await publishJson(t.db, app.id, now, { n: 1 });
-      let text = '';
-      for (
-        let i = 0;
-        i < 200 &&
-        (text.match(/^courier_endpoint_attempts_total\{.*,result="delivered"\} 1$/gm) ?? []).length < 2;
-        i++
-      ) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-      }
+      await scrape(other(2));
+      await publishJson(t.db, app.id, now, { n: 2 });
+      const text = await scrape(
+        (text) => other(3)(text) && /endpoint_id="ep_\w+",result="delivered"\} 1\n/.test(text),
+      );
       expect(await stopWorker(worker)).toBe(0);
       const named = endpoints.filter((e) =>
         text.includes(`courier_endpoint_attempts_total{endpoint_id="${e.id}",result="delivered"} 1\n`),
       );
       expect(named).toHaveLength(1);
-      expect(text).toContain('courier_endpoint_attempts_total{endpoint_id="other",result="delivered"} 1\n');
+      expect(text).toContain('courier_endpoint_attempts_total{endpoint_id="other",result="delivered"} 3\n');
       // The one named, with its application, read from the database at the scrape.
       expect(text.match(/^courier_endpoint_info\{.*$/gm)).toEqual([
         `courier_endpoint_info{endpoint_id="${named[0]!.id}",endpoint_uid="",app_id="${app.id}",app_uid=""} 1`,

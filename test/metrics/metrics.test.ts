@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
 import { silentLogger } from '../../src/logger.ts';
+import { IDLE_MS } from '../../src/metrics/endpoint-attempts.ts';
 import { CourierMetrics } from '../../src/metrics/metrics.ts';
 import { serveMetrics } from '../../src/metrics/server.ts';
 import type { Database, Transaction } from '../../src/store/db.ts';
@@ -104,21 +106,24 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     // Shown from 0, before any attempt.
     expect(await attempts('other', 'failed')).toBe(0);
     // Each endpoint made after the previous one's first attempt: the order they are met in is known.
+    // A scrape after each: an endpoint given a place is shown at 0 first, its first attempt under other.
     const ids: string[] = [];
     for (const [n, path] of ['/ok', '/down', '/gone'].entries()) {
       ids.push((await makeEndpoint(t.db, app.id, clock.now(), { url: `${receiver.url}${path}` })).id);
       await publishJson(t.db, app.id, clock.now(), { n });
       expect(await worker.runOnce()).toBe(n + 1);
+      await metrics.registry.metrics();
     }
     // The one past the limit stays there.
     await publishJson(t.db, app.id, clock.now(), { n: 3 });
     expect(await worker.runOnce()).toBe(3);
-    expect(await attempts(ids[0]!, 'delivered')).toBe(4);
+    expect(await attempts(ids[0]!, 'delivered')).toBe(3);
     expect(await attempts(ids[0]!, 'failed')).toBe(0);
-    expect(await attempts(ids[1]!, 'retry')).toBe(3);
+    expect(await attempts(ids[1]!, 'retry')).toBe(2);
     expect(await attempts(ids[2]!, 'failed')).toBeUndefined();
     expect(await attempts('other', 'failed')).toBe(2);
-    expect(await attempts('other', 'delivered')).toBe(0);
+    expect(await attempts('other', 'delivered')).toBe(1);
+    expect(await attempts('other', 'retry')).toBe(1);
   });
 
   it("tells each named endpoint's application, and drops a deleted endpoint's series, freeing its place", async () => {
@@ -154,7 +159,8 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     const attempts = (endpoint: string) =>
       sample(metrics, `courier_endpoint_attempts_total{endpoint_id="${endpoint}",result="delivered"}`);
     expect(await attempts(c.id)).toBeUndefined();
-    expect(await attempts('other')).toBe(1);
+    // a's and b's first attempts (before their series were shown at 0), and c's.
+    expect(await attempts('other')).toBe(3);
     // Deleted: the next scrape finds it gone, and the one after shows neither its info nor its attempts.
     await deleteEndpoint(t.db, a.id, clock.now());
     await metrics.registry.metrics();
@@ -166,8 +172,11 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     // Its place goes to the next endpoint attempted: its earlier attempts stay under other.
     await publishJson(t.db, acme.id, clock.now(), { n: 4 });
     expect(await worker.runOnce()).toBe(1);
+    expect(await attempts(c.id)).toBe(0);
+    await publishJson(t.db, acme.id, clock.now(), { n: 5 });
+    expect(await worker.runOnce()).toBe(1);
     expect(await attempts(c.id)).toBe(1);
-    expect(await attempts('other')).toBe(1);
+    expect(await attempts('other')).toBe(4);
     expect(await info()).toContain(
       `courier_endpoint_info{endpoint_id="${c.id}",endpoint_uid="",app_id="${acme.id}",app_uid="acme"} 1`,
     );
@@ -178,6 +187,30 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
       `courier_endpoint_info{endpoint_id="${b.id}",endpoint_uid="",app_id="${other.id}",app_uid=""} 1`,
     ]);
     expect(await attempts(c.id)).toBeUndefined();
+  });
+
+  it("frees an idle endpoint's place for one waiting, on the clock given, its info gone in the same scrape", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const metrics = new CourierMetrics({ endpointSeries: 1, clock });
+    metrics.watchEndpoints(t.db);
+    const { worker } = virtualWorker(t.db, { metrics, clock });
+    const [first, second] = [await makeApp(t.db, clock.now()), await makeApp(t.db, clock.now())];
+    const a = await makeEndpoint(t.db, first.id, clock.now(), { url: `${receiver.url}/ok` });
+    const b = await makeEndpoint(t.db, second.id, clock.now(), { url: `${receiver.url}/ok` });
+    await publishJson(t.db, first.id, clock.now(), { n: 1 });
+    expect(await worker.runOnce()).toBe(1);
+    expect(await metrics.registry.metrics()).toContain(`courier_endpoint_info{endpoint_id="${a.id}"`);
+    clock.advance(IDLE_MS);
+    await publishJson(t.db, second.id, clock.now(), { n: 2 });
+    expect(await worker.runOnce()).toBe(1); // b waits for a place
+    const freed = await metrics.registry.metrics();
+    expect(freed).not.toContain(a.id);
+    await publishJson(t.db, second.id, clock.now(), { n: 3 });
+    expect(await worker.runOnce()).toBe(1);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain(`courier_endpoint_info{endpoint_id="${b.id}"`);
+    expect(text).toContain(`courier_endpoint_attempts_total{endpoint_id="${b.id}",result="delivered"} 0`);
+    expect(text).toContain('courier_endpoint_attempts_total{endpoint_id="other",result="delivered"} 3');
   });
 
   it("shows a later scrape's labels over those of an earlier one answered last", async () => {
@@ -195,7 +228,10 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     held.release();
     // The first scrape's read, made before the deletion, answers last: it changes nothing.
     expect(await first).not.toContain(`courier_endpoint_info{endpoint_id="${a.id}"`);
-    expect(await metrics.registry.metrics()).not.toContain(a.id);
+    const last = await metrics.registry.metrics();
+    expect(last).not.toContain(a.id);
+    // Answered, not timed out: what kept its labels out was their age.
+    expect(last).toMatch(/\ncourier_queue_read_errors_total\{figure="endpoint_info"\} 0\n/);
   });
 
   it('forgets no endpoint first attempted while a scrape reads the labels', async () => {
@@ -215,8 +251,8 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     held.release();
     await first;
     const named = await metrics.registry.getSingleMetricAsString('courier_endpoint_attempts_total');
-    expect(named).toContain(`{endpoint_id="${a.id}",result="delivered"} 1`);
-    expect(named).toContain(`{endpoint_id="${b.id}",result="delivered"} 1`);
+    expect(named).toContain(`{endpoint_id="${a.id}",result="delivered"} 0`);
+    expect(named).toContain(`{endpoint_id="${b.id}",result="delivered"} 0`);
     expect(await metrics.registry.metrics()).toContain(`courier_endpoint_info{endpoint_id="${b.id}"`);
   });
 
@@ -520,7 +556,7 @@ describe('the metrics port', () => {
       const endpoint = await makeEndpoint(t.db, app.id, Date.now(), { url: 'http://127.0.0.1:9/' });
       metrics.attempted(deliveredCompletion(1, 1, Date.now()), endpoint.id);
       const info = `\ncourier_endpoint_info{endpoint_id="${endpoint.id}",endpoint_uid="",app_id="${app.id}",app_uid=""} 1\n`;
-      const attempts = `\ncourier_endpoint_attempts_total{endpoint_id="${endpoint.id}",result="delivered"} 1\n`;
+      const attempts = `\ncourier_endpoint_attempts_total{endpoint_id="${endpoint.id}",result="delivered"} 0\n`;
       const first = await metrics.registry.metrics();
       expect(first).toContain(info);
       expect(first).toMatch(/\ncourier_queue_read_errors_total\{figure="endpoint_info"\} 0\n/);
