@@ -370,8 +370,8 @@ export function loadConfig(env: ConfigSource = process.env): Config {
 
 /**
  * Five series each (one per result, and its info), and four for the rest: 10,004 a process at
- * most. A scrape formats them on the worker's thread, 14–24 µs an endpoint with the info read from
- * the database: 28–47 ms at 2,000, 159–241 ms at 10,000, more than the 100 ms beyond a claim's usual
+ * most. A scrape formats them on the worker's thread, 14–27 µs an endpoint with the info read from
+ * the database: 28–53 ms at 2,000, 159–241 ms at 10,000, more than the 100 ms beyond a claim's usual
  * time a claimed delivery may wait to leave (send-lag.ts) before it is given back.
  */
 const MAX_ENDPOINT_SERIES = 2_000;

@@ -25,10 +25,13 @@ export const IDLE_MS = 60 * 60_000;
 interface Place {
   /** The instant of its latest attempt. */
   last: number;
+  /** How many scrapes came before its latest attempt: once fewer than since, that attempt has been shown. */
+  after: number;
   /**
-   * Its series scraped at 0 at least once. Until then its attempts are counted under other: a
-   * series whose first sample is already above 0 hides those attempts from rate() and
-   * increase(), and one named again after it was freed would not read as a counter reset.
+   * Its series collected at 0 at least once, by any scrape of the port. Until then its attempts
+   * are counted under other: a series whose first sample is already above 0 hides those attempts
+   * from rate() and increase(), and one named again after it was freed would not read as a
+   * counter reset.
    */
   shown: boolean;
 }
@@ -39,6 +42,13 @@ export class EndpointAttempts {
   private readonly waiting = new Set<string>();
   /** Deleted endpoints, whose attempts still in flight are counted under other (at most `limit`, oldest dropped first). */
   private readonly gone = new Set<string>();
+  /**
+   * Deleted endpoints' series, kept for one more scrape then removed: attempts may have reached
+   * them after the scrape that found them deleted had read the values.
+   */
+  private retiring: string[] = [];
+  private retired: string[] = [];
+  private scrapes = 0;
   private readonly counter: Counter<'endpoint_id' | 'result'>;
 
   constructor(
@@ -63,7 +73,7 @@ export class EndpointAttempts {
     this.counter.inc({ endpoint_id: this.label(endpointId), result });
   }
 
-  /** The endpoints with places, as of the last scrape's freeing of idle ones. */
+  /** The endpoints with places, those given since the last scrape (not yet shown) included. */
   named(): string[] {
     return [...this.places.keys()];
   }
@@ -71,7 +81,8 @@ export class EndpointAttempts {
   /** Drops the series of endpoints deleted, freeing their places for endpoints attempted later. */
   forget(endpointIds: readonly string[]): void {
     for (const endpointId of endpointIds) {
-      if (!this.drop(endpointId)) continue;
+      if (!this.places.delete(endpointId)) continue;
+      this.retiring.push(endpointId);
       this.gone.add(endpointId);
       if (this.gone.size > this.limit) this.gone.delete(this.gone.values().next().value!);
     }
@@ -82,6 +93,7 @@ export class EndpointAttempts {
     const place = this.places.get(endpointId);
     if (place) {
       place.last = now;
+      place.after = this.scrapes;
       return place.shown ? endpointId : OTHER_ENDPOINTS;
     }
     if (this.gone.has(endpointId)) return OTHER_ENDPOINTS;
@@ -89,7 +101,8 @@ export class EndpointAttempts {
       if (this.waiting.size < this.limit) this.waiting.add(endpointId);
       return OTHER_ENDPOINTS;
     }
-    this.places.set(endpointId, { last: now, shown: false });
+    this.places.set(endpointId, { last: now, after: this.scrapes, shown: false });
+    this.waiting.delete(endpointId);
     this.start(endpointId);
     return OTHER_ENDPOINTS;
   }
@@ -100,20 +113,25 @@ export class EndpointAttempts {
    * shown at 0 in this one, and count their own attempts from now on.
    */
   private scraped(): void {
+    const before = this.clock.now() - IDLE_MS;
+    const earlier = this.scrapes++;
+    for (const endpointId of this.retired) this.remove(endpointId);
+    [this.retired, this.retiring] = [this.retiring, []];
     if (this.waiting.size > 0) {
-      const before = this.clock.now() - IDLE_MS;
-      const idle = [...this.places].filter(([, place]) => place.last <= before);
+      // Not attempted since the last scrape either, so its series is removed with every attempt shown.
+      const idle = [...this.places].filter(([, place]) => place.last <= before && place.after < earlier);
       idle.sort(([, a], [, b]) => a.last - b.last);
-      for (const [endpointId] of idle.slice(0, this.waiting.size)) this.drop(endpointId);
+      for (const [endpointId] of idle.slice(0, this.waiting.size)) {
+        this.places.delete(endpointId);
+        this.remove(endpointId);
+      }
       this.waiting.clear();
     }
     for (const place of this.places.values()) place.shown = true;
   }
 
-  private drop(endpointId: string): boolean {
-    if (!this.places.delete(endpointId)) return false;
+  private remove(endpointId: string): void {
     for (const result of ATTEMPT_RESULTS) this.counter.remove({ endpoint_id: endpointId, result });
-    return true;
   }
 
   /** Every result shown from 0, so that rate() and increase() count from the first attempt on. */

@@ -200,7 +200,8 @@ export class CourierMetrics implements WorkerMetrics {
       registers: [this.registry],
       async collect() {
         const read = ++reads;
-        // The attempts' counter, registered before this gauge, has freed this scrape's idle places: prom-client collects in that order.
+        // The attempts' counter, registered before this gauge, has freed this scrape's idle places:
+        // prom-client starts each metric's collection in that order, and the counter's is synchronous.
         const named = attempts.named();
         const found =
           named.length === 0

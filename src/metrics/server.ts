@@ -28,6 +28,11 @@ export async function serveMetrics(
       response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('GET /metrics\n');
       return;
     }
+    // A HEAD reads no series: collecting would cost a scrape's work, and would mark new endpoint series as shown (endpoint-attempts.ts).
+    if (request.method === 'HEAD') {
+      response.writeHead(200, { 'content-type': metrics.registry.contentType }).end();
+      return;
+    }
     metrics.registry.metrics().then(
       (text) => response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
       (error: unknown) => {

@@ -66,7 +66,7 @@ describe('COURIER_METRICS_PORT', () => {
         text.includes(`courier_endpoint_attempts_total{endpoint_id="other",result="delivered"} ${n}\n`);
       // Both first attempts under other: the one given the place is shown at 0 before it counts.
       await publishJson(t.db, app.id, now, { n: 1 });
-      await scrape(other(2));
+      expect(other(2)(await scrape(other(2)))).toBe(true);
       await publishJson(t.db, app.id, now, { n: 2 });
       const text = await scrape(
         (text) => other(3)(text) && /endpoint_id="ep_\w+",result="delivered"\} 1\n/.test(text),

@@ -68,11 +68,27 @@ describe("an endpoint's attempt series", () => {
     attempted('ep_c');
     clock.advance(10 * 60_000);
     attempted('ep_a'); // the longest idle now ep_b, then ep_c
+    await scrape();
     clock.advance(2 * IDLE_MS); // all three idle
     attempted('ep_d', 'ep_d'); // one endpoint waits, twice
     expect(await scrape()).toEqual(['ep_a', 'ep_c']);
     attempted('ep_d', 'ep_e', 'ep_f'); // ep_d takes the place; two wait
     expect(await scrape()).toEqual(['ep_d']);
+  });
+
+  it('keeps the place of an endpoint attempted since the last scrape, however long ago', async () => {
+    const { clock, attempted, scrape, value } = attempts(1);
+    attempted('ep_a');
+    await scrape();
+    clock.advance(30 * 60_000);
+    attempted('ep_a');
+    clock.advance(2 * IDLE_MS); // scrapes rarer than the hour
+    attempted('ep_b');
+    // Its series ending now would leave that attempt unscraped.
+    expect(await scrape()).toEqual(['ep_a']);
+    expect(await value('ep_a')).toBe(1);
+    attempted('ep_b');
+    expect(await scrape()).toEqual([]);
   });
 
   it('keeps the places of idle endpoints while no endpoint waits for one', async () => {
@@ -91,11 +107,39 @@ describe("an endpoint's attempt series", () => {
     expect(await scrape()).toEqual(['ep_b', 'ep_d']);
   });
 
+  it('counts an endpoint that waited and then found a place as waiting no more', async () => {
+    const { clock, counted, attempted, scrape } = attempts(2);
+    attempted('ep_a', 'ep_b');
+    await scrape();
+    attempted('ep_c'); // waits
+    counted.forget(['ep_a']);
+    attempted('ep_c'); // takes ep_a's place
+    clock.advance(2 * IDLE_MS);
+    await scrape();
+    // No endpoint waits any more: ep_b, idle, keeps its place.
+    expect(counted.named()).toEqual(['ep_b', 'ep_c']);
+  });
+
+  it("shows a deleted endpoint's series once more before removing it, with the attempts that reached it meanwhile", async () => {
+    const { counted, attempted, scrape, value } = attempts(2);
+    attempted('ep_a');
+    await scrape(); // shown at 0
+    attempted('ep_a');
+    expect(await value('ep_a')).toBe(1);
+    // Reached its series after that scrape read the values, before its read of the labels found it deleted.
+    attempted('ep_a');
+    counted.forget(['ep_a']);
+    expect(counted.named()).toEqual([]);
+    expect(await value('ep_a')).toBe(2);
+    expect(await scrape()).toEqual([]);
+  });
+
   it("counts a deleted endpoint's late attempts under other, remembering as many deleted as it has places", async () => {
     const { clock, counted, attempted, scrape, value } = attempts(2);
     attempted('ep_a', 'ep_b');
     await scrape();
     counted.forget(['ep_a', 'ep_b', 'ep_unknown']);
+    await scrape(); // their series shown once more
     expect(await scrape()).toEqual([]);
     attempted('ep_c', 'ep_d');
     await scrape();
@@ -106,6 +150,7 @@ describe("an endpoint's attempt series", () => {
     expect(await value('other')).toBe(5);
     counted.forget(['ep_c']); // three remembered deleted: ep_a, the oldest, is let go
     attempted('ep_a', 'ep_b');
+    expect(await scrape()).toEqual(['ep_a', 'ep_c', 'ep_d']); // ep_c's shown a last time
     expect(await scrape()).toEqual(['ep_a', 'ep_d']);
     expect(await value('other')).toBe(7);
   });

@@ -161,9 +161,13 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     expect(await attempts(c.id)).toBeUndefined();
     // a's and b's first attempts (before their series were shown at 0), and c's.
     expect(await attempts('other')).toBe(3);
-    // Deleted: the next scrape finds it gone, and the one after shows neither its info nor its attempts.
+    // Deleted: the next scrape finds it gone, the one after shows its attempts a last time, and the
+    // third neither its info nor its attempts.
     await deleteEndpoint(t.db, a.id, clock.now());
     await metrics.registry.metrics();
+    expect(await metrics.registry.metrics()).toContain(
+      `courier_endpoint_attempts_total{endpoint_id="${a.id}"`,
+    );
     const after = await metrics.registry.metrics();
     expect(after).not.toContain(a.id);
     expect(await info()).toEqual([
@@ -228,6 +232,7 @@ describe.each(BACKENDS)('metrics of a worker on %s', (backend) => {
     held.release();
     // The first scrape's read, made before the deletion, answers last: it changes nothing.
     expect(await first).not.toContain(`courier_endpoint_info{endpoint_id="${a.id}"`);
+    await metrics.registry.metrics(); // its attempts shown a last time
     const last = await metrics.registry.metrics();
     expect(last).not.toContain(a.id);
     // Answered, not timed out: what kept its labels out was their age.
@@ -577,7 +582,8 @@ describe('the metrics port', () => {
       } finally {
         await lock.commit();
       }
-      // Read again, it is gone.
+      // Read again, it is gone: its attempts shown a last time, then removed.
+      await metrics.registry.metrics();
       await metrics.registry.metrics();
       const after = await metrics.registry.metrics();
       expect(after).not.toContain(endpoint.id);
@@ -585,6 +591,24 @@ describe('the metrics port', () => {
     } finally {
       await db.close();
       await t.drop();
+    }
+  });
+
+  it("answers a HEAD without collecting: a new endpoint's series is shown at 0 by a GET", async () => {
+    const metrics = new CourierMetrics({ endpointSeries: 1 });
+    const server = await serveMetrics(metrics, { host: '127.0.0.1', port: 0 }, silentLogger);
+    try {
+      metrics.attempted(deliveredCompletion(1, 1, Date.now()), 'ep_new');
+      const head = await fetch(`${server.address}/metrics`, { method: 'HEAD' });
+      expect([head.status, head.headers.get('content-type')]).toEqual([200, metrics.registry.contentType]);
+      metrics.attempted(deliveredCompletion(2, 1, Date.now()), 'ep_new');
+      const text = await (await fetch(`${server.address}/metrics`)).text();
+      expect(text).toContain(
+        '\ncourier_endpoint_attempts_total{endpoint_id="ep_new",result="delivered"} 0\n',
+      );
+      expect(text).toContain('\ncourier_endpoint_attempts_total{endpoint_id="other",result="delivered"} 2\n');
+    } finally {
+      await server.close();
     }
   });
 
