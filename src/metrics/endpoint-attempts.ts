@@ -108,14 +108,16 @@ export class EndpointAttempts {
   }
 
   /**
-   * Called as a scrape reads the series: frees as many places as endpoints waited for one, the
-   * longest idle first and only those idle for IDLE_MS; the places given since the last scrape are
-   * shown at 0 in this one, and count their own attempts from now on.
+   * Called as a scrape reads the series: removes the series of endpoints deleted a scrape ago,
+   * frees as many places as endpoints waited for one, the longest idle first and only those idle
+   * for IDLE_MS; the places given since the last scrape are shown at 0 in this one, and count
+   * their own attempts from now on.
    */
   private scraped(): void {
     const before = this.clock.now() - IDLE_MS;
     const earlier = this.scrapes++;
-    for (const endpointId of this.retired) this.remove(endpointId);
+    // Unless named again meanwhile (let out of `gone` by more deletions than places): its series is in use.
+    for (const endpointId of this.retired) if (!this.places.has(endpointId)) this.remove(endpointId);
     [this.retired, this.retiring] = [this.retiring, []];
     if (this.waiting.size > 0) {
       // Not attempted since the last scrape either, so its series is removed with every attempt shown.

@@ -134,6 +134,19 @@ describe("an endpoint's attempt series", () => {
     expect(await scrape()).toEqual([]);
   });
 
+  it('keeps the series of a deleted endpoint named again before its removal, as in use', async () => {
+    const { counted, attempted, scrape } = attempts(1);
+    attempted('ep_a');
+    await scrape();
+    counted.forget(['ep_a']);
+    attempted('ep_b'); // takes the place
+    counted.forget(['ep_b']); // two deleted remembered for one place: ep_a let go
+    attempted('ep_a'); // named again
+    await scrape(); // both deleted series shown a last time
+    expect(await scrape()).toEqual(['ep_a']);
+    expect(counted.named()).toEqual(['ep_a']);
+  });
+
   it("counts a deleted endpoint's late attempts under other, remembering as many deleted as it has places", async () => {
     const { clock, counted, attempted, scrape, value } = attempts(2);
     attempted('ep_a', 'ep_b');
