@@ -28,12 +28,12 @@ interface Place {
   /** How many scrapes came before its latest attempt: once fewer than since, that attempt has been shown. */
   after: number;
   /**
-   * Its series collected at 0 at least once, by any scrape of the port. Until then its attempts
-   * are counted under other: a series whose first sample is already above 0 hides those attempts
-   * from rate() and increase(), and one named again after it was freed would not read as a
-   * counter reset.
+   * How many scrapes came before it was given: once fewer than since, its series has been
+   * collected at 0 by some scrape of the port. Until then its attempts are counted under other: a
+   * series whose first sample is already above 0 hides those attempts from rate() and increase(),
+   * and one named again after it was freed would not read as a counter reset.
    */
-  shown: boolean;
+  given: number;
 }
 
 export class EndpointAttempts {
@@ -94,14 +94,14 @@ export class EndpointAttempts {
     if (place) {
       place.last = now;
       place.after = this.scrapes;
-      return place.shown ? endpointId : OTHER_ENDPOINTS;
+      return place.given < this.scrapes ? endpointId : OTHER_ENDPOINTS;
     }
     if (this.gone.has(endpointId)) return OTHER_ENDPOINTS;
     if (this.places.size >= this.limit) {
       if (this.waiting.size < this.limit) this.waiting.add(endpointId);
       return OTHER_ENDPOINTS;
     }
-    this.places.set(endpointId, { last: now, after: this.scrapes, shown: false });
+    this.places.set(endpointId, { last: now, after: this.scrapes, given: this.scrapes });
     this.waiting.delete(endpointId);
     this.start(endpointId);
     return OTHER_ENDPOINTS;
@@ -129,7 +129,6 @@ export class EndpointAttempts {
       }
       this.waiting.clear();
     }
-    for (const place of this.places.values()) place.shown = true;
   }
 
   private remove(endpointId: string): void {
