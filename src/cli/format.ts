@@ -58,11 +58,11 @@ export const metadataText = (metadata: Record<string, string> | undefined): stri
     : pairs.map(([key, value]) => `${quoted(key)}=${quoted(value)}`).join(', ');
 };
 
-/** A rate limit as the tables show it: `50/s`, `-` for none of its own. */
 /** `status` is Courier's; Svix's `disabled` alone cannot tell a paused endpoint from a disabled one. */
 export const endpointStatus = (e: { status?: string; disabled: boolean }): string =>
   e.status ?? (e.disabled ? 'disabled' : 'enabled');
 
+/** A rate limit as the tables show it: `50/s`, `-` for none of its own. */
 export const perSecond = (rateLimit: number | null | undefined): string =>
   rateLimit ? `${rateLimit}/s` : '-';
 
